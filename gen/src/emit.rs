@@ -1,0 +1,267 @@
+//! Text emitters: expand `ops::OPS` over `table::TYPES` into C declarations, C11 `_Generic`
+//! macros, C++ overloads, Rust shims, the symbol list and the C test type lists.
+
+use crate::ops::{Op, FIXED, OPS};
+use crate::table::{self, CType};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// One concrete function expanded from an op family.
+struct Inst<'a> {
+    op: &'a Op,
+    name: String,
+    /// The element type, `None` for the SIZE and mem forms (`void *`).
+    ty: Option<&'static CType>,
+    elem: usize,
+}
+
+fn instances(op: &Op) -> Vec<Inst<'_>> {
+    let mut v = Vec::new();
+    if let Some(pat) = op.typed {
+        for t in table::of_class(op.class) {
+            v.push(Inst { op, name: pat.replace("{T}", t.name), ty: Some(t), elem: t.size });
+        }
+    }
+    if let Some(pat) = op.sized {
+        for &s in table::SIZES {
+            v.push(Inst { op, name: pat.replace("{S}", &s.to_string()), ty: None, elem: s / 8 });
+        }
+    }
+    if let Some(name) = op.mem {
+        v.push(Inst { op, name: name.to_string(), ty: None, elem: 1 });
+    }
+    v
+}
+
+fn c_type(tmpl: &str, ty: Option<&CType>) -> String {
+    let t = ty.map_or("void", |t| t.c);
+    let s = tmpl.replace('T', t);
+    // "void" appears only behind a pointer: the SIZE/mem forms have no by-value T.
+    s
+}
+
+fn c_decl(i: &Inst) -> String {
+    let ret = if i.op.ret == "T" { c_type("T", i.ty) } else { i.op.ret.to_string() };
+    let params: Vec<String> = i
+        .op
+        .params
+        .iter()
+        .map(|(t, n)| {
+            let ct = c_type(t, i.ty);
+            if ct.ends_with('*') { format!("{ct}{n}") } else { format!("{ct} {n}") }
+        })
+        .collect();
+    format!("{ret} {}({})", i.name, params.join(", "))
+}
+
+fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
+    let r = ty.map_or("core::ffi::c_void", |t| t.rust);
+    match tmpl {
+        "T *" => format!("*mut {r}"),
+        "const T *" => format!("*const {r}"),
+        "T" => r.to_string(),
+        "size_t" => "usize".into(),
+        "ptrdiff_t" => "isize".into(),
+        "int" => "c_int".into(),
+        "uint64_t *" => "*mut u64".into(),
+        "uint64_t" => "u64".into(),
+        "const int *" => "*const c_int".into(),
+        "size_t *" => "*mut usize".into(),
+        other => panic!("no Rust spelling for C type template {other:?}"),
+    }
+}
+
+fn rust_shim(i: &Inst) -> String {
+    let params: Vec<String> = i.op.params.iter().map(|(t, n)| format!("{n}: {}", rust_type(t, i.ty))).collect();
+    let ret = match i.op.ret {
+        "void" => String::new(),
+        "T" => format!(" -> {}", rust_type("T", i.ty)),
+        "int" => " -> c_int".into(),
+        "size_t" => " -> usize".into(),
+        other => panic!("no Rust spelling for return type {other:?}"),
+    };
+    let r = i.ty.map_or("u8", |t| t.rust);
+    let body = i.op.body.replace("{F}", "F").replace("{R}", r).replace("{E}", &i.elem.to_string());
+    format!(
+        "#[no_mangle]\npub unsafe extern \"C\" fn {name}({params}){ret} {{\n    const F: &str = \"{name}\";\n    \
+         // SAFETY: the C caller passes pointers as the API defines them; the core checks them.\n    \
+         guard(F, || unsafe {{ {body} }})\n}}\n",
+        name = i.name,
+        params = params.join(", "),
+    )
+}
+
+/// Every exported name with its header, section and C declaration.
+fn all_decls() -> Vec<(&'static str, &'static str, String, String)> {
+    let mut v: Vec<(&str, &str, String, String)> =
+        FIXED.iter().map(|(h, s, n, d)| (*h, *s, n.to_string(), d.to_string())).collect();
+    for op in OPS {
+        for i in instances(op) {
+            v.push((op.header, op.section, i.name.clone(), c_decl(&i)));
+        }
+    }
+    v
+}
+
+fn generic_c(op: &Op, gname: &str) -> String {
+    let args: Vec<&str> = op.params.iter().map(|(_, n)| *n).collect();
+    let first = args[0];
+    let mut s = format!("#define {gname}({}) _Generic(*({first}), \\\n", args.join(", "));
+    let pat = op.typed.expect("generic ops are typed");
+    let types: Vec<&CType> = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
+    for (k, t) in types.iter().enumerate() {
+        let sep = if k + 1 == types.len() { "" } else { "," };
+        let _ = writeln!(s, "    {}: {}{sep} \\", t.c, pat.replace("{T}", t.name));
+    }
+    let _ = writeln!(s, "    )({})", args.join(", "));
+    s
+}
+
+fn generic_cxx(op: &Op, gname: &str) -> String {
+    let mut s = String::new();
+    let pat = op.typed.expect("generic ops are typed");
+    for t in table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0) {
+        let inst = Inst { op, name: gname.to_string(), ty: Some(t), elem: t.size };
+        let args: Vec<&str> = op.params.iter().map(|(_, n)| *n).collect();
+        let _ = writeln!(s, "inline {} {{ return {}({}); }}", c_decl(&inst), pat.replace("{T}", t.name), args.join(", "));
+    }
+    s
+}
+
+fn header(name: &str, pre: &str) -> String {
+    let mut s = String::from(pre);
+    s.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    let mut last = "";
+    for (h, sec, _, decl) in all_decls() {
+        if h != name {
+            continue;
+        }
+        if sec != last {
+            let _ = writeln!(s, "\n/* ---- {sec} ---- */");
+            last = sec;
+        }
+        let _ = writeln!(s, "{decl};");
+    }
+    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n");
+    s.push_str("/* ---- generic names: C11 _Generic, C++ overloads ---- */\n#ifdef __cplusplus\n");
+    for op in OPS.iter().filter(|o| o.header == name) {
+        if let Some(g) = op.generic {
+            s.push_str(&generic_cxx(op, g));
+        }
+    }
+    s.push_str("#else /* C11 */\n");
+    for op in OPS.iter().filter(|o| o.header == name) {
+        if let Some(g) = op.generic {
+            s.push_str(&generic_c(op, g));
+        }
+    }
+    let guard = if name == "ishmem.h" { "ISHMEM_H" } else { "ISHMEMX_H" };
+    let _ = write!(s, "#endif /* __cplusplus */\n\n#endif /* {guard} */\n");
+    s
+}
+
+fn rust_shims() -> String {
+    let mut s = String::from(
+        "//! Generated by ishmem-gen from src/table.rs and gen/src/ops.rs: the typed, SIZE and mem\n\
+         //! shims of the sections rma, amo, signal and p2p_sync. Do not edit.\n\n\
+         use crate::api::{amo, rma, signal, sync};\nuse crate::ffi::guard;\nuse core::ffi::c_int;\n\n",
+    );
+    for op in OPS {
+        for i in instances(op) {
+            s.push_str(&rust_shim(&i));
+        }
+    }
+    s
+}
+
+fn symbols() -> String {
+    let set: BTreeSet<String> = all_decls().into_iter().map(|(_, _, n, _)| n).collect();
+    set.into_iter().map(|n| n + "\n").collect()
+}
+
+fn test_types() -> String {
+    let mut s = String::from(
+        "/* Generated by ishmem-gen from src/table.rs: X-macro lists of the types of each family,\n \
+         * for the C tests. X(TYPENAME, C type). Do not edit. */\n#ifndef ISHMEM_TEST_GEN_TYPES_H\n#define ISHMEM_TEST_GEN_TYPES_H\n",
+    );
+    let lists = [
+        ("ISHT_RMA_TYPES", table::RMA),
+        ("ISHT_AMO_STD_TYPES", table::AMO_STD),
+        ("ISHT_AMO_STD_NBI_TYPES", table::AMO_STD_NBI),
+        ("ISHT_AMO_EXT_TYPES", table::AMO_EXT),
+        ("ISHT_AMO_EXT_NBI_TYPES", table::AMO_EXT_NBI),
+        ("ISHT_AMO_BIT_TYPES", table::AMO_BIT),
+        ("ISHT_AMO_BIT_NBI_TYPES", table::AMO_BIT_NBI),
+        ("ISHT_P2P_TYPES", table::P2P),
+        ("ISHT_GENERIC_TYPES", table::GENERIC),
+    ];
+    for (name, class) in lists {
+        let _ = write!(s, "#define {name}(X)");
+        for t in table::of_class(class) {
+            let _ = write!(s, " \\\n    X({}, {})", t.name, t.c);
+        }
+        s.push('\n');
+    }
+    s.push_str("#define ISHT_SIZES(X)");
+    for sz in table::SIZES {
+        let _ = write!(s, " X({sz})");
+    }
+    s.push_str("\n#endif\n");
+    s
+}
+
+/// (path relative to the repository, contents) of every generated file.
+pub fn all_files() -> Vec<(&'static str, String)> {
+    vec![
+        ("include/ishmem.h", header("ishmem.h", include_str!("../templates/ishmem_pre.h"))),
+        ("include/ishmemx.h", header("ishmemx.h", include_str!("../templates/ishmemx_pre.h"))),
+        ("src/api/generated.rs", rust_shims()),
+        ("abi/symbols.txt", symbols()),
+        ("tests/c/gen_types.h", test_types()),
+        ("docs/ENV.md", crate::env::markdown()),
+    ]
+}
+
+/// Names of the manifest's plain forms in the sections this release covers that we leave
+/// out on purpose, with the reason (printed by `--manifest`).
+const LEFT_OUT: &[(&str, &str)] = &[(
+    "ishmemx_debug_test",
+    "an internal debugging hook of the reference implementation with no documented behaviour",
+)];
+
+/// Checks that every `plain` name of the covered sections of the reference manifest is one of
+/// our symbols (or deliberately left out).
+pub fn check_manifest(path: &Path) -> ExitCode {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("ishmem-gen: cannot read {}", path.display());
+        return ExitCode::from(2);
+    };
+    let ours: BTreeSet<String> = all_decls().into_iter().map(|(_, _, n, _)| n).collect();
+    let sections = ["setup", "memory", "rma", "amo", "signal", "p2p_sync", "ordering"];
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 7 || f[5] != "plain" || !sections.contains(&f[1]) {
+            continue;
+        }
+        seen += 1;
+        if !ours.contains(f[2]) && !LEFT_OUT.iter().any(|(n, _)| *n == f[2]) {
+            missing.push(f[2].to_string());
+        }
+    }
+    for (n, why) in LEFT_OUT {
+        println!("left out on purpose: {n}: {why}");
+    }
+    if missing.is_empty() {
+        println!("manifest: all {seen} plain names of {} are declared", sections.join(", "));
+        ExitCode::SUCCESS
+    } else {
+        for m in &missing {
+            eprintln!("manifest: missing {m}");
+        }
+        ExitCode::from(1)
+    }
+}

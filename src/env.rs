@@ -1,0 +1,249 @@
+//! The one table of `ISHMEM_*` environment variables (name, kind, default, doc) and their
+//! parsers. Plain std-only code: the generator includes this file by path to write
+//! `docs/ENV.md`, `ishmem-info` prints it, and init parses it once into `Config`.
+//! It must not touch the runtime state.
+
+use std::collections::HashMap;
+
+/// How a variable's value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `0/1`, `yes/no`, `true/false`, `on/off`.
+    Bool,
+    /// A byte count with an optional K, M, G or T suffix (powers of 1024).
+    Bytes,
+    /// A non-negative integer.
+    Count,
+    /// Free text from a fixed list or a path.
+    Text,
+}
+
+/// One environment variable.
+#[derive(Debug, Clone, Copy)]
+pub struct Var {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Every variable the library reads. Keep sorted by name.
+pub const VARS: &[Var] = &[
+    Var { name: "ISHMEM_BOOTSTRAP", kind: Kind::Text, default: "auto",
+          doc: "How PEs find each other: `auto` (from the environment: ishmrun, OpenMPI/PMIx, MPICH/PMI-1, else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
+    Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
+          doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
+    Var { name: "ISHMEM_DEBUG", kind: Kind::Bool, default: "0",
+          doc: "Extra checks and messages: says why `ishmem_malloc` returned NULL, prints each PE's mapping at init." },
+    Var { name: "ISHMEM_INFO", kind: Kind::Bool, default: "0",
+          doc: "PE 0 prints the version, backend, bootstrap and every variable with its value at init." },
+    Var { name: "ISHMEM_PEER_CHECK_MS", kind: Kind::Count, default: "100",
+          doc: "Period in milliseconds of the watchdog that notices a PE that died or exited without `ishmem_finalize` and ends the job." },
+    Var { name: "ISHMEM_SHM_DIR", kind: Kind::Text, default: "/dev/shm",
+          doc: "Directory (a tmpfs) holding the shared-memory files of the CPU backend while the job starts; they are unlinked once every PE mapped them." },
+    Var { name: "ISHMEM_SYMMETRIC_GLOBALS", kind: Kind::Bool, default: "1",
+          doc: "Make the global and static variables of the executable symmetric (remotely accessible by host RMA and AMOs) by moving its data segment into shared memory at init." },
+    Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
+          doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched." },
+    Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
+          doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
+    Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",
+          doc: "Polls an idle `wait_until`/barrier spins before it starts yielding and then sleeping." },
+];
+
+/// Looks a variable up by name.
+pub fn var(name: &str) -> Option<&'static Var> {
+    VARS.iter().find(|v| v.name == name)
+}
+
+/// Parses a boolean value.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "y" | "yes" | "true" | "on" => Ok(true),
+        "0" | "n" | "no" | "false" | "off" | "" => Ok(false),
+        other => Err(format!("'{other}' is not a boolean (use 0 or 1)")),
+    }
+}
+
+/// Parses a byte count: `1048576`, `64K`, `512M`, `2G`, `1T` (optionally with a trailing `B`).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let t = t.strip_suffix(['b', 'B']).unwrap_or(t);
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("'{s}' has an unknown suffix (use K, M, G or T)")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: usize = num.trim().parse().map_err(|_| format!("'{s}' is not a byte count"))?;
+    n.checked_mul(1usize << shift).ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// Parses a non-negative integer.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    s.trim().parse().map_err(|_| format!("'{s}' is not a non-negative integer"))
+}
+
+/// The parsed configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub bootstrap: String,
+    pub bootstrap_timeout_s: u64,
+    pub debug: bool,
+    pub info: bool,
+    pub peer_check_ms: u64,
+    pub shm_dir: String,
+    pub symmetric_globals: bool,
+    pub symmetric_size: usize,
+    pub wait_sleep_max_us: u64,
+    pub wait_spin: u64,
+}
+
+impl Config {
+    /// Reads the configuration from a map of variables (the process environment in use).
+    /// Returns the config and the warnings (unknown `ISHMEM_*` names); a malformed value is an
+    /// error naming the variable.
+    pub fn from_map(env: &HashMap<String, String>) -> Result<(Config, Vec<String>), String> {
+        let get = |name: &str| -> &str {
+            env.get(name).map(String::as_str).unwrap_or_else(|| var(name).map_or("", |v| v.default))
+        };
+        let wrap = |name: &str, r: Result<u64, String>| r.map_err(|e| format!("{name}: {e}"));
+        let bool_of = |name: &str| parse_bool(get(name)).map_err(|e| format!("{name}: {e}"));
+        let bootstrap = get("ISHMEM_BOOTSTRAP").trim().to_ascii_lowercase();
+        if !["auto", "ishmrun", "pmix", "pmi1", "singleton"].contains(&bootstrap.as_str()) {
+            return Err(format!(
+                "ISHMEM_BOOTSTRAP: '{bootstrap}' is not one of auto, ishmrun, pmix, pmi1, singleton"
+            ));
+        }
+        let symmetric_size = parse_bytes(get("ISHMEM_SYMMETRIC_SIZE"))
+            .map_err(|e| format!("ISHMEM_SYMMETRIC_SIZE: {e}"))?;
+        if symmetric_size == 0 {
+            return Err("ISHMEM_SYMMETRIC_SIZE: must be greater than 0".into());
+        }
+        let cfg = Config {
+            bootstrap,
+            bootstrap_timeout_s: wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))?,
+            debug: bool_of("ISHMEM_DEBUG")?,
+            info: bool_of("ISHMEM_INFO")?,
+            peer_check_ms: wrap("ISHMEM_PEER_CHECK_MS", parse_count(get("ISHMEM_PEER_CHECK_MS")))?.max(1),
+            shm_dir: get("ISHMEM_SHM_DIR").to_string(),
+            symmetric_globals: bool_of("ISHMEM_SYMMETRIC_GLOBALS")?,
+            symmetric_size,
+            wait_sleep_max_us: wrap("ISHMEM_WAIT_SLEEP_MAX_US", parse_count(get("ISHMEM_WAIT_SLEEP_MAX_US")))?,
+            wait_spin: wrap("ISHMEM_WAIT_SPIN", parse_count(get("ISHMEM_WAIT_SPIN")))?,
+        };
+        let mut warnings: Vec<String> = env
+            .keys()
+            .filter(|k| k.starts_with("ISHMEM_") && var(k).is_none())
+            .map(|k| format!("unknown variable {k} ignored (see ishmem-info for the list)"))
+            .collect();
+        warnings.sort();
+        Ok((cfg, warnings))
+    }
+
+    /// Reads the process environment.
+    pub fn from_env() -> Result<(Config, Vec<String>), String> {
+        Config::from_map(&std::env::vars().collect())
+    }
+}
+
+/// The Markdown reference of every variable (written to `docs/ENV.md` by the generator).
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Environment variables\n\n<!-- Generated from src/env.rs by `make generate`; do not edit. -->\n\n\
+         Every knob of libishmem is an `ISHMEM_*` variable read once by `ishmem_init`. \
+         `ishmem-info` prints them with their current values; `ISHMEM_INFO=1` makes PE 0 print \
+         them at init. An unknown `ISHMEM_*` name gives a warning.\n\n\
+         | variable | kind | default | meaning |\n|---|---|---|---|\n",
+    );
+    for v in VARS {
+        let kind = match v.kind {
+            Kind::Bool => "bool",
+            Kind::Bytes => "bytes",
+            Kind::Count => "integer",
+            Kind::Text => "text",
+        };
+        s.push_str(&format!("| `{}` | {} | `{}` | {} |\n", v.name, kind, v.default, v.doc));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(kv: &[(&str, &str)]) -> HashMap<String, String> {
+        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn bytes_parse_with_suffixes() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("64K"), Ok(64 << 10));
+        assert_eq!(parse_bytes("512m"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("3GB"), Ok(3 << 30));
+        assert_eq!(parse_bytes("1T"), Ok(1 << 40));
+        assert!(parse_bytes("12Q").unwrap_err().contains("suffix"));
+        assert!(parse_bytes("abc").unwrap_err().contains("not a byte count"));
+        assert!(parse_bytes("99999999999999999999T").is_err());
+        assert!(parse_bytes("20000000000T").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn bools_parse() {
+        assert_eq!(parse_bool("1"), Ok(true));
+        assert_eq!(parse_bool("Yes"), Ok(true));
+        assert_eq!(parse_bool("off"), Ok(false));
+        assert!(parse_bool("maybe").is_err());
+    }
+
+    #[test]
+    fn defaults_apply_and_unknown_names_warn() {
+        let (cfg, warn) = Config::from_map(&map(&[("ISHMEM_FOO", "1"), ("PATH", "/bin")])).unwrap();
+        assert_eq!(cfg.symmetric_size, 1 << 30);
+        assert_eq!(cfg.bootstrap, "auto");
+        assert!(!cfg.debug);
+        assert!(cfg.symmetric_globals);
+        assert_eq!(warn.len(), 1);
+        assert!(warn[0].contains("ISHMEM_FOO"));
+    }
+
+    #[test]
+    fn values_are_read_and_errors_name_the_variable() {
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "8G"), ("ISHMEM_DEBUG", "1")])).unwrap();
+        assert_eq!(cfg.symmetric_size, 8 << 30);
+        assert!(cfg.debug);
+        let e = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "lots")])).unwrap_err();
+        assert!(e.starts_with("ISHMEM_SYMMETRIC_SIZE:"), "{e}");
+        let e = Config::from_map(&map(&[("ISHMEM_BOOTSTRAP", "slurm")])).unwrap_err();
+        assert!(e.contains("ISHMEM_BOOTSTRAP"), "{e}");
+        let e = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "0")])).unwrap_err();
+        assert!(e.contains("greater than 0"), "{e}");
+    }
+
+    #[test]
+    fn table_is_sorted_and_documented() {
+        for w in VARS.windows(2) {
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+        for v in VARS {
+            assert!(!v.doc.is_empty());
+            let ok = match v.kind {
+                Kind::Bool => parse_bool(v.default).is_ok(),
+                Kind::Bytes => parse_bytes(v.default).is_ok(),
+                Kind::Count => parse_count(v.default).is_ok(),
+                Kind::Text => true,
+            };
+            assert!(ok, "default of {} does not parse", v.name);
+        }
+        assert!(markdown().contains("| `ISHMEM_SYMMETRIC_SIZE` | bytes | `1G` |"));
+    }
+}

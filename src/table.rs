@@ -1,0 +1,117 @@
+//! THE type table: every TYPENAME of the API, its C and Rust spelling, and which operation
+//! families accept it. Plain data with no dependencies: the library uses it for sizes and the
+//! generator (`gen/`) includes this file by path to emit the headers, the Rust shims, the
+//! symbol list and the test type lists. Adding a type is one line here.
+
+/// One C type of the API.
+#[derive(Debug, Clone, Copy)]
+pub struct CType {
+    /// TYPENAME as it appears in function names (`ishmem_TYPENAME_put`).
+    pub name: &'static str,
+    /// The C spelling.
+    pub c: &'static str,
+    /// The Rust spelling used in the shims.
+    pub rust: &'static str,
+    /// Size in bytes on LP64 Linux.
+    pub size: usize,
+    /// Bit set of the families (`RMA`, `AMO_STD`, ...) that accept this type.
+    pub classes: u32,
+}
+
+/// Standard RMA types: put, get, p, g, iput, iget, ibput, ibget, nbi, put_signal.
+pub const RMA: u32 = 1 << 0;
+/// Standard AMO types: fetch, set, swap.
+pub const AMO_STD: u32 = 1 << 1;
+/// The nonblocking fetch and swap (the reference leaves `schar` out of these).
+pub const AMO_STD_NBI: u32 = 1 << 2;
+/// Extended AMO types: compare_swap, inc, fetch_inc, add, fetch_add.
+pub const AMO_EXT: u32 = 1 << 3;
+/// The nonblocking forms of the extended AMOs.
+pub const AMO_EXT_NBI: u32 = 1 << 4;
+/// Bitwise AMO types: and, or, xor and their fetching forms.
+pub const AMO_BIT: u32 = 1 << 5;
+/// The nonblocking fetching bitwise AMOs.
+pub const AMO_BIT_NBI: u32 = 1 << 6;
+/// Point-to-point synchronization types: wait_until and test families.
+pub const P2P: u32 = 1 << 7;
+/// A distinct fundamental C type: takes part in C11 `_Generic` and C++ overload sets (the
+/// fixed-width and size typedefs alias these and would collide).
+pub const GENERIC: u32 = 1 << 8;
+
+const STD: u32 = RMA | AMO_STD | AMO_STD_NBI | AMO_EXT | AMO_EXT_NBI | P2P;
+const BIT: u32 = AMO_BIT | AMO_BIT_NBI;
+
+/// Every TYPENAME, in the reference order.
+pub const TYPES: &[CType] = &[
+    CType { name: "float", c: "float", rust: "f32", size: 4, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
+    CType { name: "double", c: "double", rust: "f64", size: 8, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
+    CType { name: "char", c: "char", rust: "core::ffi::c_char", size: 1, classes: RMA | GENERIC },
+    CType { name: "schar", c: "signed char", rust: "i8", size: 1, classes: RMA | AMO_STD | AMO_EXT | AMO_BIT | GENERIC },
+    CType { name: "short", c: "short", rust: "i16", size: 2, classes: RMA | GENERIC },
+    CType { name: "int", c: "int", rust: "i32", size: 4, classes: STD | GENERIC },
+    CType { name: "long", c: "long", rust: "i64", size: 8, classes: STD | GENERIC },
+    CType { name: "longlong", c: "long long", rust: "i64", size: 8, classes: STD | GENERIC },
+    CType { name: "uchar", c: "unsigned char", rust: "u8", size: 1, classes: RMA | GENERIC },
+    CType { name: "ushort", c: "unsigned short", rust: "u16", size: 2, classes: RMA | GENERIC },
+    CType { name: "uint", c: "unsigned int", rust: "u32", size: 4, classes: STD | BIT | GENERIC },
+    CType { name: "ulong", c: "unsigned long", rust: "u64", size: 8, classes: STD | BIT | GENERIC },
+    CType { name: "ulonglong", c: "unsigned long long", rust: "u64", size: 8, classes: STD | BIT | GENERIC },
+    CType { name: "int8", c: "int8_t", rust: "i8", size: 1, classes: RMA },
+    CType { name: "int16", c: "int16_t", rust: "i16", size: 2, classes: RMA },
+    CType { name: "int32", c: "int32_t", rust: "i32", size: 4, classes: STD | BIT },
+    CType { name: "int64", c: "int64_t", rust: "i64", size: 8, classes: STD | BIT },
+    CType { name: "uint8", c: "uint8_t", rust: "u8", size: 1, classes: RMA },
+    CType { name: "uint16", c: "uint16_t", rust: "u16", size: 2, classes: RMA },
+    CType { name: "uint32", c: "uint32_t", rust: "u32", size: 4, classes: STD | BIT },
+    CType { name: "uint64", c: "uint64_t", rust: "u64", size: 8, classes: STD | BIT },
+    CType { name: "size", c: "size_t", rust: "usize", size: 8, classes: STD },
+    CType { name: "ptrdiff", c: "ptrdiff_t", rust: "isize", size: 8, classes: STD },
+];
+
+/// The SIZE forms (`ishmem_put32`): element sizes in bits.
+pub const SIZES: &[usize] = &[8, 16, 32, 64, 128];
+
+/// The types of one family, in table order.
+pub fn of_class(class: u32) -> impl Iterator<Item = &'static CType> {
+    TYPES.iter().filter(move |t| t.classes & class != 0)
+}
+
+/// Looks a TYPENAME up.
+pub fn by_name(name: &str) -> Option<&'static CType> {
+    TYPES.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_sizes_match_the_reference() {
+        assert_eq!(of_class(RMA).count(), 23);
+        assert_eq!(of_class(AMO_STD).count(), 15);
+        assert_eq!(of_class(AMO_STD_NBI).count(), 14);
+        assert_eq!(of_class(AMO_EXT).count(), 13);
+        assert_eq!(of_class(AMO_EXT_NBI).count(), 12);
+        assert_eq!(of_class(AMO_BIT).count(), 8);
+        assert_eq!(of_class(AMO_BIT_NBI).count(), 7);
+        assert_eq!(of_class(P2P).count(), 12);
+        assert_eq!(of_class(GENERIC).count(), 13);
+    }
+
+    #[test]
+    fn sizes_are_consistent() {
+        for t in TYPES {
+            assert!([1, 2, 4, 8].contains(&t.size), "{}", t.name);
+            // Every AMO type is a size the hardware has atomics for.
+            if t.classes & (AMO_STD | AMO_EXT | AMO_BIT) != 0 {
+                assert!(t.size == 1 || t.size == 4 || t.size == 8, "{}", t.name);
+            }
+        }
+        assert_eq!(by_name("ptrdiff").map(|t| t.c), Some("ptrdiff_t"));
+        assert!(by_name("longdouble").is_none());
+        // Names are unique.
+        for (i, a) in TYPES.iter().enumerate() {
+            assert!(TYPES[i + 1..].iter().all(|b| b.name != a.name));
+        }
+    }
+}
