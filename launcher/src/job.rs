@@ -1,0 +1,435 @@
+//! Starting the PEs and supervising them until the job ends.
+//!
+//! The monitor polls `waitpid(-1, WNOHANG)` every [`POLL`]. The first PE that
+//! fails (nonzero exit or death by signal) is reported and determines the exit
+//! status; the remaining PEs then get SIGTERM and, after [`GRACE`], SIGKILL.
+//! Signals caught by `ishmrun` are forwarded to live PEs, and `--timeout`
+//! kills everything with exit status 124. Every path reaps every child, and
+//! PEs get `PR_SET_PDEATHSIG` so they do not outlive a killed launcher.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::output::{Drain, Stream};
+use crate::plan::{PeSpec, Plan};
+use crate::{report, signals};
+
+/// How often the monitor polls for exited children and pending signals.
+const POLL: Duration = Duration::from_millis(20);
+/// How long PEs get between SIGTERM and SIGKILL after a failure.
+const GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for tagged output to drain after the last PE exited.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// Exit status used when the job timed out (as timeout(1) does).
+pub const TIMEOUT_STATUS: i32 = 124;
+/// Exit status used when the job could not be started.
+pub const START_FAILURE_STATUS: i32 = 2;
+
+/// Everything needed to run a job.
+#[derive(Debug)]
+pub struct JobSpec {
+    /// Resolved path of the program.
+    pub program: PathBuf,
+    /// `argv[0]` as the user wrote it.
+    pub argv0: OsString,
+    pub args: Vec<OsString>,
+    pub plan: Plan,
+    pub tag_output: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// A started PE.
+#[derive(Debug)]
+struct Pe {
+    rank: usize,
+    pid: libc::pid_t,
+    /// False once reaped.
+    alive: bool,
+}
+
+/// How a reaped child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Code(i32),
+    Signal { sig: i32, core: bool },
+}
+
+impl Exit {
+    fn from_wait_status(status: libc::c_int) -> Self {
+        if libc::WIFSIGNALED(status) {
+            Exit::Signal {
+                sig: libc::WTERMSIG(status),
+                core: libc::WCOREDUMP(status),
+            }
+        } else {
+            Exit::Code(libc::WEXITSTATUS(status))
+        }
+    }
+
+    /// The launcher exit status this outcome maps to (0 for success).
+    fn status(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal { sig, .. } => 128 + sig,
+        }
+    }
+}
+
+/// Runs the job to completion and returns `ishmrun`'s exit status.
+pub fn run(spec: &JobSpec) -> i32 {
+    let drain = Drain::new();
+    let mut pes = match spawn_all(spec, &drain) {
+        Ok(pes) => pes,
+        Err(status) => {
+            drain.wait(DRAIN_LIMIT);
+            return status;
+        }
+    };
+    let status = Monitor::new(spec.timeout).run(&mut pes);
+    drain.wait(DRAIN_LIMIT);
+    status
+}
+
+/// Starts every PE. On failure, kills and reaps the ones already started and
+/// returns the exit status to use.
+fn spawn_all(spec: &JobSpec, drain: &Drain) -> Result<Vec<Pe>, i32> {
+    let mut pes = Vec::with_capacity(spec.plan.pes.len());
+    for (index, pe) in spec.plan.pes.iter().enumerate() {
+        match spawn_pe(spec, pe, index == 0, drain) {
+            Ok(pid) => pes.push(Pe {
+                rank: pe.rank,
+                pid,
+                alive: true,
+            }),
+            Err(e) => {
+                report(&format!(
+                    "cannot execute '{}': {}",
+                    spec.argv0.to_string_lossy(),
+                    crate::resolve::error_text(&e)
+                ));
+                kill_and_reap(&mut pes);
+                return Err(START_FAILURE_STATUS);
+            }
+        }
+    }
+    Ok(pes)
+}
+
+/// Starts one PE and, with `--tag-output`, its output pumps.
+fn spawn_pe(spec: &JobSpec, pe: &PeSpec, first: bool, drain: &Drain) -> io::Result<libc::pid_t> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.arg0(&spec.argv0).args(&spec.args);
+    for name in &spec.plan.remove_env {
+        cmd.env_remove(name);
+    }
+    cmd.envs(pe.env.iter().map(|(k, v)| (k, v)));
+    // Like mpirun: only the first PE reads our stdin.
+    cmd.stdin(if first {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    });
+    if spec.tag_output {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    set_parent_death_signal(&mut cmd);
+    let mut child = cmd.spawn()?;
+    let prefix = format!("[PE {}] ", pe.rank);
+    if let Some(out) = child.stdout.take() {
+        start_pump(drain, out, prefix.clone(), Stream::Stdout);
+    }
+    if let Some(err) = child.stderr.take() {
+        start_pump(drain, err, prefix, Stream::Stderr);
+    }
+    // Dropping `child` neither waits nor kills; the monitor reaps it by pid.
+    libc::pid_t::try_from(child.id()).map_err(|_| io::Error::from_raw_os_error(libc::EOVERFLOW))
+}
+
+/// Starts a pump, warning if no thread could be created (the PE then gets
+/// SIGPIPE / EPIPE when it writes, instead of blocking forever).
+fn start_pump<R: io::Read + Send + 'static>(drain: &Drain, r: R, prefix: String, s: Stream) {
+    if let Err(e) = drain.start_pump(r, prefix, s) {
+        report(&format!("cannot start output thread: {e}"));
+    }
+}
+
+/// Makes the child receive SIGKILL if `ishmrun` dies, so PEs never outlive
+/// their launcher (the monitor's own paths always reap them anyway).
+#[cfg(target_os = "linux")]
+fn set_parent_death_signal(cmd: &mut Command) {
+    // SAFETY: getpid(2) has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let hook = move || {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid(2) are async-signal-safe
+        // and touch no memory of ours, as required between fork and exec.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                // The launcher died before the prctl took effect.
+                libc::_exit(1);
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the hook only makes async-signal-safe system calls and does not
+    // allocate, lock, or access shared state, as `pre_exec` requires.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_parent_death_signal(_cmd: &mut Command) {}
+
+/// SIGKILLs every live PE and reaps them all (blocking).
+fn kill_and_reap(pes: &mut [Pe]) {
+    signal_live(pes, libc::SIGKILL);
+    for pe in pes.iter_mut().filter(|pe| pe.alive) {
+        wait_blocking(pe.pid);
+        pe.alive = false;
+    }
+}
+
+/// Sends `sig` to every PE that has not been reaped yet.
+fn signal_live(pes: &[Pe], sig: libc::c_int) {
+    for pe in pes.iter().filter(|pe| pe.alive) {
+        signals::send(pe.pid, sig);
+    }
+}
+
+fn live_count(pes: &[Pe]) -> usize {
+    pes.iter().filter(|pe| pe.alive).count()
+}
+
+/// Waits for one specific child, retrying on EINTR.
+fn wait_blocking(pid: libc::pid_t) {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid, writable c_int owned by this frame.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+/// Result of one non-blocking wait.
+enum Reaped {
+    Child(libc::pid_t, Exit),
+    /// Children exist but none has exited.
+    Nothing,
+    /// No children are left at all (ECHILD).
+    NoChildren,
+}
+
+/// Reaps at most one exited child without blocking.
+fn reap_one() -> Reaped {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid, writable c_int owned by this frame.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            return Reaped::Child(pid, Exit::from_wait_status(status));
+        }
+        if pid == 0 {
+            return Reaped::Nothing;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            _ => return Reaped::NoChildren,
+        }
+    }
+}
+
+/// The supervision state machine.
+struct Monitor {
+    started: Instant,
+    timeout: Option<Duration>,
+    /// Exit status of the first failing PE.
+    failure: Option<i32>,
+    /// When the remaining PEs were sent SIGTERM after a failure.
+    terminating_since: Option<Instant>,
+    /// Whether the post-grace SIGKILL was sent.
+    killed: bool,
+}
+
+impl Monitor {
+    fn new(timeout: Option<Duration>) -> Self {
+        Monitor {
+            started: Instant::now(),
+            timeout,
+            failure: None,
+            terminating_since: None,
+            killed: false,
+        }
+    }
+
+    /// Supervises until every PE is reaped; returns the exit status.
+    fn run(mut self, pes: &mut [Pe]) -> i32 {
+        loop {
+            self.reap_exited(pes);
+            if live_count(pes) == 0 {
+                return self.failure.unwrap_or(0);
+            }
+            for sig in signals::take_pending() {
+                signal_live(pes, sig);
+            }
+            if self.timed_out() {
+                return self.kill_for_timeout(pes);
+            }
+            self.escalate_if_due(pes);
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Reaps every child that has exited so far.
+    fn reap_exited(&mut self, pes: &mut [Pe]) {
+        loop {
+            match reap_one() {
+                Reaped::Child(pid, exit) => self.on_exit(pes, pid, exit),
+                Reaped::Nothing => return,
+                Reaped::NoChildren => {
+                    // Cannot happen with SIGCHLD at its default; never spin.
+                    pes.iter_mut().for_each(|pe| pe.alive = false);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Records a reaped PE; the first failure starts the job's termination.
+    fn on_exit(&mut self, pes: &mut [Pe], pid: libc::pid_t, exit: Exit) {
+        let Some(pe) = pes.iter_mut().find(|pe| pe.alive && pe.pid == pid) else {
+            return;
+        };
+        pe.alive = false;
+        let (rank, status) = (pe.rank, exit.status());
+        if status == 0 || self.failure.is_some() {
+            return;
+        }
+        self.failure = Some(status);
+        report(&failure_message(rank, pid, exit));
+        let remaining = live_count(pes);
+        if remaining > 0 {
+            report(&terminating_message(remaining));
+            signal_live(pes, libc::SIGTERM);
+            self.terminating_since = Some(Instant::now());
+        }
+    }
+
+    fn timed_out(&self) -> bool {
+        self.timeout.is_some_and(|t| self.started.elapsed() >= t)
+    }
+
+    fn kill_for_timeout(&self, pes: &mut [Pe]) -> i32 {
+        let secs = self.timeout.map_or(0.0, |t| t.as_secs_f64());
+        report(&format!("job timed out after {secs} s; killing the PEs"));
+        kill_and_reap(pes);
+        TIMEOUT_STATUS
+    }
+
+    /// Sends SIGKILL once the grace period after a failure has passed.
+    fn escalate_if_due(&mut self, pes: &[Pe]) {
+        if self.killed {
+            return;
+        }
+        if let Some(since) = self.terminating_since {
+            if since.elapsed() >= GRACE {
+                signal_live(pes, libc::SIGKILL);
+                self.killed = true;
+            }
+        }
+    }
+}
+
+/// "PE 2 (pid 1234) was killed by signal 9 (SIGKILL)" and the like.
+fn failure_message(rank: usize, pid: libc::pid_t, exit: Exit) -> String {
+    match exit {
+        Exit::Code(c) => format!("PE {rank} (pid {pid}) exited with status {c}"),
+        Exit::Signal { sig, core } => format!(
+            "PE {rank} (pid {pid}) was killed by signal {}{}",
+            signals::describe(sig),
+            if core { " (core dumped)" } else { "" }
+        ),
+    }
+}
+
+fn terminating_message(remaining: usize) -> String {
+    let noun = if remaining == 1 { "PE" } else { "PEs" };
+    format!("terminating the remaining {remaining} {noun}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_status_mapping() {
+        assert_eq!(Exit::Code(0).status(), 0);
+        assert_eq!(Exit::Code(3).status(), 3);
+        assert_eq!(
+            Exit::Signal {
+                sig: 9,
+                core: false
+            }
+            .status(),
+            137
+        );
+    }
+
+    #[test]
+    fn decode_wait_status() {
+        // Linux encoding: exit code in bits 8..16, signal in the low 7 bits.
+        assert_eq!(Exit::from_wait_status(3 << 8), Exit::Code(3));
+        assert_eq!(
+            Exit::from_wait_status(9),
+            Exit::Signal {
+                sig: 9,
+                core: false
+            }
+        );
+        assert_eq!(
+            Exit::from_wait_status(11 | 0x80),
+            Exit::Signal {
+                sig: 11,
+                core: true
+            }
+        );
+    }
+
+    #[test]
+    fn messages() {
+        assert_eq!(
+            failure_message(
+                2,
+                1234,
+                Exit::Signal {
+                    sig: 9,
+                    core: false
+                }
+            ),
+            "PE 2 (pid 1234) was killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(
+            failure_message(1, 1233, Exit::Code(3)),
+            "PE 1 (pid 1233) exited with status 3"
+        );
+        assert_eq!(
+            failure_message(
+                0,
+                7,
+                Exit::Signal {
+                    sig: 11,
+                    core: true
+                }
+            ),
+            "PE 0 (pid 7) was killed by signal 11 (SIGSEGV) (core dumped)"
+        );
+        assert_eq!(terminating_message(3), "terminating the remaining 3 PEs");
+        assert_eq!(terminating_message(1), "terminating the remaining 1 PE");
+    }
+}

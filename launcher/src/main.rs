@@ -1,0 +1,94 @@
+//! `ishmrun`: the process launcher for ishmem programs.
+//!
+//! `ishmrun -n N prog args...` starts N processes (PEs) of `prog` on this node,
+//! giving each the `ISHMRUN_*` environment variables from which the ishmem
+//! library learns its rank, the job size and the job id. It then supervises
+//! the PEs: the first failure terminates the whole job, signals are forwarded,
+//! and `--timeout` bounds the run time. Under another launcher (mpirun, PMI)
+//! without `-n` it acts as a per-rank wrapper, mainly to tag output.
+//!
+//! Exit status: 0 on success, the first failing PE's status (128+signal for a
+//! signal), 124 on timeout, 2 for usage errors or a program that cannot run.
+
+mod cli;
+mod job;
+mod output;
+mod plan;
+mod resolve;
+mod signals;
+
+use std::io::Write;
+
+use cli::{Action, Options};
+
+/// Exit status for command-line mistakes.
+const USAGE_STATUS: i32 = 2;
+
+/// Prints `ishmrun: <msg>` to stderr in one write, ignoring write errors.
+pub(crate) fn report(msg: &str) {
+    let line = format!("ishmrun: {msg}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// Writes `text` to stdout, ignoring write errors (e.g. a closed pipe).
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn main() {
+    let status = run(std::env::args_os().skip(1));
+    let _ = std::io::stdout().flush();
+    std::process::exit(status);
+}
+
+/// Parses the command line and performs the requested action.
+fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
+    match cli::parse(args) {
+        Err(e) => {
+            report(&e.to_string());
+            report("try 'ishmrun --help' for more information");
+            USAGE_STATUS
+        }
+        Ok(Action::Help) => {
+            print_stdout(cli::HELP);
+            0
+        }
+        Ok(Action::Version) => {
+            print_stdout(&format!("ishmrun {}\n", env!("CARGO_PKG_VERSION")));
+            0
+        }
+        Ok(Action::Run(opts)) => launch(opts),
+    }
+}
+
+/// Resolves the program, plans the job and runs it.
+fn launch(opts: Options) -> i32 {
+    let program = match resolve::find_in_env(&opts.program) {
+        Ok(p) => p,
+        Err(e) => {
+            report(&format!(
+                "cannot execute '{}': {}",
+                opts.program.to_string_lossy(),
+                resolve::error_text(&e)
+            ));
+            return USAGE_STATUS;
+        }
+    };
+    let foreign = plan::foreign_rank(|name| std::env::var_os(name));
+    let job_id = plan::new_job_id();
+    let plan = plan::make(opts.np, foreign, &job_id, std::process::id());
+    if let Err(e) = signals::install() {
+        report(&format!("cannot install signal handlers: {e}"));
+        return USAGE_STATUS;
+    }
+    let spec = job::JobSpec {
+        program,
+        argv0: opts.program,
+        args: opts.args,
+        plan,
+        tag_output: opts.tag_output,
+        timeout: opts.timeout,
+    };
+    job::run(&spec)
+}
