@@ -29,10 +29,15 @@ pub enum AllocError {
     BadAlignment(usize),
     /// `size + align` overflows the address space.
     Overflow,
-    /// No free range can hold the request. `requested` is the size the caller
-    /// asked for (before rounding up to [`SymAlloc::MIN_ALIGN`]);
-    /// `largest_free` is the largest free range at the time of the request.
-    Exhausted { requested: usize, largest_free: usize },
+    /// No free range can hold the request (by size, or by size plus
+    /// alignment padding).
+    Exhausted {
+        /// The size the caller asked for, before rounding up to
+        /// [`SymAlloc::MIN_ALIGN`].
+        requested: usize,
+        /// The largest free range at the time of the request.
+        largest_free: usize,
+    },
 }
 
 impl fmt::Display for AllocError {
@@ -189,11 +194,7 @@ impl SymAlloc {
 
         let mut start = offset;
         let mut len = size;
-        let prev = self
-            .free
-            .range(..offset)
-            .next_back()
-            .map(|(&o, &l)| (o, l));
+        let prev = self.free.range(..offset).next_back().map(|(&o, &l)| (o, l));
         if let Some((p, plen)) = prev {
             if p + plen == offset {
                 self.remove_free(p, plen);
@@ -269,7 +270,9 @@ impl SymAlloc {
                 return Err(format!("{kind} {off:#x}+{len:#x} not {m}-aligned"));
             }
             if off < cursor {
-                return Err(format!("{kind} at {off:#x} overlaps range ending at {cursor:#x}"));
+                return Err(format!(
+                    "{kind} at {off:#x} overlaps range ending at {cursor:#x}"
+                ));
             }
             let end = off
                 .checked_add(len)
@@ -277,7 +280,9 @@ impl SymAlloc {
                 .ok_or_else(|| format!("{kind} {off:#x}+{len:#x} exceeds capacity"))?;
             if is_free {
                 if prev_free_end == Some(off) {
-                    return Err(format!("free range at {off:#x} not coalesced with predecessor"));
+                    return Err(format!(
+                        "free range at {off:#x} not coalesced with predecessor"
+                    ));
                 }
                 prev_free_end = Some(end);
                 free_sum += len;
@@ -287,7 +292,10 @@ impl SymAlloc {
             cursor = end;
         }
         if live_sum != self.used {
-            return Err(format!("used counter {} != sum of live blocks {live_sum}", self.used));
+            return Err(format!(
+                "used counter {} != sum of live blocks {live_sum}",
+                self.used
+            ));
         }
         if free_sum + live_sum != self.capacity {
             return Err(format!(
@@ -376,7 +384,10 @@ mod tests {
         assert_eq!(a.alloc(8, 96), Err(AllocError::BadAlignment(96)));
         assert_eq!(a.alloc(usize::MAX, 1), Err(AllocError::Overflow));
         assert_eq!(a.alloc(usize::MAX - 10, 64), Err(AllocError::Overflow));
-        assert!(matches!(a.alloc(usize::MAX - 100, 64), Err(AllocError::Exhausted { .. })));
+        assert!(matches!(
+            a.alloc(usize::MAX - 100, 64),
+            Err(AllocError::Exhausted { .. })
+        ));
         assert_eq!(a.alloc(8, 1usize << 63), Ok(0));
         assert_eq!(a.free(0), Ok(64));
         assert_eq!(a.alloc(2, 1usize << 63), Ok(0));
