@@ -45,7 +45,7 @@ const BIT: u32 = AMO_BIT | AMO_BIT_NBI;
 pub const TYPES: &[CType] = &[
     CType { name: "float", c: "float", rust: "f32", size: 4, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
     CType { name: "double", c: "double", rust: "f64", size: 8, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
-    CType { name: "char", c: "char", rust: "core::ffi::c_char", size: 1, classes: RMA | GENERIC },
+    CType { name: "char", c: "char", rust: "std::ffi::c_char", size: 1, classes: RMA | GENERIC },
     CType { name: "schar", c: "signed char", rust: "i8", size: 1, classes: RMA | AMO_STD | AMO_EXT | AMO_BIT | GENERIC },
     CType { name: "short", c: "short", rust: "i16", size: 2, classes: RMA | GENERIC },
     CType { name: "int", c: "int", rust: "i32", size: 4, classes: STD | GENERIC },

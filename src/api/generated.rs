@@ -3,7 +3,7 @@
 
 use crate::api::{amo, rma, signal, sync};
 use crate::ffi::guard;
-use core::ffi::c_int;
+use std::ffi::c_int;
 
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_float_put(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
@@ -18,7 +18,7 @@ pub unsafe extern "C" fn ishmem_double_put(dest: *mut f64, source: *const f64, n
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_put(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_put(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_put";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -144,37 +144,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_put(dest: *mut isize, source: *const isi
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_putmem(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_putmem(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_putmem";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn ishmem_double_iput(dest: *mut f64, source: *const f64, 
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_iput(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_iput(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_iput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe) })
@@ -318,31 +318,31 @@ pub unsafe extern "C" fn ishmem_ptrdiff_iput(dest: *mut isize, source: *const is
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iput8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iput8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iput8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iput16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iput16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iput16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iput32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iput32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iput32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iput64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iput64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iput64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iput128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iput128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iput128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
@@ -360,10 +360,10 @@ pub unsafe extern "C" fn ishmem_double_p(dest: *mut f64, value: f64, pe: c_int) 
     guard(F, || unsafe { rma::p::<f64>(F, dest, value, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_p(dest: *mut core::ffi::c_char, value: core::ffi::c_char, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_p(dest: *mut std::ffi::c_char, value: std::ffi::c_char, pe: c_int) {
     const F: &str = "ishmem_char_p";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::p::<core::ffi::c_char>(F, dest, value, pe) })
+    guard(F, || unsafe { rma::p::<std::ffi::c_char>(F, dest, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_p(dest: *mut i8, value: i8, pe: c_int) {
@@ -498,7 +498,7 @@ pub unsafe extern "C" fn ishmem_double_get(dest: *mut f64, source: *const f64, n
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_get(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_get(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_get";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -624,37 +624,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_get(dest: *mut isize, source: *const isi
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_getmem(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_getmem(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_getmem";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -672,7 +672,7 @@ pub unsafe extern "C" fn ishmem_double_iget(dest: *mut f64, source: *const f64, 
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_iget(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_iget(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_iget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe) })
@@ -798,31 +798,31 @@ pub unsafe extern "C" fn ishmem_ptrdiff_iget(dest: *mut isize, source: *const is
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iget8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iget8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iget8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iget16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iget16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iget16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iget32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iget32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iget32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iget64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iget64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iget64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_iget128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_iget128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_iget128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
@@ -840,10 +840,10 @@ pub unsafe extern "C" fn ishmem_double_g(source: *const f64, pe: c_int) -> f64 {
     guard(F, || unsafe { rma::g::<f64>(F, source, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_g(source: *const core::ffi::c_char, pe: c_int) -> core::ffi::c_char {
+pub unsafe extern "C" fn ishmem_char_g(source: *const std::ffi::c_char, pe: c_int) -> std::ffi::c_char {
     const F: &str = "ishmem_char_g";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::g::<core::ffi::c_char>(F, source, pe) })
+    guard(F, || unsafe { rma::g::<std::ffi::c_char>(F, source, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_g(source: *const i8, pe: c_int) -> i8 {
@@ -978,7 +978,7 @@ pub unsafe extern "C" fn ishmem_double_put_nbi(dest: *mut f64, source: *const f6
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_put_nbi(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_put_nbi(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -1104,37 +1104,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_put_nbi(dest: *mut isize, source: *const
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put8_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put8_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put8_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put16_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put16_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put16_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put32_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put32_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put32_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put64_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put64_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put64_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put128_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put128_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put128_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_putmem_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_putmem_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_putmem_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -1152,7 +1152,7 @@ pub unsafe extern "C" fn ishmem_double_get_nbi(dest: *mut f64, source: *const f6
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_get_nbi(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_get_nbi(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -1278,37 +1278,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_get_nbi(dest: *mut isize, source: *const
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get8_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get8_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get8_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get16_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get16_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get16_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get32_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get32_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get32_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get64_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get64_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get64_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_get128_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_get128_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get128_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_getmem_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmem_getmem_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_getmem_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
@@ -1326,7 +1326,7 @@ pub unsafe extern "C" fn ishmemx_double_ibput(dest: *mut f64, source: *const f64
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_char_ibput(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_char_ibput(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_char_ibput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe) })
@@ -1452,31 +1452,31 @@ pub unsafe extern "C" fn ishmemx_ptrdiff_ibput(dest: *mut isize, source: *const 
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibput8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibput8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibput8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibput16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibput16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibput16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibput32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibput32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibput32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibput64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibput64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibput64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibput128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibput128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibput128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
@@ -1494,7 +1494,7 @@ pub unsafe extern "C" fn ishmemx_double_ibget(dest: *mut f64, source: *const f64
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_char_ibget(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_char_ibget(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_char_ibget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe) })
@@ -1620,31 +1620,31 @@ pub unsafe extern "C" fn ishmemx_ptrdiff_ibget(dest: *mut isize, source: *const 
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibget8(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibget8(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibget8";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibget16(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibget16(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibget16";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibget32(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibget32(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibget32";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibget64(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibget64(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibget64";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmemx_ibget128(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+pub unsafe extern "C" fn ishmemx_ibget128(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "ishmemx_ibget128";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
@@ -3120,7 +3120,7 @@ pub unsafe extern "C" fn ishmem_double_put_signal(dest: *mut f64, source: *const
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_put_signal(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_put_signal(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_char_put_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })
@@ -3246,37 +3246,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_put_signal(dest: *mut isize, source: *co
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put8_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put8_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put8_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put16_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put16_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put16_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put32_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put32_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put32_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put64_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put64_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put64_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put128_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put128_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put128_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_putmem_signal(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_putmem_signal(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_putmem_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })
@@ -3294,7 +3294,7 @@ pub unsafe extern "C" fn ishmem_double_put_signal_nbi(dest: *mut f64, source: *c
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_char_put_signal_nbi(dest: *mut core::ffi::c_char, source: *const core::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_char_put_signal_nbi(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_char_put_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })
@@ -3420,37 +3420,37 @@ pub unsafe extern "C" fn ishmem_ptrdiff_put_signal_nbi(dest: *mut isize, source:
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put8_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put8_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put8_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put16_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put16_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put16_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put32_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put32_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put32_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put64_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put64_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put64_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_put128_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_put128_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_put128_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
 }
 #[no_mangle]
-pub unsafe extern "C" fn ishmem_putmem_signal_nbi(dest: *mut core::ffi::c_void, source: *const core::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub unsafe extern "C" fn ishmem_putmem_signal_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "ishmem_putmem_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe) })

@@ -1,0 +1,12 @@
+//! The exported C symbols, one file per section of the specification. `generated.rs` holds
+//! the typed/SIZE/mem shims written by ishmem-gen; the other files hold the hand-written
+//! exports and the typed cores those shims call.
+
+pub mod amo;
+pub mod generated;
+pub mod memory;
+pub mod order;
+pub mod rma;
+pub mod setup;
+pub mod signal;
+pub mod sync;

@@ -1,0 +1,232 @@
+//! Library setup, exit and query: init (plain, threaded, with attributes, by unique id),
+//! finalize, my_pe, n_pes, ptr, version and name, and the text `ishmem-info` and
+//! `ISHMEM_INFO=1` print.
+
+use crate::bootstrap::{Bootstrap, UID_BYTES};
+use crate::core::{self, state, InitRequest, State};
+use crate::ffi::{fatal, guard};
+use std::ffi::{c_char, c_int, c_void};
+
+pub const MAJOR: c_int = 1;
+pub const MINOR: c_int = 5;
+/// Must equal `ISHMEM_VENDOR_STRING` of ishmem.h (a C test compares them).
+pub const VENDOR: &str = "ishmem 0.1.0 (Rust implementation of the Intel SHMEM API)";
+pub const MAX_NAME_LEN: usize = 256;
+
+const THREAD_SINGLE: c_int = 0;
+const THREAD_MULTIPLE: c_int = 3;
+
+/// `ishmemx_runtime_type_t` values of the header.
+const RUNTIME_AUTO: c_int = 0;
+const RUNTIME_MPI: c_int = 1;
+const RUNTIME_OPENSHMEM: c_int = 2;
+const RUNTIME_PMI: c_int = 3;
+const RUNTIME_PMIX: c_int = 4;
+const RUNTIME_ISHMRUN: c_int = 5;
+const RUNTIME_UNIQUEID: c_int = 6;
+const RUNTIME_SINGLETON: c_int = 7;
+const RUNTIME_INVALID: c_int = -1;
+
+/// Mirror of `ishmemx_attr_t` (ishmemx.h checks the same size there).
+#[repr(C)]
+pub struct Attr {
+    pub runtime: c_int,
+    pub initialize_runtime: bool,
+    pub gpu: bool,
+    pub mpi_comm: *mut c_void,
+    pub use_uid: bool,
+    pub rank: c_int,
+    pub nranks: c_int,
+    pub uid: *const [u8; UID_BYTES],
+}
+const _: () = assert!(size_of::<Attr>() == 40);
+const _: () = assert!(std::mem::offset_of!(Attr, mpi_comm) == 8);
+const _: () = assert!(std::mem::offset_of!(Attr, use_uid) == 16);
+const _: () = assert!(std::mem::offset_of!(Attr, rank) == 20);
+const _: () = assert!(std::mem::offset_of!(Attr, nranks) == 24);
+const _: () = assert!(std::mem::offset_of!(Attr, uid) == 32);
+
+#[no_mangle]
+pub extern "C" fn ishmem_init() {
+    const F: &str = "ishmem_init";
+    guard(F, || core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
+    const F: &str = "ishmem_init_thread";
+    guard(F, || {
+        if !(THREAD_SINGLE..=THREAD_MULTIPLE).contains(&requested) {
+            eprintln!(
+                "[PE {}] ERROR: {F}: invalid thread level {requested} (use ISHMEM_THREAD_SINGLE .. ISHMEM_THREAD_MULTIPLE)",
+                crate::ffi::pe_tag()
+            );
+            return 1;
+        }
+        core::init(F, requested, InitRequest::Env { mode: None });
+        if !provided.is_null() {
+            // SAFETY: provided is a writable int per the API.
+            unsafe { *provided = requested };
+        }
+        0
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_query_thread(provided: *mut c_int) {
+    const F: &str = "ishmem_query_thread";
+    guard(F, || {
+        let st = state(F);
+        if provided.is_null() {
+            fatal(F, "provided is NULL");
+        }
+        // SAFETY: provided is non-NULL and writable per the API.
+        unsafe { *provided = st.thread_level };
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
+    const F: &str = "ishmemx_init_attr";
+    guard(F, || {
+        // SAFETY: a non-NULL attr points to an ishmemx_attr_t per the API.
+        let Some(a) = (unsafe { attr.as_ref() }) else {
+            return core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None });
+        };
+        if a.use_uid || a.runtime == RUNTIME_UNIQUEID {
+            // SAFETY: a non-NULL uid points to an ishmemx_uniqueid_t per the API.
+            let Some(uid) = (unsafe { a.uid.as_ref() }) else {
+                fatal(F, "unique-id init (use_uid) needs attr->uid from ishmemx_get_uniqueid");
+            };
+            return core::init(F, THREAD_MULTIPLE, InitRequest::Uid { uid: *uid, rank: a.rank, nranks: a.nranks });
+        }
+        let mode = match a.runtime {
+            RUNTIME_AUTO | RUNTIME_MPI => None,
+            RUNTIME_PMI => Some("pmi1"),
+            RUNTIME_PMIX => Some("pmix"),
+            RUNTIME_ISHMRUN => Some("ishmrun"),
+            RUNTIME_SINGLETON => Some("singleton"),
+            RUNTIME_OPENSHMEM => fatal(F, "ISHMEMX_RUNTIME_OPENSHMEM is not supported (use ISHMEMX_RUNTIME_AUTO)"),
+            other => fatal(F, &format!("invalid runtime {other} in ishmemx_attr_t")),
+        };
+        core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get_uniqueid(uid: *mut [u8; UID_BYTES]) -> c_int {
+    const F: &str = "ishmemx_get_uniqueid";
+    guard(F, || {
+        if uid.is_null() {
+            eprintln!("[PE {}] ERROR: {F}: uid is NULL", crate::ffi::pe_tag());
+            return 1;
+        }
+        // SAFETY: uid is non-NULL and points to an ishmemx_uniqueid_t per the API.
+        unsafe { *uid = Bootstrap::new_uid() };
+        0
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_finalize() {
+    const F: &str = "ishmem_finalize";
+    guard(F, || core::finalize(F))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_query_initialized(initialized: *mut c_int) {
+    const F: &str = "ishmemx_query_initialized";
+    guard(F, || {
+        if initialized.is_null() {
+            fatal(F, "initialized is NULL");
+        }
+        // SAFETY: non-NULL and writable per the API.
+        unsafe { *initialized = core::is_running() as c_int };
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ishmemx_runtime_get_type() -> c_int {
+    const F: &str = "ishmemx_runtime_get_type";
+    guard(F, || {
+        if !core::is_running() {
+            return RUNTIME_INVALID;
+        }
+        state(F).runtime as c_int
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_my_pe() -> c_int {
+    const F: &str = "ishmem_my_pe";
+    guard(F, || state(F).me as c_int)
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_n_pes() -> c_int {
+    const F: &str = "ishmem_n_pes";
+    guard(F, || state(F).npes as c_int)
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
+    const F: &str = "ishmem_ptr";
+    guard(F, || {
+        let st = state(F);
+        let pe = st.check_pe(F, pe);
+        st.translate(dest as usize, 1, pe).map_or(std::ptr::null_mut(), |a| a as *mut c_void)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
+    const F: &str = "ishmem_info_get_version";
+    guard(F, || {
+        if major.is_null() || minor.is_null() {
+            fatal(F, "major and minor must not be NULL");
+        }
+        // SAFETY: both are non-NULL and writable per the API.
+        unsafe {
+            *major = MAJOR;
+            *minor = MINOR;
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_info_get_name(name: *mut c_char) {
+    const F: &str = "ishmem_info_get_name";
+    guard(F, || {
+        if name.is_null() {
+            fatal(F, "name is NULL");
+        }
+        let bytes = VENDOR.as_bytes();
+        let n = bytes.len().min(MAX_NAME_LEN - 1);
+        // SAFETY: the API gives name room for ISHMEM_MAX_NAME_LEN bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), name.cast::<u8>(), n);
+            *name.add(n) = 0;
+        }
+    })
+}
+
+/// The report of `ishmem-info` and `ISHMEM_INFO=1`: version, backend, job, variables.
+pub fn info_text(st: Option<&State>) -> String {
+    let mut s = format!("ishmem {MAJOR}.{MINOR} ({VENDOR})\n");
+    s.push_str("backends built in: cpu (node-local shared memory)\n");
+    if let Some(st) = st {
+        s.push_str(&format!(
+            "backend in use: cpu; bootstrap: {}; PEs: {}; symmetric heap: {} bytes per PE; symmetric globals: {}\n",
+            st.runtime.name(),
+            st.npes,
+            st.heap.len,
+            st.data.as_ref().map_or("off".to_string(), |d| format!("{} bytes", d.len))
+        ));
+    }
+    s.push_str("environment variables (value in this process, default):\n");
+    for v in crate::env::VARS {
+        let cur = std::env::var(v.name).unwrap_or_else(|_| "(unset)".into());
+        s.push_str(&format!("  {:<26} {:<12} default {}\n", v.name, cur, v.default));
+    }
+    s
+}

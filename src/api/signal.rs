@@ -1,0 +1,95 @@
+//! Signaling: put-with-signal (data, then an atomic set or add on the remote signal word),
+//! signal_fetch, signal_wait_until and the ishmemx signal set/add helpers.
+
+use crate::api::amo::{self, Atom};
+use crate::api::rma;
+use crate::api::sync;
+use crate::core::state;
+use crate::ffi::{fatal, guard};
+use std::ffi::c_int;
+use std::sync::atomic::{fence, Ordering::Release};
+
+const SIGNAL_SET: c_int = 0;
+const SIGNAL_ADD: c_int = 1;
+
+fn check_sig_op(func: &str, sig_op: c_int) {
+    if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
+        fatal(func, &format!("invalid signal operator {sig_op} (use ISHMEM_SIGNAL_SET or ISHMEM_SIGNAL_ADD)"));
+    }
+}
+
+/// Updates the signal word on `pe` atomically.
+///
+/// # Safety
+/// `sig_addr` is checked against the symmetric regions.
+unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    check_sig_op(func, sig_op);
+    // SAFETY: amo::* check the address.
+    unsafe {
+        if sig_op == SIGNAL_SET {
+            amo::set(func, sig_addr, signal, pe)
+        } else {
+            amo::fetch_op(func, sig_addr, amo::Op::Add, signal, pe);
+        }
+    }
+}
+
+/// The data is delivered before the signal update is visible (release fence between them).
+///
+/// # Safety
+/// As `rma::put` and `update`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn put_signal(
+    func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, sig_addr: *mut u64, signal: u64,
+    sig_op: c_int, pe: c_int,
+) {
+    check_sig_op(func, sig_op);
+    // SAFETY: forwarded contract; every address is checked by the callees.
+    unsafe {
+        rma::put(func, dest, src, nelems, elem, pe);
+        fence(Release);
+        update(func, sig_addr, signal, sig_op, pe);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_signal_fetch(sig_addr: *const u64) -> u64 {
+    const F: &str = "ishmem_signal_fetch";
+    guard(F, || {
+        let st = state(F);
+        // SAFETY: amo::fetch checks the address.
+        unsafe { amo::fetch(F, sig_addr, st.me as c_int) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int, cmp_value: u64) -> u64 {
+    const F: &str = "ishmem_signal_wait_until";
+    guard(F, || {
+        let st = state(F);
+        sync::check_cmp(F, cmp);
+        // SAFETY: amo::fetch checks the address; after that it is a valid aligned local word.
+        let first = unsafe { amo::fetch(F, sig_addr, st.me as c_int) };
+        let mut v = first;
+        crate::core::wait::until(st.cfg.wait_spin, st.cfg.wait_sleep_max_us, || {
+            // SAFETY: checked above.
+            v = unsafe { u64::load(sig_addr) };
+            sync::compare(v, cmp, cmp_value)
+        });
+        v
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_signal_add(sig_addr: *mut u64, signal: u64, pe: c_int) {
+    const F: &str = "ishmemx_signal_add";
+    // SAFETY: update checks the address.
+    guard(F, || unsafe { update(F, sig_addr, signal, SIGNAL_ADD, pe) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_signal_set(sig_addr: *mut u64, signal: u64, pe: c_int) {
+    const F: &str = "ishmemx_signal_set";
+    // SAFETY: update checks the address.
+    guard(F, || unsafe { update(F, sig_addr, signal, SIGNAL_SET, pe) })
+}

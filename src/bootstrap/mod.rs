@@ -1,0 +1,267 @@
+//! How the PEs of a job learn their rank, the job size and a job key shared by all of them:
+//! from ishmrun's variables, OpenMPI's PMIx environment, MPICH's PMI-1 server, a unique id
+//! handed over by a framework, or alone (a job of 1 PE). Owns the launcher connection (PMI-1
+//! must be finalized). Everything after that (shared memory, barriers) is the transport's.
+
+pub mod pmi1;
+
+use pmi1::Pmi1;
+use std::env::var;
+
+/// Which launcher started the job; the values are `ishmemx_runtime_type_t`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    Pmi1 = 3,
+    Pmix = 4,
+    Ishmrun = 5,
+    UniqueId = 6,
+    Singleton = 7,
+}
+
+impl Runtime {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Pmi1 => "pmi1 (MPICH hydra)",
+            Runtime::Pmix => "pmix (OpenMPI)",
+            Runtime::Ishmrun => "ishmrun",
+            Runtime::UniqueId => "unique id",
+            Runtime::Singleton => "singleton",
+        }
+    }
+}
+
+/// What the bootstrap found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobInfo {
+    pub rank: usize,
+    pub size: usize,
+    /// PEs of the job on this node (all of them: one node is what the CPU backend reaches).
+    pub local_size: usize,
+    /// A key unique to this job, made of `[A-Za-z0-9_.-]`, naming its shared-memory files.
+    pub key: String,
+    pub runtime: Runtime,
+}
+
+/// The launcher connection of a running PE.
+pub struct Bootstrap {
+    pub info: JobInfo,
+    pmi1: Option<Pmi1>,
+}
+
+/// Magic at the start of an `ishmemx_uniqueid_t`.
+const UID_MAGIC: &[u8; 8] = b"ISHMUID1";
+/// Size of `ishmemx_uniqueid_t`.
+pub const UID_BYTES: usize = 128;
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
+}
+
+fn num(name: &str) -> Result<Option<usize>, String> {
+    match var(name) {
+        Ok(v) => v.trim().parse().map(Some).map_err(|_| format!("{name}={v:?} is not a number")),
+        Err(_) => Ok(None),
+    }
+}
+
+fn need(name: &str, what: &str) -> Result<usize, String> {
+    num(name)?.ok_or_else(|| format!("{name} is not set ({what})"))
+}
+
+/// Random hex digits from the kernel.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    // SAFETY: buf is writable for its length.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), bytes, 0) };
+    if n != bytes as isize {
+        // Fall back on time and pid: still unique enough for a job key.
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        return format!("{:x}{:x}", t, std::process::id());
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length.
+    unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The rank the launcher gave this process, for tagging messages before init.
+pub fn rank_hint() -> Option<usize> {
+    ["ISHMRUN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|n| var(n).ok().and_then(|v| v.trim().parse().ok()))
+}
+
+fn single_node(info: JobInfo) -> Result<JobInfo, String> {
+    if info.local_size != info.size {
+        return Err(format!(
+            "the job spans several nodes ({} PEs, {} on this node); this release reaches PEs of \
+             one node only (the libfabric transport for several nodes is not available yet)",
+            info.size, info.local_size
+        ));
+    }
+    Ok(info)
+}
+
+fn check_rank(info: JobInfo) -> Result<JobInfo, String> {
+    if info.size == 0 || info.rank >= info.size {
+        return Err(format!("rank {} is not in a job of {} PEs", info.rank, info.size));
+    }
+    single_node(info)
+}
+
+impl Bootstrap {
+    /// Finds the launcher from the environment (`mode` is `ISHMEM_BOOTSTRAP`).
+    pub fn detect(mode: &str) -> Result<Bootstrap, String> {
+        let has = |n: &str| var(n).is_ok();
+        let mode = match mode {
+            "auto" if has("ISHMRUN_JOBID") => "ishmrun",
+            "auto" if has("PMIX_RANK") || has("OMPI_COMM_WORLD_RANK") => "pmix",
+            "auto" if has("PMI_FD") || has("PMI_PORT") => "pmi1",
+            "auto" => "singleton",
+            m => m,
+        };
+        match mode {
+            "ishmrun" => {
+                let size = need("ISHMRUN_SIZE", "ishmrun sets it")?;
+                let info = JobInfo {
+                    rank: need("ISHMRUN_RANK", "ishmrun sets it")?,
+                    size,
+                    local_size: num("ISHMRUN_LOCAL_SIZE")?.unwrap_or(size),
+                    key: format!("r{}", sanitize(&var("ISHMRUN_JOBID").unwrap_or_default())),
+                    runtime: Runtime::Ishmrun,
+                };
+                Ok(Bootstrap { info: check_rank(info)?, pmi1: None })
+            }
+            "pmix" => {
+                let rank = match num("PMIX_RANK")? {
+                    Some(r) => r,
+                    None => need("OMPI_COMM_WORLD_RANK", "set by OpenMPI's mpirun")?,
+                };
+                let size = need("OMPI_COMM_WORLD_SIZE", "set by OpenMPI's mpirun; other PMIx launchers are not supported yet")?;
+                let ns = var("PMIX_NAMESPACE")
+                    .or_else(|_| var("OMPI_MCA_ess_base_jobid"))
+                    .map_err(|_| "PMIX_NAMESPACE is not set (needed as the job key)".to_string())?;
+                let info = JobInfo {
+                    rank,
+                    size,
+                    local_size: num("OMPI_COMM_WORLD_LOCAL_SIZE")?.unwrap_or(size),
+                    key: format!("x{}", sanitize(&ns)),
+                    runtime: Runtime::Pmix,
+                };
+                Ok(Bootstrap { info: check_rank(info)?, pmi1: None })
+            }
+            "pmi1" => {
+                let mut p = Pmi1::from_env()?.ok_or("PMI_FD/PMI_PORT, PMI_RANK and PMI_SIZE are not set")?;
+                let hosts = p.allgather("ishmem-host", &sanitize(&hostname()))?;
+                let me = &hosts[p.rank()];
+                let info = JobInfo {
+                    rank: p.rank(),
+                    size: p.size(),
+                    local_size: hosts.iter().filter(|h| *h == me).count(),
+                    key: format!("h{}", sanitize(p.kvsname())),
+                    runtime: Runtime::Pmi1,
+                };
+                match check_rank(info) {
+                    Ok(info) => Ok(Bootstrap { info, pmi1: Some(p) }),
+                    Err(e) => {
+                        p.abort(1, &e);
+                        Err(e)
+                    }
+                }
+            }
+            "singleton" => Ok(Bootstrap {
+                info: JobInfo {
+                    rank: 0,
+                    size: 1,
+                    local_size: 1,
+                    key: format!("s{}-{}", std::process::id(), random_hex(6)),
+                    runtime: Runtime::Singleton,
+                },
+                pmi1: None,
+            }),
+            other => Err(format!("unknown bootstrap '{other}'")),
+        }
+    }
+
+    /// Unique-id init: the framework gives rank, size and the id made by `new_uid`.
+    pub fn from_uid(uid: &[u8; UID_BYTES], rank: i32, nranks: i32) -> Result<Bootstrap, String> {
+        if &uid[..8] != UID_MAGIC {
+            return Err("the unique id was not made by ishmemx_get_uniqueid (bad magic)".into());
+        }
+        let text = String::from_utf8_lossy(&uid[8..]);
+        let text = text.trim_end_matches('\0');
+        let (key, host) = text.split_once('@').ok_or("the unique id is corrupt")?;
+        if nranks <= 0 || rank < 0 || rank >= nranks {
+            return Err(format!("rank {rank} is not in a job of {nranks} PEs (ishmemx_attr_t.rank/.nranks)"));
+        }
+        let here = sanitize(&hostname());
+        let local_size = if host == here { nranks as usize } else { 0 };
+        let info = JobInfo { rank: rank as usize, size: nranks as usize, local_size, key: format!("u{key}"), runtime: Runtime::UniqueId };
+        Ok(Bootstrap { info: single_node(info)?, pmi1: None })
+    }
+
+    /// Makes a new unique id: magic, a random key and the host that made it.
+    pub fn new_uid() -> [u8; UID_BYTES] {
+        let mut uid = [0u8; UID_BYTES];
+        uid[..8].copy_from_slice(UID_MAGIC);
+        let text = format!("{}@{}", random_hex(16), sanitize(&hostname()));
+        let n = text.len().min(UID_BYTES - 9);
+        uid[8..8 + n].copy_from_slice(&text.as_bytes()[..n]);
+        uid
+    }
+
+    /// Tells the launcher the job is aborting (PMI-1 kills the job at once).
+    pub fn abort(&mut self, msg: &str) {
+        if let Some(p) = self.pmi1.as_mut() {
+            p.abort(1, msg);
+        }
+    }
+
+    /// Closes the launcher connection at finalize.
+    pub fn finalize(&mut self) -> Result<(), String> {
+        match self.pmi1.as_mut() {
+            Some(p) => p.finalize(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_sanitized() {
+        assert_eq!(sanitize("prterun-host-123@1"), "prterun-host-123_1");
+        assert_eq!(sanitize("kvs_12/x y"), "kvs_12_x_y");
+    }
+
+    #[test]
+    fn uid_round_trips_and_rejects_garbage() {
+        let uid = Bootstrap::new_uid();
+        let b = Bootstrap::from_uid(&uid, 1, 3).unwrap();
+        assert_eq!((b.info.rank, b.info.size, b.info.local_size), (1, 3, 3));
+        assert_eq!(b.info.runtime, Runtime::UniqueId);
+        let b0 = Bootstrap::from_uid(&uid, 0, 3).unwrap();
+        assert_eq!(b0.info.key, b.info.key);
+        assert_ne!(Bootstrap::from_uid(&Bootstrap::new_uid(), 0, 3).unwrap().info.key, b.info.key);
+        assert!(Bootstrap::from_uid(&[0u8; UID_BYTES], 0, 1).unwrap_err().contains("magic"));
+        assert!(Bootstrap::from_uid(&uid, 3, 3).unwrap_err().contains("rank 3"));
+        let mut other_host = uid;
+        let at = other_host.iter().position(|&b| b == b'@').unwrap();
+        other_host[at + 1] = b'#';
+        assert!(Bootstrap::from_uid(&other_host, 0, 2).unwrap_err().contains("several nodes"));
+    }
+
+    #[test]
+    fn random_hex_is_hex() {
+        let h = random_hex(8);
+        assert_eq!(h.len(), 16);
+        assert!(h.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+}

@@ -1,0 +1,269 @@
+//! The runtime state of a PE and the untyped core of every operation: address translation
+//! (which PE, which mapped address), argument checks shared by all shims, init and finalize.
+//! No FFI types live here; the shims in `api` call into this with Rust types.
+
+pub mod wait;
+
+use crate::bootstrap::{Bootstrap, Runtime};
+use crate::env::Config;
+use crate::ffi::fatal;
+use crate::heap::alloc::SymAlloc;
+use crate::transport::shm::{self, JoinParams, ShmJob};
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering::*};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A symmetric region: its local range and its base as mapped for each PE.
+pub struct Region {
+    pub base: usize,
+    pub len: usize,
+    pub peers: Box<[usize]>,
+}
+
+impl Region {
+    /// The offset of `[addr, addr+len)` inside the region, if it lies wholly inside.
+    #[inline(always)]
+    pub fn offset(&self, addr: usize, len: usize) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base);
+        (off < self.len && len <= self.len - off).then_some(off)
+    }
+}
+
+/// Everything a running PE knows.
+pub struct State {
+    pub me: usize,
+    pub npes: usize,
+    pub cfg: Config,
+    pub runtime: Runtime,
+    pub thread_level: i32,
+    pub heap: Region,
+    pub data: Option<Region>,
+    pub alloc: Mutex<SymAlloc>,
+    /// Number of collective allocation calls so far.
+    pub coll_seq: AtomicU64,
+    pub job: Mutex<ShmJob>,
+    /// Raw view of the job for barriers without taking the mutex.
+    job_ptr: *const ShmJob,
+    pub boot: Mutex<Bootstrap>,
+}
+
+// SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
+// only for `barrier`, which touches shared atomics alone.
+unsafe impl Sync for State {}
+// SAFETY: as above; the State is leaked and never moved after init.
+unsafe impl Send for State {}
+
+const UNINIT: u8 = 0;
+const STARTING: u8 = 1;
+const RUNNING: u8 = 2;
+const FINALIZED: u8 = 3;
+
+static PHASE: AtomicU8 = AtomicU8::new(UNINIT);
+static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The running state, or a fatal error naming `func` before init / after finalize.
+#[inline(always)]
+pub fn state(func: &str) -> &'static State {
+    let p = STATE.load(Acquire);
+    if p.is_null() {
+        not_running(func)
+    }
+    // SAFETY: a non-null STATE points to the leaked State, alive for the whole process.
+    unsafe { &*p }
+}
+
+#[cold]
+fn not_running(func: &str) -> ! {
+    match PHASE.load(Acquire) {
+        FINALIZED => fatal(func, "called after ishmem_finalize"),
+        _ => fatal(func, "called before ishmem_init (or ishmem_init_thread / ishmemx_init_attr)"),
+    }
+}
+
+/// This PE's number when the library runs.
+pub fn my_pe_if_running() -> Option<usize> {
+    let p = STATE.load(Acquire);
+    // SAFETY: as in `state`.
+    (!p.is_null()).then(|| unsafe { (*p).me })
+}
+
+/// Whether init has completed and finalize has not.
+pub fn is_running() -> bool {
+    !STATE.load(Acquire).is_null()
+}
+
+/// Tells the other PEs that this one failed (best effort, never blocks).
+pub fn abort_job() {
+    let p = STATE.load(Acquire);
+    let me = if p.is_null() { crate::bootstrap::rank_hint().unwrap_or(0) } else {
+        // SAFETY: as in `state`.
+        unsafe { (*p).me }
+    };
+    shm::mark_abort(me);
+    shm::remove_created();
+    if !p.is_null() {
+        // SAFETY: as in `state`.
+        if let Ok(mut b) = unsafe { (*p).boot.try_lock() } {
+            b.abort("a PE reported a fatal error");
+        }
+    }
+}
+
+/// How init was asked for.
+pub enum InitRequest {
+    /// From the environment's launcher; `mode` overrides `ISHMEM_BOOTSTRAP`.
+    Env { mode: Option<&'static str> },
+    /// Unique-id init.
+    Uid { uid: [u8; crate::bootstrap::UID_BYTES], rank: i32, nranks: i32 },
+}
+
+/// Initializes the library once; a second call is an error.
+pub fn init(func: &str, thread_level: i32, req: InitRequest) {
+    match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
+        Ok(_) => {}
+        Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
+        Err(_) => fatal(func, "the library is already initialized (init may be called once per program)"),
+    }
+    let (cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
+    let boot = match req {
+        InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap)),
+        InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks),
+    }
+    .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
+    let info = boot.info.clone();
+    if info.rank == 0 {
+        for w in &warnings {
+            crate::ffi::warn(func, w);
+        }
+    }
+    let data = if cfg.symmetric_globals { crate::heap::segment::main_data_segment() } else { None };
+    let params = JoinParams {
+        dir: &cfg.shm_dir,
+        key: &info.key,
+        me: info.rank,
+        npes: info.size,
+        heap_len: cfg.symmetric_size,
+        data,
+        timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
+        spin: cfg.wait_spin,
+        sleep_max_us: cfg.wait_sleep_max_us,
+        debug: cfg.debug,
+    };
+    let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
+    job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
+    let heap = Region { base: job.heap_bases[info.rank], len: cfg.symmetric_size, peers: job.heap_bases.clone().into() };
+    let data = match (data, &job.data_bases) {
+        (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: bases.clone().into() }),
+        _ => None,
+    };
+    let state = Box::leak(Box::new(State {
+        me: info.rank,
+        npes: info.size,
+        cfg,
+        runtime: info.runtime,
+        thread_level,
+        alloc: Mutex::new(SymAlloc::new(heap.len)),
+        heap,
+        data,
+        coll_seq: AtomicU64::new(0),
+        job: Mutex::new(job),
+        job_ptr: std::ptr::null(),
+        boot: Mutex::new(boot),
+    }));
+    state.job_ptr = match state.job.lock() {
+        Ok(g) => &*g as *const ShmJob,
+        Err(_) => fatal(func, "internal error: job lock poisoned"),
+    };
+    if state.cfg.info && state.me == 0 {
+        eprint!("{}", crate::api::setup::info_text(Some(state)));
+    }
+    STATE.store(state, Release);
+    PHASE.store(RUNNING, Release);
+}
+
+/// Finalizes: completes outstanding operations, synchronizes, leaves the job.
+pub fn finalize(func: &str) {
+    let st = state(func);
+    quiet();
+    st.barrier();
+    if let Ok(mut job) = st.job.lock() {
+        job.finalize();
+    }
+    if let Ok(mut b) = st.boot.lock() {
+        if let Err(e) = b.finalize() {
+            crate::ffi::warn(func, &e);
+        }
+    }
+    STATE.store(std::ptr::null_mut(), Release);
+    PHASE.store(FINALIZED, Release);
+}
+
+/// Completes every outstanding operation of this PE. On mapped memory every put and AMO is
+/// complete when its call returns, so a full fence is all that is left.
+#[inline]
+pub fn quiet() {
+    std::sync::atomic::fence(SeqCst);
+}
+
+impl State {
+    /// The cross-process barrier of the whole job.
+    pub fn barrier(&self) {
+        // SAFETY: job_ptr points to the ShmJob inside self.job (set at init, never moved);
+        // barrier only touches shared atomics, so it may run beside a lock holder.
+        unsafe { (*self.job_ptr).barrier() }
+    }
+
+    /// Checks a PE number.
+    #[inline(always)]
+    pub fn check_pe(&self, func: &str, pe: i32) -> usize {
+        if pe < 0 || pe as usize >= self.npes {
+            bad_pe(func, pe, self.npes)
+        }
+        pe as usize
+    }
+
+    /// Translates the symmetric range `[addr, addr+len)` of this PE to PE `pe`'s copy as
+    /// mapped here, or `None` when the range is not symmetric.
+    #[inline(always)]
+    pub fn translate(&self, addr: usize, len: usize, pe: usize) -> Option<usize> {
+        if let Some(off) = self.heap.offset(addr, len) {
+            return Some(self.heap.peers[pe] + off);
+        }
+        let d = self.data.as_ref()?;
+        d.offset(addr, len).map(|off| d.peers[pe] + off)
+    }
+
+    /// Like `translate`, with a fatal error naming `what` when the range is not symmetric.
+    #[inline(always)]
+    pub fn remote(&self, func: &str, what: &str, addr: usize, len: usize, pe: usize) -> usize {
+        match self.translate(addr, len, pe) {
+            Some(a) => a,
+            None => not_symmetric(self, func, what, addr, len),
+        }
+    }
+}
+
+#[cold]
+fn bad_pe(func: &str, pe: i32, npes: usize) -> ! {
+    fatal(func, &format!("pe {pe} out of range [0, {npes})"))
+}
+
+#[cold]
+fn not_symmetric(st: &State, func: &str, what: &str, addr: usize, len: usize) -> ! {
+    let heap_end = st.heap.base + st.heap.len;
+    let where_ = if addr >= st.heap.base && addr < heap_end {
+        format!("runs past the end of the symmetric heap [{:#x}, {heap_end:#x})", st.heap.base)
+    } else {
+        format!("is outside the symmetric heap [{:#x}, {heap_end:#x}) and the symmetric data segment", st.heap.base)
+    };
+    fatal(func, &format!("{what} {addr:#x} ({len} bytes) {where_}"))
+}
+
+/// `n * elem` bytes, or a fatal size-overflow error.
+#[inline(always)]
+pub fn bytes(func: &str, n: usize, elem: usize) -> usize {
+    match n.checked_mul(elem) {
+        Some(b) if b <= isize::MAX as usize => b,
+        _ => fatal(func, &format!("size overflow: {n} elements of {elem} bytes")),
+    }
+}

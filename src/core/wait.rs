@@ -1,0 +1,86 @@
+//! Backoff for every idle wait (wait_until, signal_wait_until, barriers): spin, then yield,
+//! then sleep with a doubling period capped by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does
+//! not burn a core for ever and an oversubscribed node still makes progress.
+
+use std::time::Duration;
+
+/// One waiter's backoff state.
+pub struct Backoff {
+    polls: u64,
+    spin: u64,
+    sleep_us: u64,
+    max_sleep_us: u64,
+}
+
+/// Polls spent yielding after spinning and before sleeping.
+const YIELDS: u64 = 64;
+
+impl Backoff {
+    pub fn new(spin: u64, max_sleep_us: u64) -> Backoff {
+        Backoff { polls: 0, spin, sleep_us: 1, max_sleep_us: max_sleep_us.max(1) }
+    }
+
+    /// Waits a little before the next poll.
+    #[inline]
+    pub fn snooze(&mut self) {
+        self.polls += 1;
+        if self.polls <= self.spin {
+            std::hint::spin_loop();
+        } else if self.polls <= self.spin + YIELDS {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(self.sleep_us));
+            self.sleep_us = (self.sleep_us * 2).min(self.max_sleep_us);
+        }
+    }
+
+    /// Whether the waiter has reached the sleeping phase.
+    pub fn is_sleeping(&self) -> bool {
+        self.polls > self.spin + YIELDS
+    }
+}
+
+/// Polls `done` with backoff until it returns true.
+#[inline]
+pub fn until(spin: u64, max_sleep_us: u64, mut done: impl FnMut() -> bool) {
+    let mut b = Backoff::new(spin, max_sleep_us);
+    while !done() {
+        b.snooze();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn backoff_reaches_sleep_and_caps() {
+        let mut b = Backoff::new(10, 8);
+        for _ in 0..(10 + YIELDS) {
+            b.snooze();
+        }
+        assert!(!b.is_sleeping());
+        for _ in 0..6 {
+            b.snooze();
+        }
+        assert!(b.is_sleeping());
+        assert_eq!(b.sleep_us, 8);
+    }
+
+    #[test]
+    fn until_sees_a_flag_set_by_another_thread() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            f2.store(true, Ordering::Release);
+        });
+        let t0 = Instant::now();
+        until(100, 50, || flag.load(Ordering::Acquire));
+        assert!(t0.elapsed() >= Duration::from_millis(15));
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,55 @@
+//! The C boundary: the panic guard every exported body runs in, and the PE-tagged fatal
+//! error that ends the whole job. Owns nothing else; it must not hold locks while exiting.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs an exported function's body; a Rust panic becomes a PE-tagged fatal error instead
+/// of unwinding into C.
+#[inline(always)]
+pub fn guard<R>(func: &'static str, body: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            fatal(func, &format!("internal error: {msg}"))
+        }
+    }
+}
+
+/// The PE number for message tags: the running PE, else the launcher's rank, else `?`.
+pub fn pe_tag() -> String {
+    if let Some(me) = crate::core::my_pe_if_running() {
+        return me.to_string();
+    }
+    crate::bootstrap::rank_hint().map_or_else(|| "?".into(), |r| r.to_string())
+}
+
+/// Prints `[PE n] WARNING: func: msg` on stderr.
+pub fn warn(func: &str, msg: &str) {
+    eprintln!("[PE {}] WARNING: {func}: {msg}", pe_tag());
+}
+
+/// Prints `[PE n] ERROR: func: msg`, tells the other PEs of the node, and ends this process
+/// with status 1. The launcher (ishmrun, mpirun, mpiexec) and the other PEs' watchdogs then
+/// end the rest of the job.
+#[cold]
+#[inline(never)]
+pub fn fatal(func: &str, msg: &str) -> ! {
+    eprintln!("[PE {}] ERROR: {func}: {msg}", pe_tag());
+    crate::core::abort_job();
+    exit_now(1)
+}
+
+/// Flushes C stdio (the program's own buffered output) and exits without running atexit
+/// handlers, which may call back into the library.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: fflush(NULL) flushes every open C stream; _exit never returns.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(code)
+    }
+}

@@ -1,0 +1,206 @@
+//! Shared-memory segments of the CPU backend: files in a tmpfs directory that every PE of the
+//! node maps. Owns creating, mapping and unlinking them, and moving the executable's data
+//! segment (its global and static variables) into one, so that they become symmetric.
+//! It knows nothing of PEs or the job: callers pass paths and sizes.
+
+use std::ffi::CString;
+use std::io::Error;
+
+fn cpath(path: &str) -> Result<CString, String> {
+    CString::new(path).map_err(|_| format!("path {path:?} contains a NUL byte"))
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as usize } else { 4096 }
+}
+
+/// Rounds down to a page boundary.
+pub fn page_floor(x: usize) -> usize {
+    x & !(page_size() - 1)
+}
+
+/// Rounds up to a page boundary.
+pub fn page_ceil(x: usize) -> usize {
+    let p = page_size();
+    (x + p - 1) & !(p - 1)
+}
+
+/// An open file descriptor, closed on drop.
+pub struct Fd(pub i32);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: we own this descriptor.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// Opens (creating it if needed) a shared file and sets its length. `exclusive` makes an
+/// existing file an error.
+pub fn open_sized(path: &str, len: usize, exclusive: bool) -> Result<Fd, String> {
+    let c = cpath(path)?;
+    let mut flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC;
+    if exclusive {
+        flags |= libc::O_EXCL;
+    }
+    // SAFETY: c is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600 as libc::c_uint) };
+    if fd < 0 {
+        return Err(format!("cannot create {path}: {}", Error::last_os_error()));
+    }
+    let fd = Fd(fd);
+    // SAFETY: fd is open for writing.
+    if unsafe { libc::ftruncate(fd.0, len as libc::off_t) } != 0 {
+        return Err(format!("cannot size {path} to {len} bytes: {}", Error::last_os_error()));
+    }
+    Ok(fd)
+}
+
+/// Opens an existing shared file and checks that it holds at least `len` bytes.
+pub fn open_existing(path: &str, len: usize) -> Result<Fd, String> {
+    let c = cpath(path)?;
+    // SAFETY: c is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("cannot open {path}: {}", Error::last_os_error()));
+    }
+    let fd = Fd(fd);
+    // SAFETY: st is plain data written by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open and st is writable.
+    if unsafe { libc::fstat(fd.0, &mut st) } != 0 || (st.st_size as usize) < len {
+        return Err(format!("{path} is shorter than the expected {len} bytes"));
+    }
+    Ok(fd)
+}
+
+/// Maps `len` bytes of a shared file read-write; `at` asks for that exact address
+/// (replacing what is there). Returns the address.
+pub fn map(fd: &Fd, len: usize, at: Option<usize>) -> Result<usize, String> {
+    let mut flags = libc::MAP_SHARED | libc::MAP_NORESERVE;
+    if at.is_some() {
+        flags |= libc::MAP_FIXED;
+    }
+    let hint = at.unwrap_or(0) as *mut libc::c_void;
+    // SAFETY: mapping a file we hold open; with MAP_FIXED the caller guarantees the range is
+    // one it owns and whose contents it has copied into the file.
+    let p = unsafe { libc::mmap(hint, len, libc::PROT_READ | libc::PROT_WRITE, flags, fd.0, 0) };
+    if p == libc::MAP_FAILED {
+        return Err(format!("cannot map {len} bytes: {}", Error::last_os_error()));
+    }
+    Ok(p as usize)
+}
+
+/// Unlinks a file, ignoring a file that is already gone.
+pub fn unlink(path: &str) {
+    if let Ok(c) = cpath(path) {
+        // SAFETY: c is a valid path.
+        unsafe { libc::unlink(c.as_ptr()) };
+    }
+}
+
+/// Bytes free in the filesystem holding `dir`, if it can be asked.
+pub fn free_bytes(dir: &str) -> Option<u64> {
+    let c = cpath(dir).ok()?;
+    // SAFETY: plain data written by statvfs.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid path and s is writable.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    Some(s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+/// The writable, page-aligned part of the main executable's data (`.data`, `.bss`), after its
+/// RELRO pages: `(start, len)`, or `None` when it has none.
+pub fn main_data_segment() -> Option<(usize, usize)> {
+    #[derive(Default)]
+    struct Found {
+        rw: Option<(usize, usize)>,
+        relro_end: usize,
+        done: bool,
+    }
+    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes our `Found` and a valid info record.
+        let (found, info) = unsafe { (&mut *(data as *mut Found), &*info) };
+        if found.done {
+            return 1;
+        }
+        found.done = true; // the first object is the main program
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: dlpi_phdr has dlpi_phnum entries.
+            let ph = unsafe { &*info.dlpi_phdr.add(i) };
+            let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W != 0 && found.rw.is_none() {
+                found.rw = Some((start, start + ph.p_memsz as usize));
+            } else if ph.p_type == libc::PT_GNU_RELRO {
+                found.relro_end = start + ph.p_memsz as usize;
+            }
+        }
+        1
+    }
+    let mut found = Found::default();
+    // SAFETY: the callback only reads the records and writes `found`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut found as *mut Found as *mut libc::c_void) };
+    let (lo, hi) = found.rw?;
+    let start = page_floor(lo).max(page_ceil(found.relro_end.min(hi)));
+    let end = page_ceil(hi);
+    (end > start).then(|| (start, end - start))
+}
+
+/// Moves `[start, start+len)` of this process (page-aligned, read-write) into the shared file
+/// at `path`: copies the bytes into it and maps it over the same addresses. The caller makes
+/// sure no other thread writes the range meanwhile.
+pub fn share_in_place(path: &str, start: usize, len: usize) -> Result<Fd, String> {
+    let fd = open_sized(path, len, true)?;
+    let tmp = map(&fd, len, None)?;
+    // SAFETY: both ranges are mapped, readable/writable and len bytes long; they do not
+    // overlap (tmp is a fresh mapping).
+    unsafe { std::ptr::copy_nonoverlapping(start as *const u8, tmp as *mut u8, len) };
+    // SAFETY: tmp was mapped above with this length.
+    unsafe { libc::munmap(tmp as *mut libc::c_void, len) };
+    map(&fd, len, Some(start))?;
+    Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_round() {
+        let p = page_size();
+        assert_eq!(page_floor(p + 1), p);
+        assert_eq!(page_ceil(p + 1), 2 * p);
+        assert_eq!(page_ceil(p), p);
+    }
+
+    #[test]
+    fn a_file_maps_twice_to_the_same_memory() {
+        let path = format!("/dev/shm/ishmem-unit-{}", std::process::id());
+        let fd = open_sized(&path, 1 << 20, true).unwrap();
+        assert!(open_sized(&path, 1 << 20, true).unwrap_err().contains("cannot create"));
+        let a = map(&fd, 1 << 20, None).unwrap();
+        let fd2 = open_existing(&path, 1 << 20).unwrap();
+        let b = map(&fd2, 1 << 20, None).unwrap();
+        unlink(&path);
+        assert_ne!(a, b);
+        // SAFETY: both mappings are 1 MiB long and alias the same file.
+        unsafe {
+            *((a + 4096) as *mut u64) = 0xfeed;
+            assert_eq!(*((b + 4096) as *const u64), 0xfeed);
+        }
+        assert!(open_existing(&path, 1).is_err());
+    }
+
+    static mut GLOBAL: [u64; 8] = [7; 8];
+
+    #[test]
+    fn the_data_segment_is_found_and_holds_globals() {
+        let (start, len) = main_data_segment().expect("test binary has a data segment");
+        let addr = std::ptr::addr_of!(GLOBAL) as usize;
+        assert!(addr >= start && addr < start + len, "{addr:#x} not in {start:#x}+{len:#x}");
+    }
+}

@@ -1,0 +1,368 @@
+//! The node-local shared-memory transport of the CPU backend.
+//!
+//! Owns the job's control segment (one per job: a header and one slot per PE), each PE's heap
+//! and data segments as mapped by every other PE, the cross-process barrier, and the
+//! watchdog thread that ends the job when a peer dies.
+//!
+//! Ordering contract:
+//! - A PE publishes its slot (pid, sizes) with plain atomic stores and then `state = JOINED`
+//!   with Release; a peer that reads `state >= JOINED` with Acquire sees the slot and may open
+//!   the PE's files (created before the store).
+//! - Barrier: each arrival is a `fetch_add` (AcqRel) on `bar_count`; the last arrival resets the
+//!   count and bumps `bar_gen` with Release; waiters read `bar_gen` with Acquire. So every
+//!   store a PE made before it arrived (puts into any heap included) happens-before every
+//!   load any PE makes after it leaves.
+//! - `state = FINALIZED` (Release) is written after the finalize barrier; the watchdog reads it
+//!   (Acquire) when a peer's process ends, to tell a clean exit from a death.
+
+use crate::heap::segment::{self, Fd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MAGIC: u64 = 0x6973_686d_656d_3031; // "ishmem01"
+const HEADER_BYTES: usize = 4096;
+
+/// Slot states.
+const JOINED: u32 = 1;
+const FINALIZED: u32 = 2;
+
+#[repr(C)]
+struct Header {
+    magic: AtomicU64,
+    npes: AtomicU64,
+    bar_count: AtomicU64,
+    bar_gen: AtomicU64,
+    /// 0: running; pe+1: that PE reported a fatal error.
+    abort_pe: AtomicI64,
+}
+
+/// One PE's slot.
+#[repr(C)]
+struct Slot {
+    state: AtomicU32,
+    pid: AtomicI32,
+    heap_len: AtomicU64,
+    data_len: AtomicU64,
+    /// Arguments of the collective calls (allocation), double-buffered by call parity.
+    coll: [[AtomicU64; 4]; 2],
+    _pad: [u64; 5],
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
+const _: () = assert!(std::mem::size_of::<Slot>() == 128);
+
+/// The shared-memory side of a running PE.
+pub struct ShmJob {
+    pub me: usize,
+    pub npes: usize,
+    ctl: usize,
+    /// Each PE's heap as mapped here (index: PE).
+    pub heap_bases: Vec<usize>,
+    /// Each PE's data segment as mapped here, when globals are symmetric.
+    pub data_bases: Option<Vec<usize>>,
+    spin: u64,
+    sleep_max_us: u64,
+    watchdog: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
+}
+
+/// What a PE brings to the job.
+pub struct JoinParams<'a> {
+    pub dir: &'a str,
+    pub key: &'a str,
+    pub me: usize,
+    pub npes: usize,
+    pub heap_len: usize,
+    /// The executable's data segment `(start, len)` to share, if globals are symmetric.
+    pub data: Option<(usize, usize)>,
+    pub timeout: Duration,
+    pub spin: u64,
+    pub sleep_max_us: u64,
+    pub debug: bool,
+}
+
+fn file(dir: &str, key: &str, what: &str) -> String {
+    format!("{dir}/ishmem-{key}-{what}")
+}
+
+/// Files this process created and must remove if it fails before they are unlinked.
+static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// The control segment of the running job, for `abort` (0 when none).
+static CTL: AtomicU64 = AtomicU64::new(0);
+
+fn created(path: String) {
+    if let Ok(mut v) = CREATED.lock() {
+        v.push(path);
+    }
+}
+
+/// Removes the files this PE created and has not unlinked yet (on a failed start).
+pub fn remove_created() {
+    if let Ok(mut v) = CREATED.try_lock() {
+        for p in v.drain(..) {
+            segment::unlink(&p);
+        }
+    }
+}
+
+/// Marks the job as failed by PE `me` so that every watchdog ends its PE.
+pub fn mark_abort(me: usize) {
+    let ctl = CTL.load(Acquire) as usize;
+    if ctl != 0 {
+        // SAFETY: CTL is set only while the control segment is mapped (it is never unmapped).
+        let h = unsafe { &*(ctl as *const Header) };
+        let _ = h.abort_pe.compare_exchange(0, me as i64 + 1, AcqRel, Acquire);
+    }
+}
+
+impl ShmJob {
+    fn header(&self) -> &'static Header {
+        // SAFETY: ctl maps at least HEADER_BYTES for the life of the process.
+        unsafe { &*(self.ctl as *const Header) }
+    }
+
+    fn slot(&self, pe: usize) -> &'static Slot {
+        debug_assert!(pe < self.npes);
+        // SAFETY: the segment holds npes slots after the header.
+        unsafe { &*((self.ctl + HEADER_BYTES + pe * std::mem::size_of::<Slot>()) as *const Slot) }
+    }
+
+    /// Joins the job: publishes this PE's segments, waits for every PE, maps theirs.
+    pub fn join(p: &JoinParams) -> Result<ShmJob, String> {
+        let ctl_path = file(p.dir, p.key, "ctl");
+        let ctl_len = HEADER_BYTES + p.npes * std::mem::size_of::<Slot>();
+        let fd = segment::open_sized(&ctl_path, ctl_len, false)?;
+        created(ctl_path.clone());
+        let ctl = segment::map(&fd, ctl_len, None)?;
+        drop(fd);
+        let mut job = ShmJob {
+            me: p.me,
+            npes: p.npes,
+            ctl,
+            heap_bases: vec![0; p.npes],
+            data_bases: None,
+            spin: p.spin,
+            sleep_max_us: p.sleep_max_us,
+            watchdog: None,
+        };
+        let h = job.header();
+        let _ = h.magic.compare_exchange(0, MAGIC, AcqRel, Acquire);
+        match h.npes.compare_exchange(0, p.npes as u64, AcqRel, Acquire) {
+            Ok(_) => {}
+            Err(n) if n == p.npes as u64 => {}
+            Err(n) => return Err(format!("job key {} is in use by a job of {n} PEs (this one has {})", p.key, p.npes)),
+        }
+        CTL.store(ctl as u64, Release);
+        let me_slot = job.slot(p.me);
+        if me_slot.state.load(Acquire) != 0 {
+            return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.me, p.key));
+        }
+
+        // Our heap.
+        let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
+        let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
+        created(heap_path);
+        job.heap_bases[p.me] = segment::map(&hfd, p.heap_len, None)?;
+        drop(hfd);
+        // Our data segment.
+        let mut data_len = 0;
+        if let Some((start, len)) = p.data {
+            let data_path = file(p.dir, p.key, &format!("data-{}", p.me));
+            let dfd: Fd = segment::share_in_place(&data_path, start, len)?;
+            created(data_path);
+            drop(dfd);
+            data_len = len;
+        }
+        // SAFETY: getpid has no preconditions.
+        me_slot.pid.store(unsafe { libc::getpid() }, Relaxed);
+        me_slot.heap_len.store(p.heap_len as u64, Relaxed);
+        me_slot.data_len.store(data_len as u64, Relaxed);
+        me_slot.state.store(JOINED, Release);
+
+        // Wait for everybody.
+        let deadline = Instant::now() + p.timeout;
+        let mut b = crate::core::wait::Backoff::new(p.spin, 1000);
+        loop {
+            let missing: Vec<usize> = (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).collect();
+            if missing.is_empty() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let list: Vec<String> = missing.iter().take(16).map(|q| q.to_string()).collect();
+                return Err(format!(
+                    "timed out after {} s waiting for PEs {} of {} to start (ISHMEM_BOOTSTRAP_TIMEOUT)",
+                    p.timeout.as_secs(), list.join(", "), p.npes
+                ));
+            }
+            b.snooze();
+        }
+
+        // Map every peer's segments.
+        let mut data_bases = p.data.map(|_| vec![0usize; p.npes]);
+        for q in 0..p.npes {
+            let s = job.slot(q);
+            let hl = s.heap_len.load(Relaxed) as usize;
+            if hl != p.heap_len {
+                return Err(format!(
+                    "PE {q} has a symmetric heap of {hl} bytes and this PE {} bytes: ISHMEM_SYMMETRIC_SIZE must be the same on every PE",
+                    p.heap_len
+                ));
+            }
+            let dl = s.data_len.load(Relaxed) as usize;
+            if let (Some(bases), Some((start, len))) = (data_bases.as_mut(), p.data) {
+                if dl != len {
+                    return Err(format!(
+                        "PE {q} runs a different executable (data segment of {dl} bytes, here {len}); \
+                         set ISHMEM_SYMMETRIC_GLOBALS=0 on every PE to run different programs"
+                    ));
+                }
+                bases[q] = if q == p.me {
+                    start
+                } else {
+                    let fd = segment::open_existing(&file(p.dir, p.key, &format!("data-{q}")), len)?;
+                    segment::map(&fd, len, None)?
+                };
+            }
+            if q != p.me {
+                let fd = segment::open_existing(&file(p.dir, p.key, &format!("heap-{q}")), hl)?;
+                job.heap_bases[q] = segment::map(&fd, hl, None)?;
+            }
+            if p.debug {
+                eprintln!("[PE {}] DEBUG: PE {q} pid {} heap mapped at {:#x}", p.me, s.pid.load(Relaxed), job.heap_bases[q]);
+            }
+        }
+        job.data_bases = data_bases;
+        job.barrier();
+        // Every PE has mapped everything: the names are no longer needed.
+        if let Ok(mut v) = CREATED.lock() {
+            for path in v.drain(..) {
+                if p.me == 0 || !path.ends_with("-ctl") {
+                    segment::unlink(&path);
+                }
+            }
+        }
+        Ok(job)
+    }
+
+    /// Blocks until every PE of the job has called it (a full memory barrier for the puts and
+    /// AMOs made before it, on every PE of the node).
+    pub fn barrier(&self) {
+        let h = self.header();
+        let gen = h.bar_gen.load(Acquire);
+        if h.bar_count.fetch_add(1, AcqRel) + 1 == self.npes as u64 {
+            h.bar_count.store(0, Relaxed);
+            h.bar_gen.store(gen.wrapping_add(1), Release);
+        } else {
+            crate::core::wait::until(self.spin, self.sleep_max_us, || h.bar_gen.load(Acquire) != gen);
+        }
+    }
+
+    /// Publishes this PE's arguments of collective call number `seq`.
+    pub fn post_args(&self, seq: u64, args: [u64; 4]) {
+        let s = &self.slot(self.me).coll[(seq & 1) as usize];
+        for (a, v) in s.iter().zip(args) {
+            a.store(v, Relaxed);
+        }
+    }
+
+    /// Reads PE `pe`'s arguments of collective call `seq` (after a barrier).
+    pub fn args_of(&self, pe: usize, seq: u64) -> [u64; 4] {
+        let s = &self.slot(pe).coll[(seq & 1) as usize];
+        [0, 1, 2, 3].map(|i| s[i].load(Relaxed))
+    }
+
+    /// Starts the thread that ends this PE when a peer dies or fails.
+    pub fn start_watchdog(&mut self, period: Duration) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let ctl = self.ctl;
+        let (me, npes) = (self.me, self.npes);
+        let pids: Vec<(usize, i32)> =
+            (0..npes).filter(|&q| q != me).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
+        let spawn = std::thread::Builder::new().name("ishmem-watchdog".into()).spawn(move || {
+            let view = ShmJob { me, npes, ctl, heap_bases: Vec::new(), data_bases: None, spin: 0, sleep_max_us: 0, watchdog: None };
+            watch(&view, &pids, &stop2, period);
+            std::mem::forget(view);
+        });
+        if let Ok(handle) = spawn {
+            self.watchdog = Some((stop, handle));
+        }
+    }
+
+    /// Leaves the job cleanly: marks this PE finalized and stops the watchdog.
+    pub fn finalize(&mut self) {
+        self.slot(self.me).state.store(FINALIZED, Release);
+        if let Some((stop, handle)) = self.watchdog.take() {
+            stop.store(true, Release);
+            let _ = handle.join();
+        }
+        CTL.store(0, Release);
+    }
+}
+
+fn pidfd_open(pid: i32) -> i32 {
+    // SAFETY: pidfd_open takes a pid and flags and returns a descriptor or -1.
+    unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM }
+}
+
+/// The watchdog loop: polls the peers' pidfds (or their pids where pidfds are unavailable) and
+/// the job's abort flag every `period`.
+fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duration) {
+    let mut fds: Vec<(usize, i32, i32)> = pids.iter().map(|&(q, pid)| (q, pid, pidfd_open(pid))).collect();
+    let ms = period.as_millis().clamp(1, 10_000) as i32;
+    while !stop.load(Acquire) {
+        let mut polls: Vec<libc::pollfd> =
+            fds.iter().filter(|f| f.2 >= 0).map(|f| libc::pollfd { fd: f.2, events: libc::POLLIN, revents: 0 }).collect();
+        // SAFETY: polls is a valid array of pollfd of the given length.
+        unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, ms) };
+        if stop.load(Acquire) {
+            break;
+        }
+        let failed = job.header().abort_pe.load(Acquire);
+        if failed != 0 && failed - 1 != job.me as i64 {
+            eprintln!("[PE {}] ERROR: ending the job because PE {} failed (see its message)", job.me, failed - 1);
+            crate::ffi::exit_now(1);
+        }
+        let mut gone = Vec::new();
+        for (i, &(q, pid, fd)) in fds.iter().enumerate() {
+            let dead = if fd >= 0 {
+                polls.iter().any(|p| p.fd == fd && p.revents != 0)
+            } else {
+                !alive(pid)
+            };
+            if !dead {
+                continue;
+            }
+            if job.slot(q).state.load(Acquire) == FINALIZED {
+                gone.push(i);
+                continue;
+            }
+            if stop.load(Acquire) {
+                return;
+            }
+            eprintln!(
+                "[PE {}] ERROR: PE {q} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
+                job.me
+            );
+            crate::ffi::exit_now(1);
+        }
+        for i in gone.into_iter().rev() {
+            let (_, _, fd) = fds.remove(i);
+            if fd >= 0 {
+                // SAFETY: we opened this pidfd.
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+    for (_, _, fd) in fds {
+        if fd >= 0 {
+            // SAFETY: we opened this pidfd.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
