@@ -1,0 +1,55 @@
+# ishmem: a thin wrapper over cargo (the library and tools) and CMake/ctest (the C suite).
+#   make                      build libishmem.so, ishmrun, ishmem-info (release)
+#   make install PREFIX=dir   install lib/, include/, bin/, pkg-config and CMake files
+#   make check                generated-file check, Rust tests, C test suite (ctest)
+#   make run-example NP=4     build examples/hello.c against the install and run it on NP PEs
+#   make generate             rewrite the generated files from the tables
+
+PREFIX ?= $(CURDIR)/build/prefix
+NP ?= 4
+CARGO ?= cargo
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+CTEST_ARGS ?= --output-on-failure
+
+.PHONY: all build install check check-generated test-rust test-c run-example generate clean
+
+all: build
+
+build:
+	$(CARGO) build --release --workspace
+
+generate:
+	$(CARGO) run -q -p ishmem-gen
+
+check-generated:
+	$(CARGO) run -q -p ishmem-gen -- --check
+
+install: build
+	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/lib/cmake/ishmem $(PREFIX)/include $(PREFIX)/bin $(PREFIX)/share/doc/ishmem
+	install -m 755 target/release/libishmem.so $(PREFIX)/lib/
+	install -m 644 include/ishmem.h include/ishmemx.h $(PREFIX)/include/
+	install -m 755 target/release/ishmrun target/release/ishmem-info $(PREFIX)/bin/
+	sed 's|@VERSION@|$(VERSION)|g' cmake/ishmem.pc.in > $(PREFIX)/lib/pkgconfig/ishmem.pc
+	install -m 644 cmake/ishmemConfig.cmake $(PREFIX)/lib/cmake/ishmem/
+	sed 's|@VERSION@|$(VERSION)|g' cmake/ishmemConfigVersion.cmake.in > $(PREFIX)/lib/cmake/ishmem/ishmemConfigVersion.cmake
+	install -m 644 README.md docs/ENV.md $(PREFIX)/share/doc/ishmem/
+	install -m 644 abi/symbols.txt $(PREFIX)/share/doc/ishmem/symbols.txt
+
+test-rust:
+	$(CARGO) test --release --workspace
+
+test-c: install
+	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build/tests -j 2
+	cd build/tests && ctest $(CTEST_ARGS)
+
+check: check-generated test-rust test-c
+
+run-example: install
+	install -d build/example
+	cc -O2 -Wall -Wextra examples/hello.c $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs ishmem) -o build/example/hello
+	$(PREFIX)/bin/ishmrun -n $(NP) build/example/hello
+
+clean:
+	$(CARGO) clean
+	rm -rf build
