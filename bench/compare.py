@@ -2,6 +2,7 @@
 """Compare benchmark CSVs (bench/host_bench.c output) of ishmem and peers.
 
     python3 bench/compare.py [--out TABLE.md] [--plots DIR] a.csv b.csv ...
+    python3 bench/compare.py --merge OUT.csv run1.csv run2.csv ...
 
 CSV columns: lib,version,backend,op,scope,npes,bytes,iters,value,unit,machine
 
@@ -11,6 +12,10 @@ many times better ishmem is (GB/s and Mops/s: higher is better; us: lower is
 better), and one PNG per (scope, op) under --plots: value vs bytes on a log
 x axis for ops measured at several sizes, a bar chart for single-size ops.
 Only the standard library and matplotlib are needed.
+
+--merge combines repeated runs of the same library: for every row identity
+(all columns but iters and value) it keeps the run with the median value
+(median_low, so the row is a real measurement), writes OUT.csv and exits.
 """
 import argparse
 import csv
@@ -83,6 +88,26 @@ def read_rows(paths):
                     continue
                 rows.append(r)
     return rows
+
+
+def merge(paths, out):
+    import statistics
+    groups = OrderedDict()
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r.get("lib") in (None, "lib"):
+                    continue
+                key = tuple(r[c] for c in COLUMNS if c not in ("iters", "value"))
+                groups.setdefault(key, []).append(r)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for runs in groups.values():
+            med = statistics.median_low(float(r["value"]) for r in runs)
+            w.writerow(next(r for r in runs if float(r["value"]) == med))
+    print(f"compare.py: merged {len(paths)} runs into {out} ({len(groups)} rows)",
+          file=sys.stderr)
 
 
 def series_labels(rows):
@@ -223,7 +248,12 @@ def main():
                     help="markdown output (default: <dir of first csv>/host-table.md)")
     ap.add_argument("--plots", default=None,
                     help="PNG directory (default: <dir of first csv>/plots); '' for none")
+    ap.add_argument("--merge", metavar="OUT", default=None,
+                    help="write the per-row median of the input runs to OUT and exit")
     args = ap.parse_args()
+    if args.merge:
+        merge(args.csv, args.merge)
+        return
     base_dir = os.path.dirname(os.path.abspath(args.csv[0]))
     out = args.out or os.path.join(base_dir, "host-table.md")
     plot_dir = os.path.join(base_dir, "plots") if args.plots is None else args.plots

@@ -16,7 +16,7 @@
  *   lib,version,backend,op,scope,npes,bytes,iters,value,unit,machine
  *
  * Usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]
- *                   [--max-bytes N] [--no-header]
+ *                   [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]
  * ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all
  */
 #define _GNU_SOURCE
@@ -178,6 +178,35 @@ static int any_fail(int local)
     return (int)bcast_long(me == 0 ? (long)*(volatile int *)g_flag : 0);
 }
 
+/* End of the timed section of a one-sided row (called by every PE).
+ * With --target-wait=sleep (default) the passive PEs do not sit in the
+ * library's barrier while PE 0 is timed: they poll a flag that PE 0 sets
+ * when done, sleeping between polls (and calling quiet, which lets
+ * implementations that need target-side progress make it). The target's
+ * CPU is then idle for both libraries alike; on a small VM a spinning
+ * target steals cycles from PE 0 (vCPUs that share a core). With
+ * --target-wait=barrier the passive PEs wait in ishmem_barrier_all. */
+static int g_target_sleep = 1;
+static int *g_done;        /* symmetric: release token from PE 0 */
+static int g_tok;          /* lockstep token counter (same on all PEs) */
+static void end_timed(void)
+{
+    g_tok++;
+    if (g_target_sleep) {
+        if (me == 0) {
+            for (int pe = 1; pe < npes; pe++) ishmem_int_p(g_done, g_tok, pe);
+            ishmem_quiet();
+        } else {
+            const struct timespec ts = {0, 20000}; /* 20 us */
+            while (*(volatile int *)g_done != g_tok) {
+                ishmem_quiet();
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    ishmem_barrier_all();
+}
+
 static void die_all(int rc)
 {
     ishmem_barrier_all();
@@ -201,7 +230,7 @@ static double run_putmem(const row_t *r, long iters, int *fail)
         ishmem_quiet();
         t = now_s() - t0;
     }
-    ishmem_barrier_all();
+    end_timed();
     if (me == 1) {
         maybe_inject(r, dbuf);
         size_t bad = check(dbuf, n, seed);
@@ -226,7 +255,7 @@ static double run_getmem(const row_t *r, long iters, int *fail)
         size_t bad = check(dbuf, n, seed);
         if (bad != n) verify_failed(r, fail, "first bad byte at offset %zu", bad);
     }
-    ishmem_barrier_all();
+    end_timed();
     return t;
 }
 
@@ -244,7 +273,7 @@ static double run_p(const row_t *r, long iters, int *fail)
         }
         t = now_s() - t0;
     }
-    ishmem_barrier_all();
+    end_timed();
     if (me == 1) {
         int want = (int)((base + (unsigned)(iters - 1)) & 0x7fffffff);
         int got = *(volatile int *)ibuf;
@@ -268,7 +297,7 @@ static double run_g(const row_t *r, long iters, int *fail)
         for (long i = 0; i < iters; i++) want = chain_pe1[want];
         if (idx != want) verify_failed(r, fail, "chain ended at %d, expected %d", idx, want);
     }
-    ishmem_barrier_all();
+    end_timed();
     return t;
 }
 
@@ -301,7 +330,7 @@ static double run_fetch_add(const row_t *r, long iters, int *fail)
         t = now_s() - t0;
         if (bad) verify_failed(r, fail, "%ld fetched values out of sequence", bad);
     }
-    ishmem_barrier_all();
+    end_timed();
     check_ctr(r, fail, (uint64_t)iters);
     return t;
 }
@@ -321,7 +350,7 @@ static double run_compare_swap(const row_t *r, long iters, int *fail)
         t = now_s() - t0;
         if (bad) verify_failed(r, fail, "%ld compare_swaps returned a wrong old value", bad);
     }
-    ishmem_barrier_all();
+    end_timed();
     check_ctr(r, fail, (uint64_t)iters);
     return t;
 }
@@ -338,7 +367,7 @@ static double run_add(const row_t *r, long iters, int *fail)
         ishmem_quiet();
         t = now_s() - t0;
     }
-    ishmem_barrier_all();
+    end_timed();
     check_ctr(r, fail, (uint64_t)iters);
     return t;
 }
@@ -498,7 +527,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]\n"
-            "                  [--max-bytes N] [--no-header]\n"
+            "                  [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]\n"
             "ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all\n");
 }
 
@@ -516,6 +545,8 @@ int main(int argc, char **argv)
         else if (!strncmp(argv[i], "--ops=", 6)) ops = argv[i] + 6;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--target-ms") && i + 1 < argc) g_target_s = atof(argv[++i]) * 1e-3;
+        else if (!strcmp(argv[i], "--target-wait=sleep")) g_target_sleep = 1;
+        else if (!strcmp(argv[i], "--target-wait=barrier")) g_target_sleep = 0;
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = strtoull(argv[++i], NULL, 0);
         else bad_args = 1;
     }
@@ -570,6 +601,7 @@ int main(int argc, char **argv)
     /* symmetric allocations: same order and sizes on every PE */
     g_ctl = ishmem_malloc(sizeof(long));
     g_flag = ishmem_malloc(sizeof(int));
+    g_done = ishmem_malloc(sizeof(int));
     g_cnt = ishmem_malloc(sizeof(long) * (size_t)npes);
     ibuf = ishmem_malloc(sizeof(int));
     chain = ishmem_malloc(sizeof(int) * CHAIN_N);
@@ -579,13 +611,14 @@ int main(int argc, char **argv)
     pp_dst = ishmem_malloc(sizeof(uint64_t));
     sbuf = need_bufs ? ishmem_malloc(buf_bytes) : NULL;
     dbuf = need_bufs ? ishmem_malloc(buf_bytes) : NULL;
-    if (!g_ctl || !g_flag || !g_cnt || !ibuf || !chain || !ctr || !sig || !pp_src || !pp_dst ||
+    if (!g_ctl || !g_flag || !g_done || !g_cnt || !ibuf || !chain || !ctr || !sig || !pp_src || !pp_dst ||
         (need_bufs && (!sbuf || !dbuf))) {
         fprintf(stderr, "host_bench: pe %d: ishmem_malloc failed (buffers of %zu bytes; "
                         "raise the symmetric heap size)\n", me, buf_bytes);
         exit(3);
     }
     *g_flag = 0;
+    *g_done = 0;
     *ctr = 0;
     *sig = 0;
     *pp_src = *pp_dst = 0;
@@ -685,6 +718,7 @@ int main(int argc, char **argv)
     ishmem_free(chain);
     ishmem_free(ibuf);
     ishmem_free(g_cnt);
+    ishmem_free(g_done);
     ishmem_free(g_flag);
     ishmem_free(g_ctl);
     free(chain_pe1);

@@ -9,10 +9,14 @@
 #
 # Environment:
 #   NP=2                     PEs per run
+#   RUNS=3                   runs per library; each row keeps the median run
+#                            (a whole run can be slow on a VM whose vCPUs
+#                            moved: ping-pong/barrier rows then read ~2.5x)
 #   BENCH_BACKEND=cpu        backend column of the ishmem rows
 #   BENCH_MACHINE=<name>     machine column (default: <hostname>-<nproc>core)
 #   CC=cc                    compiler for the ishmem build (oshcc for the peer)
 #   OSHRUN_FLAGS=...         replaces the default oshrun flags (see below)
+#   NO_BUILD=1               do not run make install, use build/prefix as is
 #   PYTHON=python3           interpreter for compare.py (default: the first of
 #                            python3, /usr/bin/python3 that imports matplotlib)
 #
@@ -27,6 +31,7 @@ BUILD="$BENCH/build"
 RESULTS="$BENCH/results"
 PREFIX="$ROOT/build/prefix"
 NP=${NP:-2}
+RUNS=${RUNS:-3}
 CC=${CC:-cc}
 CFLAGS="-O2 -Wall -Wextra"
 export BENCH_BACKEND=${BENCH_BACKEND:-cpu}
@@ -47,7 +52,7 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift ;;
         --only=*) ONLY=${1#--only=} ;;
         --) shift; EXTRA=("$@"); break ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "run_host.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -64,36 +69,46 @@ fi
 
 status=0
 
+# a python for compare.py that has matplotlib (pyenv shims often lack it)
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+    for cand in python3 /usr/bin/python3; do
+        if command -v "$cand" >/dev/null && "$cand" -c 'import matplotlib' 2>/dev/null; then
+            PY=$cand; break
+        fi
+    done
+    PY=${PY:-python3}
+fi
+
 # ---------------------------------------------------------------- ishmem
 build_ishmem() {
-    local pc="$PREFIX/lib/pkgconfig"
-    if [ ! -f "$PREFIX/lib/libishmem.so" ] || [ ! -f "$pc/ishmem.pc" ]; then
-        if [ -f "$ROOT/Makefile" ]; then
-            note "building ishmem: make install PREFIX=$PREFIX"
-            (cd "$ROOT" && make install PREFIX="$PREFIX") >"$BUILD/ishmem-make.log" 2>&1 ||
-                { warn "make install failed (see $BUILD/ishmem-make.log)"; return 1; }
-        else
-            warn "no $PREFIX/lib/libishmem.so and no Makefile to build it"; return 1
+    local pc="$PREFIX/lib/pkgconfig" have=0
+    [ -f "$PREFIX/lib/libishmem.so" ] && [ -f "$pc/ishmem.pc" ] && have=1
+    # (re)install when a Makefile exists (cargo makes it incremental), so the
+    # numbers are for the current tree; NO_BUILD=1 uses what is installed.
+    if [ -f "$ROOT/Makefile" ] && [ "${NO_BUILD:-0}" != 1 ]; then
+        note "building ishmem: make install PREFIX=$PREFIX (log: $BUILD/ishmem-make.log)"
+        if ! (cd "$ROOT" && make install PREFIX="$PREFIX") >"$BUILD/ishmem-make.log" 2>&1; then
+            if [ $have = 1 ]; then
+                warn "make install failed (see $BUILD/ishmem-make.log); using the existing install"
+            else
+                warn "make install failed (see $BUILD/ishmem-make.log)"; return 1
+            fi
         fi
+    elif [ $have = 0 ]; then
+        warn "no $PREFIX/lib/libishmem.so and no Makefile to build it"; return 1
     fi
     local flags
     flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs ishmem) ||
         { warn "pkg-config ishmem failed"; return 1; }
+    # version column: <ishmem_info_get_version>-<package version>+g<commit>
+    local ver sha
+    ver=$(PKG_CONFIG_PATH="$pc" pkg-config --modversion ishmem 2>/dev/null || echo unknown)
+    sha=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
     # shellcheck disable=SC2086
-    $CC $CFLAGS "$BENCH/host_bench.c" -o "$BUILD/host_bench_ishmem" $flags \
+    $CC $CFLAGS -DBENCH_VERSION_SUFFIX="\"-$ver${sha:++g$sha}\"" \
+        "$BENCH/host_bench.c" -o "$BUILD/host_bench_ishmem" $flags \
         -Wl,-rpath,"$PREFIX/lib" || { warn "compiling host_bench against ishmem failed"; return 1; }
-}
-
-run_ishmem() {
-    local launcher="$PREFIX/bin/ishmrun" out="$RESULTS/host-ishmem.csv"
-    [ -x "$launcher" ] || { warn "$launcher missing"; return 1; }
-    note "running ishmem ($BENCH_BACKEND backend), $NP PEs"
-    if timeout 900 "$launcher" -n "$NP" "$BUILD/host_bench_ishmem" "${QUICK[@]}" "${EXTRA[@]}" \
-        >"$out.tmp"; then
-        mv "$out.tmp" "$out"; note "wrote $out"
-    else
-        warn "ishmem run failed (rc=$?); partial output in $out.tmp"; return 1
-    fi
 }
 
 # ---------------------------------------------------------------- oshmem
@@ -103,42 +118,67 @@ build_oshmem() {
         -o "$BUILD/host_bench_oshmem" || { warn "compiling host_bench with oshcc failed"; return 1; }
 }
 
-run_oshmem() {
-    local out="$RESULTS/host-oshmem.csv"
-    command -v oshrun >/dev/null || { warn "oshrun not found"; return 1; }
-    note "running oshmem, $NP PEs: oshrun $OSHRUN_FLAGS -np $NP"
-    # 2 x 64 MiB buffers + small ones: make the symmetric heap big enough.
-    # shellcheck disable=SC2086
-    if SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M} timeout 900 \
-        oshrun $OSHRUN_FLAGS -np "$NP" "$BUILD/host_bench_oshmem" "${QUICK[@]}" "${EXTRA[@]}" \
-        >"$out.tmp"; then
-        mv "$out.tmp" "$out"; note "wrote $out"
-    else
-        warn "oshmem run failed (rc=$?); partial output in $out.tmp"; return 1
-    fi
-}
-
+# ---------------------------------------------------------------- run
+# Runs are interleaved (ishmem, oshmem, ishmem, oshmem, ...) so that both
+# libraries see the same drift of a shared/virtual machine; every row keeps
+# its median over the RUNS runs of its library.
+libs=()
 if [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
-    if build_ishmem; then run_ishmem || status=1; else status=1; fi
+    if build_ishmem; then
+        if [ -x "$PREFIX/bin/ishmrun" ]; then libs+=(ishmem); else warn "$PREFIX/bin/ishmrun missing"; status=1; fi
+    else status=1; fi
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = oshmem ]; then
-    if build_oshmem; then run_oshmem || status=1; else status=1; fi
+    if build_oshmem; then
+        if command -v oshrun >/dev/null; then libs+=(oshmem); else warn "oshrun not found"; status=1; fi
+    else status=1; fi
 fi
+
+# 2 x 64 MiB buffers + small ones: make the symmetric heaps big enough.
+export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
+export ISHMEM_SYMMETRIC_SIZE=${ISHMEM_SYMMETRIC_SIZE:-1G}
+
+launch() { # launch LIB ARGS...: run host_bench of LIB at NP PEs
+    local lib=$1; shift
+    case "$lib" in
+        ishmem) "$PREFIX/bin/ishmrun" -n "$NP" "$BUILD/host_bench_ishmem" "$@" ;;
+        # shellcheck disable=SC2086
+        oshmem) oshrun $OSHRUN_FLAGS -np "$NP" "$BUILD/host_bench_oshmem" "$@" ;;
+    esac
+}
+launch_line() {
+    case "$1" in
+        ishmem) echo "$PREFIX/bin/ishmrun -n $NP $BUILD/host_bench_ishmem" ;;
+        oshmem) echo "oshrun $OSHRUN_FLAGS -np $NP $BUILD/host_bench_oshmem" ;;
+    esac
+}
+
+declare -A failed=()
+for lib in "${libs[@]}"; do note "$lib: $(launch_line "$lib") ${QUICK[*]} ${EXTRA[*]} (x$RUNS)"; done
+for r in $(seq 1 "$RUNS"); do
+    for lib in "${libs[@]}"; do
+        [ -n "${failed[$lib]:-}" ] && continue
+        f="$BUILD/host-$lib.run$r.csv"
+        if ! launch "$lib" "${QUICK[@]}" "${EXTRA[@]}" >"$f"; then
+            warn "$lib run $r failed; partial output in $f"; failed[$lib]=1; status=1
+        fi
+    done
+done
+for lib in "${libs[@]}"; do
+    [ -n "${failed[$lib]:-}" ] && continue
+    files=()
+    for r in $(seq 1 "$RUNS"); do files+=("$BUILD/host-$lib.run$r.csv"); done
+    if "$PY" "$BENCH/compare.py" --merge "$RESULTS/host-$lib.csv" "${files[@]}"; then
+        note "wrote $RESULTS/host-$lib.csv"
+    else
+        status=1
+    fi
+done
 
 # ---------------------------------------------------------------- compare
 shopt -s nullglob
 csvs=("$RESULTS"/host-*.csv)
 if [ ${#csvs[@]} -gt 0 ]; then
-    # prefer a python that has matplotlib (pyenv shims often lack it)
-    PY=${PYTHON:-}
-    if [ -z "$PY" ]; then
-        for cand in python3 /usr/bin/python3; do
-            if command -v "$cand" >/dev/null && "$cand" -c 'import matplotlib' 2>/dev/null; then
-                PY=$cand; break
-            fi
-        done
-        PY=${PY:-python3}
-    fi
     "$PY" "$BENCH/compare.py" --out "$RESULTS/host-table.md" --plots "$RESULTS/plots" \
         "${csvs[@]}" || { warn "compare.py failed"; status=1; }
 else
