@@ -76,7 +76,10 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
                 'M' => 20,
                 'G' => 30,
                 'T' => 40,
-                _ => return Err(format!("'{s}' has an unknown suffix (use K, M, G or T)")),
+                _ if t[..i].trim().parse::<usize>().is_ok() => {
+                    return Err(format!("'{s}' has an unknown suffix (use K, M, G or T)"))
+                }
+                _ => return Err(format!("'{s}' is not a byte count")),
             };
             (&t[..i], shift)
         }

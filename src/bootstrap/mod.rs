@@ -48,6 +48,12 @@ pub struct Bootstrap {
     pmi1: Option<Pmi1>,
 }
 
+impl std::fmt::Debug for Bootstrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bootstrap").field("info", &self.info).field("pmi1", &self.pmi1.is_some()).finish()
+    }
+}
+
 /// Magic at the start of an `ishmemx_uniqueid_t`.
 const UID_MAGIC: &[u8; 8] = b"ISHMUID1";
 /// Size of `ishmemx_uniqueid_t`.

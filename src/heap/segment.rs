@@ -28,6 +28,7 @@ pub fn page_ceil(x: usize) -> usize {
 }
 
 /// An open file descriptor, closed on drop.
+#[derive(Debug)]
 pub struct Fd(pub i32);
 
 impl Drop for Fd {
@@ -118,8 +119,8 @@ pub fn free_bytes(dir: &str) -> Option<u64> {
 pub fn main_data_segment() -> Option<(usize, usize)> {
     #[derive(Default)]
     struct Found {
-        rw: Option<(usize, usize)>,
-        relro_end: usize,
+        rw: Vec<(usize, usize)>,
+        relro: Option<(usize, usize)>,
         done: bool,
     }
     unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
@@ -133,10 +134,11 @@ pub fn main_data_segment() -> Option<(usize, usize)> {
             // SAFETY: dlpi_phdr has dlpi_phnum entries.
             let ph = unsafe { &*info.dlpi_phdr.add(i) };
             let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
-            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W != 0 && found.rw.is_none() {
-                found.rw = Some((start, start + ph.p_memsz as usize));
+            let end = start + ph.p_memsz as usize;
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W != 0 {
+                found.rw.push((start, end));
             } else if ph.p_type == libc::PT_GNU_RELRO {
-                found.relro_end = start + ph.p_memsz as usize;
+                found.relro = Some((start, end));
             }
         }
         1
@@ -144,10 +146,22 @@ pub fn main_data_segment() -> Option<(usize, usize)> {
     let mut found = Found::default();
     // SAFETY: the callback only reads the records and writes `found`.
     unsafe { libc::dl_iterate_phdr(Some(visit), &mut found as *mut Found as *mut libc::c_void) };
-    let (lo, hi) = found.rw?;
-    let start = page_floor(lo).max(page_ceil(found.relro_end.min(hi)));
-    let end = page_ceil(hi);
-    (end > start).then(|| (start, end - start))
+    // GNU ld puts RELRO at the start of the one writable segment; lld gives RELRO a writable
+    // segment of its own. Either way: the writable pages past RELRO, the largest such range.
+    found
+        .rw
+        .iter()
+        .filter_map(|&(lo, hi)| {
+            let mut start = page_floor(lo);
+            if let Some((rlo, rhi)) = found.relro {
+                if rlo < hi && rhi > start {
+                    start = start.max(page_ceil(rhi.min(hi)));
+                }
+            }
+            let end = page_ceil(hi);
+            (end > start).then(|| (start, end - start))
+        })
+        .max_by_key(|&(_, len)| len)
 }
 
 /// Moves `[start, start+len)` of this process (page-aligned, read-write) into the shared file
