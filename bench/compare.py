@@ -10,7 +10,8 @@ Writes one markdown table row per (op, scope, npes, bytes) with every
 library's value and, for each ishmem column against each peer column, how
 many times better ishmem is (GB/s and Mops/s: higher is better; us: lower is
 better), and one PNG per (scope, op) under --plots: value vs bytes on a log
-x axis for ops measured at several sizes, a bar chart for single-size ops.
+x axis for ops measured at several sizes, a bar chart for single-size ops
+(error bars: min-max over the runs, when --merge recorded them).
 Only the standard library and matplotlib are needed.
 
 --merge combines repeated runs of the same library: for every row identity
@@ -106,8 +107,51 @@ def merge(paths, out):
         for runs in groups.values():
             med = statistics.median_low(float(r["value"]) for r in runs)
             w.writerow(next(r for r in runs if float(r["value"]) == med))
-    print(f"compare.py: merged {len(paths)} runs into {out} ({len(groups)} rows)",
-          file=sys.stderr)
+    # every run's rows, for the min-max spread shown by the table and plots
+    with open(runs_path(out), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for runs in groups.values():
+            for r in runs:
+                w.writerow({c: r[c] for c in COLUMNS})
+    print(f"compare.py: merged {len(paths)} runs into {out} ({len(groups)} rows; "
+          f"all runs in {runs_path(out)})", file=sys.stderr)
+
+
+def runs_path(path):
+    """results/host-x.csv -> results/runs-host-x.csv (sidecar of --merge)."""
+    d, b = os.path.split(path)
+    return os.path.join(d, "runs-" + b)
+
+
+def read_spreads(paths):
+    """(lib, backend, op, scope, npes, bytes) -> (min, max, n) over the runs
+    recorded next to each merged CSV (absent when it was not merged)."""
+    vals = {}
+    for path in paths:
+        rp = runs_path(path)
+        if not os.path.exists(rp) or os.path.basename(path).startswith("runs-"):
+            continue
+        with open(rp, newline="") as f:
+            for r in csv.DictReader(f):
+                try:
+                    k = (r["lib"], r["backend"], r["op"], r["scope"], int(r["npes"]),
+                         int(r["bytes"]))
+                    vals.setdefault(k, []).append(float(r["value"]))
+                except (KeyError, ValueError):
+                    continue
+    return {k: (min(v), max(v), len(v)) for k, v in vals.items()}
+
+
+NOISY = 1.2  # show the run-to-run range when max/min exceeds this
+
+
+def fmt_cell(v, spread):
+    text = fmt_value(v)
+    if v is not None and spread and spread[2] > 1 and spread[0] > 0 and \
+            spread[1] / spread[0] > NOISY:
+        text += f" ({fmt_value(spread[0])}–{fmt_value(spread[1])})"
+    return text
 
 
 def series_labels(rows):
@@ -141,7 +185,7 @@ def build(rows):
     return data
 
 
-def markdown(rows, data, labels, plot_dir, md_path):
+def markdown(rows, data, labels, plot_dir, md_path, spreads):
     series = list(labels)
     bases = [s for s in series if s[0] == BASE_LIB]
     peers = [s for s in series if s[0] != BASE_LIB]
@@ -159,18 +203,32 @@ def markdown(rows, data, labels, plot_dir, md_path):
         out.append(f"| {lib} | {ver} | {be} | {mach} | {n} |")
     out.append("")
     out.append("GB/s and Mops/s: higher is better; us: lower is better. "
-               "\"Nx better\" compares ishmem with the peer in that direction.\n")
+               "\"Nx better\" compares ishmem with the peer in that direction. "
+               "Values are the median over runs; `(a–b)` is the range over the runs "
+               f"where it exceeds {NOISY}x; \"best runs\" compares each library's "
+               "best run (a check on rows whose runs are bimodal).\n")
     for (scope, npes), grp in data.items():
         out.append(f"## scope `{scope}`, {npes} PEs\n")
         head = ["op", "bytes", "unit"] + [labels[s] for s in series]
         head += [f"{labels[b]} vs {labels[p]}" for b in bases for p in peers]
+        with_best = bool(spreads) and bool(bases) and bool(peers)
+        if with_best:
+            head += [f"{labels[b]} vs {labels[p]} (best runs)" for b in bases for p in peers]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * 3 + "---:|" * (len(head) - 3))
         for (op, nbytes) in sorted(grp, key=lambda k: (op_key(k[0]), k[1])):
             cell = grp[(op, nbytes)]
             line = [f"`{op}`", human_bytes(nbytes), cell["unit"]]
-            line += [fmt_value(cell.get(s)) for s in series]
+            line += [fmt_cell(cell.get(s), spreads.get((s[0], s[1], op, scope, npes, nbytes)))
+                     for s in series]
             line += [better(cell.get(b), cell.get(p), cell["unit"]) for b in bases for p in peers]
+            if with_best:
+                def best(srs):
+                    sp = spreads.get((srs[0], srs[1], op, scope, npes, nbytes))
+                    if not sp:
+                        return cell.get(srs)
+                    return sp[1] if HIGHER_IS_BETTER.get(cell["unit"], True) else sp[0]
+                line += [better(best(b), best(p), cell["unit"]) for b in bases for p in peers]
             out.append("| " + " | ".join(line) + " |")
         out.append("")
         if plot_dir:
@@ -186,7 +244,7 @@ def plot_name(scope, npes, op, data):
     return f"{scope}-{op}" + (f"-np{npes}" if multi_np else "") + ".png"
 
 
-def plots(data, labels, plot_dir):
+def plots(data, labels, plot_dir, spreads):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -210,6 +268,12 @@ def plots(data, labels, plot_dir):
                     if pts:
                         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
                                 label=label, color=f"C{i}")
+                        band = [(b, spreads.get((s[0], s[1], op, scope, npes, b)))
+                                for b, _ in pts]
+                        if all(sp for _, sp in band):
+                            ax.fill_between([b for b, _ in band], [sp[0] for _, sp in band],
+                                            [sp[1] for _, sp in band], color=f"C{i}",
+                                            alpha=0.15, lw=0)
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 ax.set_xticks(sizes)
@@ -222,17 +286,24 @@ def plots(data, labels, plot_dir):
                 present = [(i, s) for i, s in enumerate(labels) if s in cell]
                 names = [labels[s] for _, s in present]
                 vals = [cell[s] for _, s in present]
-                bars = ax.bar(names, vals, color=[f"C{i}" for i, _ in present])
+                lo, hi = [], []
+                for (_, sr), v in zip(present, vals):
+                    sp = spreads.get((sr[0], sr[1], op, scope, npes, sizes[0]))
+                    lo.append(max(0.0, v - sp[0]) if sp else 0.0)
+                    hi.append(max(0.0, sp[1] - v) if sp else 0.0)
+                bars = ax.bar(names, vals, color=[f"C{i}" for i, _ in present],
+                              yerr=[lo, hi] if any(lo) or any(hi) else None, capsize=6,
+                              error_kw={"ecolor": "0.3", "lw": 1})
                 for b, v in zip(bars, vals):
-                    ax.annotate(fmt_value(v), (b.get_x() + b.get_width() / 2, v),
-                                ha="center", va="bottom", fontsize=9)
+                    ax.annotate(fmt_value(v), (b.get_x() + b.get_width() * 0.7, v),
+                                ha="left", va="bottom", fontsize=9)
                 ax.set_xlabel(f"{human_bytes(sizes[0])} per operation" if sizes[0] else "")
                 ax.grid(True, axis="y", alpha=0.3)
                 ax.margins(y=0.15)
             ax.set_ylabel(unit)
             ax.set_title(f"{op} — {scope}, {npes} PEs{hint}")
             if len(sizes) > 1:
-                ax.legend()
+                ax.legend(title="median of runs; band: min-max" if spreads else None)
             fig.tight_layout()
             path = os.path.join(plot_dir, plot_name(scope, npes, op, data))
             fig.savefig(path, dpi=100)
@@ -263,8 +334,9 @@ def main():
         sys.exit("compare.py: no rows")
     labels = series_labels(rows)
     data = build(rows)
-    written = plots(data, labels, plot_dir) if plot_dir else []
-    md = markdown(rows, data, labels, plot_dir if written else "", out)
+    spreads = read_spreads(args.csv)
+    written = plots(data, labels, plot_dir, spreads) if plot_dir else []
+    md = markdown(rows, data, labels, plot_dir if written else "", out, spreads)
     with open(out, "w") as f:
         f.write(md)
     print(md)

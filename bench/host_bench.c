@@ -18,6 +18,14 @@
  * Usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]
  *                   [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]
  * ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all
+ * --target-wait=sleep (default): passive PEs wait for the end of a one-sided
+ *   row in a sleep/poll loop of this program, not in the library's barrier.
+ *
+ * Environment: BENCH_BACKEND (backend column, default cpu; the peer build
+ * reports oshmem), BENCH_MACHINE (machine column, default <nodename>-<N>core),
+ * BENCH_PIN=0 (do not pin PE i to the i-th allowed CPU),
+ * BENCH_INJECT_FAULT=<op> (test hook: corrupt putmem/getmem data before
+ * verification, which must then fail with exit status 1).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -27,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/utsname.h>
 
 #ifdef BENCH_PEER_OSHMEM
@@ -205,6 +214,28 @@ static void end_timed(void)
         }
     }
     ishmem_barrier_all();
+}
+
+/* Pin this PE to one CPU (the my_pe-th CPU it may run on), unless the
+ * launcher already bound it to a single CPU (oshrun binds to cores), the job
+ * oversubscribes the CPUs, or BENCH_PIN=0. Both libraries then run with one
+ * PE per core, which removes scheduler placement from the numbers. */
+static void pin_self(void)
+{
+    const char *e = getenv("BENCH_PIN");
+    cpu_set_t set;
+    if ((e && !strcmp(e, "0")) || sched_getaffinity(0, sizeof set, &set) != 0) return;
+    int n = CPU_COUNT(&set);
+    if (n <= 1 || npes > n) return;
+    for (int c = 0, k = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set)) continue;
+        if (k++ == me % n) {
+            CPU_ZERO(&set);
+            CPU_SET(c, &set);
+            sched_setaffinity(0, sizeof set, &set);
+            return;
+        }
+    }
 }
 
 static void die_all(int rc)
@@ -581,6 +612,7 @@ int main(int argc, char **argv)
         }
         die_all(2);
     }
+    pin_self();
     if (npes < 2) {
         if (me == 0) fprintf(stderr, "host_bench: needs at least 2 PEs (got %d)\n", npes);
         die_all(2);

@@ -9,13 +9,15 @@
 #
 # Environment:
 #   NP=2                     PEs per run
-#   RUNS=3                   runs per library; each row keeps the median run
-#                            (a whole run can be slow on a VM whose vCPUs
-#                            moved: ping-pong/barrier rows then read ~2.5x)
+#   RUNS=5                   runs per library; each row keeps the median run
+#                            (ping-pong and barrier rows differ by up to 4x
+#                            between launches on a VM; see PERFORMANCE.md)
 #   BENCH_BACKEND=cpu        backend column of the ishmem rows
 #   BENCH_MACHINE=<name>     machine column (default: <hostname>-<nproc>core)
 #   CC=cc                    compiler for the ishmem build (oshcc for the peer)
 #   OSHRUN_FLAGS=...         replaces the default oshrun flags (see below)
+#   WAIT_IDLE=300            before each run wait up to this many seconds for
+#                            the CPUs to be idle (<= IDLE_MAX_BUSY=10 % busy)
 #   NO_BUILD=1               do not run make install, use build/prefix as is
 #   PYTHON=python3           interpreter for compare.py (default: the first of
 #                            python3, /usr/bin/python3 that imports matplotlib)
@@ -31,7 +33,7 @@ BUILD="$BENCH/build"
 RESULTS="$BENCH/results"
 PREFIX="$ROOT/build/prefix"
 NP=${NP:-2}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 CC=${CC:-cc}
 CFLAGS="-O2 -Wall -Wextra"
 export BENCH_BACKEND=${BENCH_BACKEND:-cpu}
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift ;;
         --only=*) ONLY=${1#--only=} ;;
         --) shift; EXTRA=("$@"); break ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "run_host.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -62,10 +64,32 @@ mkdir -p "$BUILD" "$RESULTS"
 warn() { echo "run_host.sh: WARNING: $*" >&2; }
 note() { echo "run_host.sh: $*" >&2; }
 
-load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
-if awk "BEGIN{exit !($load > 0.5)}"; then
-    warn "load average is $load: other work on this machine will skew the numbers"
-fi
+# busy_pct: percent of all CPUs busy over the next 0.5 s (from /proc/stat)
+busy_pct() {
+    local a b
+    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6; exit}' /proc/stat)
+    sleep 0.5
+    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6; exit}' /proc/stat)
+    echo "$a $b" | awk '{busy=$3-$1; idle=$4-$2; t=busy+idle; print (t>0)?int(100*busy/t):0}'
+}
+# wait_idle: on a shared machine, wait (up to WAIT_IDLE seconds) until other
+# work leaves the CPUs idle; a benchmark next to a compiler measures nothing.
+wait_idle() {
+    local waited=0 b
+    [ -r /proc/stat ] || return 0
+    while :; do
+        b=$(busy_pct)
+        [ "$b" -le "$IDLE_MAX_BUSY" ] && return 0
+        if [ "$waited" -ge "$WAIT_IDLE" ]; then
+            warn "CPUs still ${b}% busy after ${waited}s: running anyway, numbers will be skewed"
+            return 0
+        fi
+        [ "$waited" = 0 ] && note "CPUs ${b}% busy with other work: waiting (up to ${WAIT_IDLE}s)"
+        sleep 2; waited=$((waited + 3))
+    done
+}
+WAIT_IDLE=${WAIT_IDLE:-300}
+IDLE_MAX_BUSY=${IDLE_MAX_BUSY:-10}
 
 status=0
 
@@ -159,6 +183,7 @@ for r in $(seq 1 "$RUNS"); do
     for lib in "${libs[@]}"; do
         [ -n "${failed[$lib]:-}" ] && continue
         f="$BUILD/host-$lib.run$r.csv"
+        wait_idle
         if ! launch "$lib" "${QUICK[@]}" "${EXTRA[@]}" >"$f"; then
             warn "$lib run $r failed; partial output in $f"; failed[$lib]=1; status=1
         fi
