@@ -28,9 +28,22 @@ pub fn pe_tag() -> String {
     crate::bootstrap::rank_hint().map_or_else(|| "?".into(), |r| r.to_string())
 }
 
+/// Writes one whole line to stderr with a single system call, so that the lines of several
+/// PEs sharing a terminal or pipe never interleave.
+pub fn emit(line: &str) {
+    let mut s = String::with_capacity(line.len() + 1);
+    s.push_str(line);
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    // SAFETY: s is a valid buffer of s.len() bytes; a short or failed write loses the message,
+    // nothing else.
+    unsafe { libc::write(2, s.as_ptr().cast(), s.len()) };
+}
+
 /// Prints `[PE n] WARNING: func: msg` on stderr.
 pub fn warn(func: &str, msg: &str) {
-    eprintln!("[PE {}] WARNING: {func}: {msg}", pe_tag());
+    emit(&format!("[PE {}] WARNING: {func}: {msg}", pe_tag()));
 }
 
 /// Prints `[PE n] ERROR: func: msg`, tells the other PEs of the node, and ends this process
@@ -39,8 +52,16 @@ pub fn warn(func: &str, msg: &str) {
 #[cold]
 #[inline(never)]
 pub fn fatal(func: &str, msg: &str) -> ! {
-    eprintln!("[PE {}] ERROR: {func}: {msg}", pe_tag());
+    emit(&format!("[PE {}] ERROR: {func}: {msg}", pe_tag()));
     crate::core::abort_job();
+    exit_now(1)
+}
+
+/// Ends this PE because another one failed: waits a moment first, so that the launcher sees
+/// the PE that failed first exit first and names it.
+pub fn exit_after_peer(msg: &str) -> ! {
+    emit(msg);
+    std::thread::sleep(std::time::Duration::from_millis(300));
     exit_now(1)
 }
 

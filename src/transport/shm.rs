@@ -228,7 +228,12 @@ impl ShmJob {
                 job.heap_bases[q] = segment::map(&fd, hl, None)?;
             }
             if p.debug {
-                eprintln!("[PE {}] DEBUG: PE {q} pid {} heap mapped at {:#x}", p.me, s.pid.load(Relaxed), job.heap_bases[q]);
+                crate::ffi::emit(&format!(
+                    "[PE {}] DEBUG: PE {q} pid {} heap mapped at {:#x}",
+                    p.me,
+                    s.pid.load(Relaxed),
+                    job.heap_bases[q]
+                ));
             }
         }
         job.data_bases = data_bases;
@@ -325,8 +330,11 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         }
         let failed = job.header().abort_pe.load(Acquire);
         if failed != 0 && failed - 1 != job.me as i64 {
-            eprintln!("[PE {}] ERROR: ending the job because PE {} failed (see its message)", job.me, failed - 1);
-            crate::ffi::exit_now(1);
+            crate::ffi::exit_after_peer(&format!(
+                "[PE {}] ERROR: ending the job because PE {} failed (see its message)",
+                job.me,
+                failed - 1
+            ));
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {
@@ -345,11 +353,10 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
             if stop.load(Acquire) {
                 return;
             }
-            eprintln!(
+            crate::ffi::exit_after_peer(&format!(
                 "[PE {}] ERROR: PE {q} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
                 job.me
-            );
-            crate::ffi::exit_now(1);
+            ));
         }
         for i in gone.into_iter().rev() {
             let (_, _, fd) = fds.remove(i);
