@@ -2,9 +2,10 @@
 # run_host.sh -- build and run the host benchmark for ishmem and for the peer
 # (OpenMPI OSHMEM), 2 PEs each, then compare.
 #
-#   bench/run_host.sh                 # full run (both libraries, ~1 min)
+#   bench/run_host.sh                 # full run (both libraries, ~1 min idle)
 #   bench/run_host.sh --quick         # fewer sizes, shorter runs
 #   bench/run_host.sh --only oshmem   # or --only ishmem
+#   bench/run_host.sh --update-doc    # also put the table into docs/PERFORMANCE.md
 #   bench/run_host.sh -- --ops p,g    # everything after -- goes to host_bench
 #
 # Environment:
@@ -46,15 +47,17 @@ export BENCH_BACKEND=${BENCH_BACKEND:-cpu}
 OSHRUN_FLAGS=${OSHRUN_FLAGS:---allow-run-as-root --oversubscribe --mca osc ^rdma}
 
 ONLY=""
+DOC=()
 QUICK=()
 EXTRA=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=(--quick) ;;
+        --update-doc) DOC=(--doc "$ROOT/docs/PERFORMANCE.md") ;;
         --only) ONLY=$2; shift ;;
         --only=*) ONLY=${1#--only=} ;;
         --) shift; EXTRA=("$@"); break ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "run_host.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -205,7 +208,7 @@ shopt -s nullglob
 csvs=("$RESULTS"/host-*.csv)
 if [ ${#csvs[@]} -gt 0 ]; then
     "$PY" "$BENCH/compare.py" --out "$RESULTS/host-table.md" --plots "$RESULTS/plots" \
-        "${csvs[@]}" || { warn "compare.py failed"; status=1; }
+        "${DOC[@]}" "${csvs[@]}" || { warn "compare.py failed"; status=1; }
 else
     warn "no results to compare"; status=1
 fi
