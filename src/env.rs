@@ -48,7 +48,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
           doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
     Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",
-          doc: "Polls an idle `wait_until`/barrier spins before it starts yielding and then sleeping." },
+          doc: "Polls an idle `wait_until`/barrier spins before it starts yielding (for 2 ms) and then sleeping. On a node with more PEs than usable cores at most 64." },
 ];
 
 /// Looks a variable up by name.

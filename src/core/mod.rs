@@ -124,13 +124,14 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
         Err(_) => fatal(func, "the library is already initialized (init may be called once per program)"),
     }
-    let (cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
+    let (mut cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
     let boot = match req {
         InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap)),
         InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks),
     }
     .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
     let info = boot.info.clone();
+    cfg.wait_spin = effective_spin(cfg.wait_spin, info.local_size);
     if info.rank == 0 {
         for w in &warnings {
             crate::ffi::warn(func, w);
@@ -179,6 +180,19 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
     }
     STATE.store(state, Release);
     PHASE.store(RUNNING, Release);
+}
+
+/// Polls spent spinning before a wait yields: when the node has more PEs than cores this
+/// process may run on, a spinning waiter keeps the PE it waits for off the CPU, so it yields
+/// almost at once.
+fn effective_spin(spin: u64, local_pes: usize) -> u64 {
+    // SAFETY: set is plain data filled in by sched_getaffinity.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is writable and its size is passed.
+    let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    // SAFETY: CPU_COUNT reads the set filled above.
+    let cores = if ok { (unsafe { libc::CPU_COUNT(&set) }) as usize } else { 0 };
+    if cores > 0 && local_pes > cores { spin.min(64) } else { spin }
 }
 
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.

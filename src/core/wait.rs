@@ -1,23 +1,25 @@
-//! Backoff for every idle wait (wait_until, signal_wait_until, barriers): spin, then yield,
-//! then sleep with a doubling period capped by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does
-//! not burn a core for ever and an oversubscribed node still makes progress.
+//! Backoff for every idle wait (wait_until, signal_wait_until, barriers): spin for a number of
+//! polls, then yield the CPU for a while (`YIELD_PHASE`: on a node with more PEs than cores
+//! this hands the core to the PE being waited for), then sleep with a doubling period capped
+//! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a waiter yields before it starts sleeping.
+const YIELD_PHASE: Duration = Duration::from_millis(2);
 
 /// One waiter's backoff state.
 pub struct Backoff {
     polls: u64,
     spin: u64,
+    yield_until: Option<Instant>,
     sleep_us: u64,
     max_sleep_us: u64,
 }
 
-/// Polls spent yielding after spinning and before sleeping.
-const YIELDS: u64 = 64;
-
 impl Backoff {
     pub fn new(spin: u64, max_sleep_us: u64) -> Backoff {
-        Backoff { polls: 0, spin, sleep_us: 1, max_sleep_us: max_sleep_us.max(1) }
+        Backoff { polls: 0, spin, yield_until: None, sleep_us: 1, max_sleep_us: max_sleep_us.max(1) }
     }
 
     /// Waits a little before the next poll.
@@ -26,7 +28,11 @@ impl Backoff {
         self.polls += 1;
         if self.polls <= self.spin {
             std::hint::spin_loop();
-        } else if self.polls <= self.spin + YIELDS {
+            return;
+        }
+        let now = Instant::now();
+        let until = *self.yield_until.get_or_insert(now + YIELD_PHASE);
+        if now < until {
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(self.sleep_us));
@@ -36,7 +42,7 @@ impl Backoff {
 
     /// Whether the waiter has reached the sleeping phase.
     pub fn is_sleeping(&self) -> bool {
-        self.polls > self.spin + YIELDS
+        self.yield_until.is_some_and(|u| Instant::now() >= u)
     }
 }
 
@@ -57,16 +63,18 @@ mod tests {
     use std::time::Instant;
 
     #[test]
-    fn backoff_reaches_sleep_and_caps() {
+    fn backoff_spins_yields_then_sleeps_and_caps() {
         let mut b = Backoff::new(10, 8);
-        for _ in 0..(10 + YIELDS) {
+        for _ in 0..11 {
             b.snooze();
         }
+        assert!(b.yield_until.is_some());
         assert!(!b.is_sleeping());
+        std::thread::sleep(YIELD_PHASE);
+        assert!(b.is_sleeping());
         for _ in 0..6 {
             b.snooze();
         }
-        assert!(b.is_sleeping());
         assert_eq!(b.sleep_us, 8);
     }
 
