@@ -27,7 +27,9 @@ check-generated:
 install: build
 	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/lib/cmake/ishmem $(PREFIX)/include $(PREFIX)/bin $(PREFIX)/share/doc/ishmem
 	install -m 755 target/release/libishmem.so $(PREFIX)/lib/
+	install -d $(PREFIX)/include/ishmem
 	install -m 644 include/ishmem.h include/ishmemx.h $(PREFIX)/include/
+	install -m 644 include/ishmem/*.h include/ishmem/*.cuh $(PREFIX)/include/ishmem/
 	install -m 755 target/release/ishmrun target/release/ishmem-info $(PREFIX)/bin/
 	sed 's|@VERSION@|$(VERSION)|g' cmake/ishmem.pc.in > $(PREFIX)/lib/pkgconfig/ishmem.pc
 	install -m 644 cmake/ishmemConfig.cmake $(PREFIX)/lib/cmake/ishmem/

@@ -775,351 +775,363 @@ size_t ishmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, si
 } /* extern "C" */
 #endif
 
+/* ---- CUDA: the device API (host+device names callable from kernels) ---- */
+#if defined(__CUDACC__) && defined(__cplusplus)
+#include <ishmem/cuda_device.cuh>
+#endif
+
 /* ---- generic names: C11 _Generic, C++ overloads ---- */
 #ifdef __cplusplus
-inline void ishmem_put(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_put(dest, source, nelems, pe); }
-inline void ishmem_put(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_put(dest, source, nelems, pe); }
-inline void ishmem_put(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_put(dest, source, nelems, pe); }
-inline void ishmem_put(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_put(dest, source, nelems, pe); }
-inline void ishmem_put(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_put(dest, source, nelems, pe); }
-inline void ishmem_put(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_put(dest, source, nelems, pe); }
-inline void ishmem_put(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_put(dest, source, nelems, pe); }
-inline void ishmem_put(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_put(dest, source, nelems, pe); }
-inline void ishmem_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_put(dest, source, nelems, pe); }
-inline void ishmem_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_put(dest, source, nelems, pe); }
-inline void ishmem_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_put(dest, source, nelems, pe); }
-inline void ishmem_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_put(dest, source, nelems, pe); }
-inline void ishmem_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_put(dest, source, nelems, pe); }
-inline void ishmem_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_float_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_double_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_char_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_schar_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_short_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_int_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_long_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_longlong_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uchar_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ushort_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uint_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulong_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulonglong_iput(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_p(float *dest, float value, int pe) { return ishmem_float_p(dest, value, pe); }
-inline void ishmem_p(double *dest, double value, int pe) { return ishmem_double_p(dest, value, pe); }
-inline void ishmem_p(char *dest, char value, int pe) { return ishmem_char_p(dest, value, pe); }
-inline void ishmem_p(signed char *dest, signed char value, int pe) { return ishmem_schar_p(dest, value, pe); }
-inline void ishmem_p(short *dest, short value, int pe) { return ishmem_short_p(dest, value, pe); }
-inline void ishmem_p(int *dest, int value, int pe) { return ishmem_int_p(dest, value, pe); }
-inline void ishmem_p(long *dest, long value, int pe) { return ishmem_long_p(dest, value, pe); }
-inline void ishmem_p(long long *dest, long long value, int pe) { return ishmem_longlong_p(dest, value, pe); }
-inline void ishmem_p(unsigned char *dest, unsigned char value, int pe) { return ishmem_uchar_p(dest, value, pe); }
-inline void ishmem_p(unsigned short *dest, unsigned short value, int pe) { return ishmem_ushort_p(dest, value, pe); }
-inline void ishmem_p(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_p(dest, value, pe); }
-inline void ishmem_p(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_p(dest, value, pe); }
-inline void ishmem_p(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_p(dest, value, pe); }
-inline void ishmem_get(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_get(dest, source, nelems, pe); }
-inline void ishmem_get(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_get(dest, source, nelems, pe); }
-inline void ishmem_get(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_get(dest, source, nelems, pe); }
-inline void ishmem_get(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_get(dest, source, nelems, pe); }
-inline void ishmem_get(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_get(dest, source, nelems, pe); }
-inline void ishmem_get(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_get(dest, source, nelems, pe); }
-inline void ishmem_get(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_get(dest, source, nelems, pe); }
-inline void ishmem_get(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_get(dest, source, nelems, pe); }
-inline void ishmem_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_get(dest, source, nelems, pe); }
-inline void ishmem_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_get(dest, source, nelems, pe); }
-inline void ishmem_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_get(dest, source, nelems, pe); }
-inline void ishmem_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_get(dest, source, nelems, pe); }
-inline void ishmem_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_get(dest, source, nelems, pe); }
-inline void ishmem_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_float_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_double_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_char_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_schar_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_short_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_int_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_long_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_longlong_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uchar_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ushort_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uint_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulong_iget(dest, source, dst, sst, nelems, pe); }
-inline void ishmem_iget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulonglong_iget(dest, source, dst, sst, nelems, pe); }
-inline float ishmem_g(const float *source, int pe) { return ishmem_float_g(source, pe); }
-inline double ishmem_g(const double *source, int pe) { return ishmem_double_g(source, pe); }
-inline char ishmem_g(const char *source, int pe) { return ishmem_char_g(source, pe); }
-inline signed char ishmem_g(const signed char *source, int pe) { return ishmem_schar_g(source, pe); }
-inline short ishmem_g(const short *source, int pe) { return ishmem_short_g(source, pe); }
-inline int ishmem_g(const int *source, int pe) { return ishmem_int_g(source, pe); }
-inline long ishmem_g(const long *source, int pe) { return ishmem_long_g(source, pe); }
-inline long long ishmem_g(const long long *source, int pe) { return ishmem_longlong_g(source, pe); }
-inline unsigned char ishmem_g(const unsigned char *source, int pe) { return ishmem_uchar_g(source, pe); }
-inline unsigned short ishmem_g(const unsigned short *source, int pe) { return ishmem_ushort_g(source, pe); }
-inline unsigned int ishmem_g(const unsigned int *source, int pe) { return ishmem_uint_g(source, pe); }
-inline unsigned long ishmem_g(const unsigned long *source, int pe) { return ishmem_ulong_g(source, pe); }
-inline unsigned long long ishmem_g(const unsigned long long *source, int pe) { return ishmem_ulonglong_g(source, pe); }
-inline void ishmem_put_nbi(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_put_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_get_nbi(dest, source, nelems, pe); }
-inline void ishmem_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_get_nbi(dest, source, nelems, pe); }
-inline float ishmem_atomic_fetch(float *dest, int pe) { return ishmem_float_atomic_fetch(dest, pe); }
-inline double ishmem_atomic_fetch(double *dest, int pe) { return ishmem_double_atomic_fetch(dest, pe); }
-inline signed char ishmem_atomic_fetch(signed char *dest, int pe) { return ishmem_schar_atomic_fetch(dest, pe); }
-inline int ishmem_atomic_fetch(int *dest, int pe) { return ishmem_int_atomic_fetch(dest, pe); }
-inline long ishmem_atomic_fetch(long *dest, int pe) { return ishmem_long_atomic_fetch(dest, pe); }
-inline long long ishmem_atomic_fetch(long long *dest, int pe) { return ishmem_longlong_atomic_fetch(dest, pe); }
-inline unsigned int ishmem_atomic_fetch(unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch(dest, pe); }
-inline unsigned long ishmem_atomic_fetch(unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch(dest, pe); }
-inline unsigned long long ishmem_atomic_fetch(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch(dest, pe); }
-inline void ishmem_atomic_set(float *dest, float value, int pe) { return ishmem_float_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(double *dest, double value, int pe) { return ishmem_double_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(int *dest, int value, int pe) { return ishmem_int_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(long *dest, long value, int pe) { return ishmem_long_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_set(dest, value, pe); }
-inline void ishmem_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_set(dest, value, pe); }
-inline float ishmem_atomic_swap(float *dest, float value, int pe) { return ishmem_float_atomic_swap(dest, value, pe); }
-inline double ishmem_atomic_swap(double *dest, double value, int pe) { return ishmem_double_atomic_swap(dest, value, pe); }
-inline signed char ishmem_atomic_swap(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_swap(dest, value, pe); }
-inline int ishmem_atomic_swap(int *dest, int value, int pe) { return ishmem_int_atomic_swap(dest, value, pe); }
-inline long ishmem_atomic_swap(long *dest, long value, int pe) { return ishmem_long_atomic_swap(dest, value, pe); }
-inline long long ishmem_atomic_swap(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_swap(dest, value, pe); }
-inline unsigned int ishmem_atomic_swap(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_swap(dest, value, pe); }
-inline unsigned long ishmem_atomic_swap(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_swap(dest, value, pe); }
-inline unsigned long long ishmem_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_swap(dest, value, pe); }
-inline signed char ishmem_atomic_compare_swap(signed char *dest, signed char cond, signed char value, int pe) { return ishmem_schar_atomic_compare_swap(dest, cond, value, pe); }
-inline int ishmem_atomic_compare_swap(int *dest, int cond, int value, int pe) { return ishmem_int_atomic_compare_swap(dest, cond, value, pe); }
-inline long ishmem_atomic_compare_swap(long *dest, long cond, long value, int pe) { return ishmem_long_atomic_compare_swap(dest, cond, value, pe); }
-inline long long ishmem_atomic_compare_swap(long long *dest, long long cond, long long value, int pe) { return ishmem_longlong_atomic_compare_swap(dest, cond, value, pe); }
-inline unsigned int ishmem_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return ishmem_uint_atomic_compare_swap(dest, cond, value, pe); }
-inline unsigned long ishmem_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return ishmem_ulong_atomic_compare_swap(dest, cond, value, pe); }
-inline unsigned long long ishmem_atomic_compare_swap(unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_compare_swap(dest, cond, value, pe); }
-inline signed char ishmem_atomic_fetch_inc(signed char *dest, int pe) { return ishmem_schar_atomic_fetch_inc(dest, pe); }
-inline int ishmem_atomic_fetch_inc(int *dest, int pe) { return ishmem_int_atomic_fetch_inc(dest, pe); }
-inline long ishmem_atomic_fetch_inc(long *dest, int pe) { return ishmem_long_atomic_fetch_inc(dest, pe); }
-inline long long ishmem_atomic_fetch_inc(long long *dest, int pe) { return ishmem_longlong_atomic_fetch_inc(dest, pe); }
-inline unsigned int ishmem_atomic_fetch_inc(unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_inc(dest, pe); }
-inline unsigned long ishmem_atomic_fetch_inc(unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_inc(dest, pe); }
-inline unsigned long long ishmem_atomic_fetch_inc(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_inc(dest, pe); }
-inline void ishmem_atomic_inc(signed char *dest, int pe) { return ishmem_schar_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(int *dest, int pe) { return ishmem_int_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(long *dest, int pe) { return ishmem_long_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(long long *dest, int pe) { return ishmem_longlong_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(unsigned int *dest, int pe) { return ishmem_uint_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(unsigned long *dest, int pe) { return ishmem_ulong_atomic_inc(dest, pe); }
-inline void ishmem_atomic_inc(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_inc(dest, pe); }
-inline signed char ishmem_atomic_fetch_add(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_add(dest, value, pe); }
-inline int ishmem_atomic_fetch_add(int *dest, int value, int pe) { return ishmem_int_atomic_fetch_add(dest, value, pe); }
-inline long ishmem_atomic_fetch_add(long *dest, long value, int pe) { return ishmem_long_atomic_fetch_add(dest, value, pe); }
-inline long long ishmem_atomic_fetch_add(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_fetch_add(dest, value, pe); }
-inline unsigned int ishmem_atomic_fetch_add(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_add(dest, value, pe); }
-inline unsigned long ishmem_atomic_fetch_add(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_add(dest, value, pe); }
-inline unsigned long long ishmem_atomic_fetch_add(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_add(dest, value, pe); }
-inline void ishmem_atomic_add(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(int *dest, int value, int pe) { return ishmem_int_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(long *dest, long value, int pe) { return ishmem_long_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_add(dest, value, pe); }
-inline void ishmem_atomic_add(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_add(dest, value, pe); }
-inline signed char ishmem_atomic_fetch_and(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_and(dest, value, pe); }
-inline unsigned int ishmem_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_and(dest, value, pe); }
-inline unsigned long ishmem_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_and(dest, value, pe); }
-inline unsigned long long ishmem_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_and(dest, value, pe); }
-inline void ishmem_atomic_and(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_and(dest, value, pe); }
-inline void ishmem_atomic_and(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_and(dest, value, pe); }
-inline void ishmem_atomic_and(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_and(dest, value, pe); }
-inline void ishmem_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_and(dest, value, pe); }
-inline signed char ishmem_atomic_fetch_or(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_or(dest, value, pe); }
-inline unsigned int ishmem_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_or(dest, value, pe); }
-inline unsigned long ishmem_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_or(dest, value, pe); }
-inline unsigned long long ishmem_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_or(dest, value, pe); }
-inline void ishmem_atomic_or(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_or(dest, value, pe); }
-inline void ishmem_atomic_or(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_or(dest, value, pe); }
-inline void ishmem_atomic_or(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_or(dest, value, pe); }
-inline void ishmem_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_or(dest, value, pe); }
-inline signed char ishmem_atomic_fetch_xor(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_xor(dest, value, pe); }
-inline unsigned int ishmem_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_xor(dest, value, pe); }
-inline unsigned long ishmem_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_xor(dest, value, pe); }
-inline unsigned long long ishmem_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_xor(dest, value, pe); }
-inline void ishmem_atomic_xor(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_xor(dest, value, pe); }
-inline void ishmem_atomic_xor(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_xor(dest, value, pe); }
-inline void ishmem_atomic_xor(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_xor(dest, value, pe); }
-inline void ishmem_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_xor(dest, value, pe); }
-inline void ishmem_atomic_fetch_nbi(float *fetch, float *dest, int pe) { return ishmem_float_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(double *fetch, double *dest, int pe) { return ishmem_double_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(int *fetch, int *dest, int pe) { return ishmem_int_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(long *fetch, long *dest, int pe) { return ishmem_long_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(long long *fetch, long long *dest, int pe) { return ishmem_longlong_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(unsigned int *fetch, unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(unsigned long *fetch, unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_nbi(unsigned long long *fetch, unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe) { return ishmem_int_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe) { return ishmem_long_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond, long long value, int pe) { return ishmem_longlong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_compare_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return ishmem_uint_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_compare_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return ishmem_ulong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_compare_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
-inline void ishmem_atomic_swap_nbi(float *fetch, float *dest, float value, int pe) { return ishmem_float_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(double *fetch, double *dest, double value, int pe) { return ishmem_double_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(int *fetch, int *dest, int value, int pe) { return ishmem_int_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(long *fetch, long *dest, long value, int pe) { return ishmem_long_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(long long *fetch, long long *dest, long long value, int pe) { return ishmem_longlong_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_swap_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe) { return ishmem_int_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe) { return ishmem_long_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe) { return ishmem_longlong_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(unsigned int *fetch, unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(unsigned long *fetch, unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_inc_nbi(unsigned long long *fetch, unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_inc_nbi(fetch, dest, pe); }
-inline void ishmem_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe) { return ishmem_int_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe) { return ishmem_long_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe) { return ishmem_longlong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_add_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_add_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_add_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_and_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_or_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
-inline void ishmem_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
-inline void ishmem_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_float_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_double_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_char_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_schar_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_short_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_int_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_long_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_longlong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uchar_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ushort_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uint_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulonglong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_float_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_double_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_char_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_schar_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_short_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_int_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_long_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_longlong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uchar_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ushort_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uint_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline void ishmem_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulonglong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
-inline int ishmem_test(int *ivar, int cmp, int cmp_value) { return ishmem_int_test(ivar, cmp, cmp_value); }
-inline int ishmem_test(long *ivar, int cmp, long cmp_value) { return ishmem_long_test(ivar, cmp, cmp_value); }
-inline int ishmem_test(long long *ivar, int cmp, long long cmp_value) { return ishmem_longlong_test(ivar, cmp, cmp_value); }
-inline int ishmem_test(unsigned int *ivar, int cmp, unsigned int cmp_value) { return ishmem_uint_test(ivar, cmp, cmp_value); }
-inline int ishmem_test(unsigned long *ivar, int cmp, unsigned long cmp_value) { return ishmem_ulong_test(ivar, cmp, cmp_value); }
-inline int ishmem_test(unsigned long long *ivar, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test(ivar, cmp, cmp_value); }
-inline int ishmem_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline int ishmem_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline int ishmem_test_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline int ishmem_test_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline int ishmem_test_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline int ishmem_test_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_all(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value) { return ishmem_int_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value) { return ishmem_long_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_test_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline int ishmem_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int ishmem_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int ishmem_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int ishmem_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int ishmem_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int ishmem_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline void ishmem_wait_until(int *ivar, int cmp, int cmp_value) { return ishmem_int_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until(long *ivar, int cmp, long cmp_value) { return ishmem_long_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until(long long *ivar, int cmp, long long cmp_value) { return ishmem_longlong_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until(unsigned int *ivar, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until(unsigned long *ivar, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until(unsigned long long *ivar, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until(ivar, cmp, cmp_value); }
-inline void ishmem_wait_until_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline size_t ishmem_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline void ishmem_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void ishmem_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void ishmem_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void ishmem_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void ishmem_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void ishmem_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t ishmem_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+#ifndef ISHMEMI_HD
+#if defined(__CUDACC__)
+#define ISHMEMI_HD __host__ __device__
+#else
+#define ISHMEMI_HD
+#endif
+#endif
+ISHMEMI_HD inline void ishmem_put(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_put(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_float_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_double_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_char_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_schar_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_short_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_int_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_long_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_longlong_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uchar_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ushort_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uint_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulong_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulonglong_iput(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_p(float *dest, float value, int pe) { return ishmem_float_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(double *dest, double value, int pe) { return ishmem_double_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(char *dest, char value, int pe) { return ishmem_char_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(signed char *dest, signed char value, int pe) { return ishmem_schar_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(short *dest, short value, int pe) { return ishmem_short_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(int *dest, int value, int pe) { return ishmem_int_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(long *dest, long value, int pe) { return ishmem_long_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(long long *dest, long long value, int pe) { return ishmem_longlong_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(unsigned char *dest, unsigned char value, int pe) { return ishmem_uchar_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(unsigned short *dest, unsigned short value, int pe) { return ishmem_ushort_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_p(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_p(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_get(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_get(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_float_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_double_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_char_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_schar_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_short_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_int_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_long_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_longlong_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uchar_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ushort_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_uint_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulong_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline void ishmem_iget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return ishmem_ulonglong_iget(dest, source, dst, sst, nelems, pe); }
+ISHMEMI_HD inline float ishmem_g(const float *source, int pe) { return ishmem_float_g(source, pe); }
+ISHMEMI_HD inline double ishmem_g(const double *source, int pe) { return ishmem_double_g(source, pe); }
+ISHMEMI_HD inline char ishmem_g(const char *source, int pe) { return ishmem_char_g(source, pe); }
+ISHMEMI_HD inline signed char ishmem_g(const signed char *source, int pe) { return ishmem_schar_g(source, pe); }
+ISHMEMI_HD inline short ishmem_g(const short *source, int pe) { return ishmem_short_g(source, pe); }
+ISHMEMI_HD inline int ishmem_g(const int *source, int pe) { return ishmem_int_g(source, pe); }
+ISHMEMI_HD inline long ishmem_g(const long *source, int pe) { return ishmem_long_g(source, pe); }
+ISHMEMI_HD inline long long ishmem_g(const long long *source, int pe) { return ishmem_longlong_g(source, pe); }
+ISHMEMI_HD inline unsigned char ishmem_g(const unsigned char *source, int pe) { return ishmem_uchar_g(source, pe); }
+ISHMEMI_HD inline unsigned short ishmem_g(const unsigned short *source, int pe) { return ishmem_ushort_g(source, pe); }
+ISHMEMI_HD inline unsigned int ishmem_g(const unsigned int *source, int pe) { return ishmem_uint_g(source, pe); }
+ISHMEMI_HD inline unsigned long ishmem_g(const unsigned long *source, int pe) { return ishmem_ulong_g(source, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_g(const unsigned long long *source, int pe) { return ishmem_ulonglong_g(source, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_put_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(float *dest, const float *source, size_t nelems, int pe) { return ishmem_float_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(double *dest, const double *source, size_t nelems, int pe) { return ishmem_double_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(char *dest, const char *source, size_t nelems, int pe) { return ishmem_char_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe) { return ishmem_schar_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(short *dest, const short *source, size_t nelems, int pe) { return ishmem_short_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(int *dest, const int *source, size_t nelems, int pe) { return ishmem_int_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(long *dest, const long *source, size_t nelems, int pe) { return ishmem_long_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(long long *dest, const long long *source, size_t nelems, int pe) { return ishmem_longlong_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return ishmem_uchar_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return ishmem_ushort_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return ishmem_uint_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return ishmem_ulong_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline void ishmem_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return ishmem_ulonglong_get_nbi(dest, source, nelems, pe); }
+ISHMEMI_HD inline float ishmem_atomic_fetch(float *dest, int pe) { return ishmem_float_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline double ishmem_atomic_fetch(double *dest, int pe) { return ishmem_double_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch(signed char *dest, int pe) { return ishmem_schar_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline int ishmem_atomic_fetch(int *dest, int pe) { return ishmem_int_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline long ishmem_atomic_fetch(long *dest, int pe) { return ishmem_long_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline long long ishmem_atomic_fetch(long long *dest, int pe) { return ishmem_longlong_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch(unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch(unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(float *dest, float value, int pe) { return ishmem_float_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(double *dest, double value, int pe) { return ishmem_double_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(int *dest, int value, int pe) { return ishmem_int_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(long *dest, long value, int pe) { return ishmem_long_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_set(dest, value, pe); }
+ISHMEMI_HD inline float ishmem_atomic_swap(float *dest, float value, int pe) { return ishmem_float_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline double ishmem_atomic_swap(double *dest, double value, int pe) { return ishmem_double_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_swap(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline int ishmem_atomic_swap(int *dest, int value, int pe) { return ishmem_int_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline long ishmem_atomic_swap(long *dest, long value, int pe) { return ishmem_long_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline long long ishmem_atomic_swap(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_swap(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_swap(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_swap(dest, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_compare_swap(signed char *dest, signed char cond, signed char value, int pe) { return ishmem_schar_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline int ishmem_atomic_compare_swap(int *dest, int cond, int value, int pe) { return ishmem_int_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline long ishmem_atomic_compare_swap(long *dest, long cond, long value, int pe) { return ishmem_long_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline long long ishmem_atomic_compare_swap(long long *dest, long long cond, long long value, int pe) { return ishmem_longlong_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return ishmem_uint_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return ishmem_ulong_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_compare_swap(unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_compare_swap(dest, cond, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch_inc(signed char *dest, int pe) { return ishmem_schar_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline int ishmem_atomic_fetch_inc(int *dest, int pe) { return ishmem_int_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline long ishmem_atomic_fetch_inc(long *dest, int pe) { return ishmem_long_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline long long ishmem_atomic_fetch_inc(long long *dest, int pe) { return ishmem_longlong_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch_inc(unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch_inc(unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch_inc(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(signed char *dest, int pe) { return ishmem_schar_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(int *dest, int pe) { return ishmem_int_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(long *dest, int pe) { return ishmem_long_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(long long *dest, int pe) { return ishmem_longlong_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(unsigned int *dest, int pe) { return ishmem_uint_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(unsigned long *dest, int pe) { return ishmem_ulong_atomic_inc(dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_inc(unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_inc(dest, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch_add(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline int ishmem_atomic_fetch_add(int *dest, int value, int pe) { return ishmem_int_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline long ishmem_atomic_fetch_add(long *dest, long value, int pe) { return ishmem_long_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline long long ishmem_atomic_fetch_add(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch_add(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch_add(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch_add(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(int *dest, int value, int pe) { return ishmem_int_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(long *dest, long value, int pe) { return ishmem_long_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(long long *dest, long long value, int pe) { return ishmem_longlong_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_add(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_add(dest, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch_and(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_and(dest, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_and(dest, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_and(dest, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_and(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_and(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_and(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_and(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_and(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_and(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_and(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_and(dest, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch_or(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_or(dest, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_or(dest, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_or(dest, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_or(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_or(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_or(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_or(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_or(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_or(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_or(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_or(dest, value, pe); }
+ISHMEMI_HD inline signed char ishmem_atomic_fetch_xor(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_fetch_xor(dest, value, pe); }
+ISHMEMI_HD inline unsigned int ishmem_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_xor(dest, value, pe); }
+ISHMEMI_HD inline unsigned long ishmem_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_xor(dest, value, pe); }
+ISHMEMI_HD inline unsigned long long ishmem_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_xor(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_xor(signed char *dest, signed char value, int pe) { return ishmem_schar_atomic_xor(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_xor(unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_xor(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_xor(unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_xor(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_xor(dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(float *fetch, float *dest, int pe) { return ishmem_float_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(double *fetch, double *dest, int pe) { return ishmem_double_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(int *fetch, int *dest, int pe) { return ishmem_int_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(long *fetch, long *dest, int pe) { return ishmem_long_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(long long *fetch, long long *dest, int pe) { return ishmem_longlong_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(unsigned int *fetch, unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(unsigned long *fetch, unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_nbi(unsigned long long *fetch, unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe) { return ishmem_int_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe) { return ishmem_long_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond, long long value, int pe) { return ishmem_longlong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return ishmem_uint_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return ishmem_ulong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_compare_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(float *fetch, float *dest, float value, int pe) { return ishmem_float_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(double *fetch, double *dest, double value, int pe) { return ishmem_double_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(int *fetch, int *dest, int value, int pe) { return ishmem_int_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(long *fetch, long *dest, long value, int pe) { return ishmem_long_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(long long *fetch, long long *dest, long long value, int pe) { return ishmem_longlong_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_swap_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe) { return ishmem_int_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe) { return ishmem_long_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe) { return ishmem_longlong_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(unsigned int *fetch, unsigned int *dest, int pe) { return ishmem_uint_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(unsigned long *fetch, unsigned long *dest, int pe) { return ishmem_ulong_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_inc_nbi(unsigned long long *fetch, unsigned long long *dest, int pe) { return ishmem_ulonglong_atomic_fetch_inc_nbi(fetch, dest, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe) { return ishmem_int_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe) { return ishmem_long_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe) { return ishmem_longlong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_add_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return ishmem_uint_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return ishmem_ulong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return ishmem_ulonglong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_float_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_double_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_char_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_schar_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_short_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_int_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_long_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_longlong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uchar_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ushort_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uint_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulonglong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_float_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_double_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_char_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_schar_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_short_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_int_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_long_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_longlong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uchar_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ushort_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_uint_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline void ishmem_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return ishmem_ulonglong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+ISHMEMI_HD inline int ishmem_test(int *ivar, int cmp, int cmp_value) { return ishmem_int_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test(long *ivar, int cmp, long cmp_value) { return ishmem_long_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test(long long *ivar, int cmp, long long cmp_value) { return ishmem_longlong_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test(unsigned int *ivar, int cmp, unsigned int cmp_value) { return ishmem_uint_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test(unsigned long *ivar, int cmp, unsigned long cmp_value) { return ishmem_ulong_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test(unsigned long long *ivar, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value) { return ishmem_int_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value) { return ishmem_long_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_test_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline int ishmem_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline int ishmem_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline int ishmem_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline int ishmem_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline int ishmem_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline int ishmem_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) { return ishmem_int_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) { return ishmem_long_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until(int *ivar, int cmp, int cmp_value) { return ishmem_int_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until(long *ivar, int cmp, long cmp_value) { return ishmem_long_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until(long long *ivar, int cmp, long long cmp_value) { return ishmem_longlong_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until(unsigned int *ivar, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until(unsigned long *ivar, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until(unsigned long long *ivar, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until(ivar, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_all(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_any(ivars, nelems, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value) { return ishmem_int_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value) { return ishmem_long_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value) { return ishmem_longlong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value) { return ishmem_uint_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value) { return ishmem_ulong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) { return ishmem_ulonglong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline void ishmem_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) { return ishmem_int_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) { return ishmem_long_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) { return ishmem_longlong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) { return ishmem_uint_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 #else /* C11 */
 #define ishmem_put(dest, source, nelems, pe) _Generic(*(dest), \
     float: ishmem_float_put, \

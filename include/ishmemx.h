@@ -132,34 +132,46 @@ void ishmemx_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t s
 } /* extern "C" */
 #endif
 
+/* ---- CUDA: the device API (host+device names callable from kernels) ---- */
+#if defined(__CUDACC__) && defined(__cplusplus)
+#include <ishmem/cudax_device.cuh>
+#endif
+
 /* ---- generic names: C11 _Generic, C++ overloads ---- */
 #ifdef __cplusplus
-inline void ishmemx_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_schar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_short_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_int_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_long_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_longlong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uchar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ushort_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_schar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_short_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_int_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_long_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_longlong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uchar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ushort_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
-inline void ishmemx_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+#ifndef ISHMEMI_HD
+#if defined(__CUDACC__)
+#define ISHMEMI_HD __host__ __device__
+#else
+#define ISHMEMI_HD
+#endif
+#endif
+ISHMEMI_HD inline void ishmemx_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_schar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_short_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_int_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_long_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_longlong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uchar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ushort_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_schar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_short_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_int_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_long_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_longlong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uchar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ushort_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+ISHMEMI_HD inline void ishmemx_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 #else /* C11 */
 #define ishmemx_ibput(dest, source, dst, sst, bsize, nblocks, pe) _Generic(*(dest), \
     float: ishmemx_float_ibput, \

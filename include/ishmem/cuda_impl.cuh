@@ -1,0 +1,328 @@
+/* ishmem/cuda_impl.cuh: the device-side implementation of the ishmem API for CUDA kernels.
+ * Included by ishmem.h when compiled by nvcc; header-only, so programs need neither -rdc nor
+ * a device library, and every translation unit (and every cubin) gets its own copy.
+ *
+ * How a kernel reaches a peer: each translation unit holds a __constant__ copy of the
+ * library's ishmemi_dev_state_t (peer heap bases as mapped in this process by CUDA IPC),
+ * filled by libishmem at ishmem_init through the binder this header registers at static-init
+ * time (cubins loaded with cuModuleLoad* call ishmemx_cumodule_init instead). A symmetric
+ * address maps to PE pe's copy as peer_base[pe] + (addr - heap_base), and the operation is a
+ * plain load, store or system-scope atomic over NVLink or PCIe.
+ *
+ * Bad arguments (PE out of range, an address outside the symmetric heap) print a PE-tagged
+ * error naming the function and trap the kernel; -DISHMEM_NO_DEVICE_CHECKS removes the
+ * checks. Device-initiated operations need the symmetric heap (globals are symmetric for the
+ * host API only). Names starting with ishmemi are internal. */
+#ifndef ISHMEM_CUDA_IMPL_CUH
+#define ISHMEM_CUDA_IMPL_CUH
+
+#include <ishmem/device_state.h>
+#include <cuda_runtime.h>
+#include <cuda/atomic>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern "C" void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes));
+
+static __constant__ ishmemi_dev_state_t ishmemi_dstate;
+
+static int ishmemi_bind_this_unit(const void *state, size_t bytes) {
+    return cudaMemcpyToSymbol(ishmemi_dstate, state, bytes) != cudaSuccess;
+}
+
+namespace {
+struct ishmemi_binder_registration {
+    ishmemi_binder_registration() { ishmemx_cuda_register_binder(&ishmemi_bind_this_unit); }
+};
+static ishmemi_binder_registration ishmemi_binder_registration_instance;
+} // namespace
+
+namespace ishmemi {
+
+typedef cuda::memory_order mo;
+
+__device__ __noinline__ inline void fail(const char *fn, const char *what, long long a, long long b) {
+    printf("[PE %d] ERROR: %s: %s %lld %lld\n", (int)ishmemi_dstate.my_pe, fn, what, a, b);
+    __trap();
+}
+
+/* PE pe's copy of the symmetric range [addr, addr+len), checked. */
+__device__ __forceinline__ char *ptr(const void *addr, size_t len, int pe, const char *fn) {
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base;
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if (!ishmemi_dstate.initialized)
+        fail(fn, "called before ishmem_init (or the kernel's module is not bound:", 0, 0);
+    if (pe < 0 || pe >= ishmemi_dstate.n_pes)
+        fail(fn, "pe out of range (pe, n_pes):", pe, ishmemi_dstate.n_pes);
+    if (off >= ishmemi_dstate.heap_size || len > ishmemi_dstate.heap_size - off)
+        fail(fn, "address outside the symmetric heap (address, bytes):", (long long)(uintptr_t)addr, (long long)len);
+    if (ishmemi_dstate.peer_base[pe] == 0)
+        fail(fn, "PE is not reachable from this GPU (pe, 0):", pe, 0);
+#endif
+    return (char *)(uintptr_t)(ishmemi_dstate.peer_base[pe] + off);
+}
+
+__device__ __forceinline__ uint64_t *sync_word(int word, int pe) {
+    uint64_t a = ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * (uint64_t)word;
+    return (uint64_t *)ptr((const void *)(uintptr_t)a, 8, pe, "ishmem_barrier_all");
+}
+
+/* ---- copies ---- */
+
+/* Copies n bytes with the threads [rank, size) of a group: 16-byte words when both sides
+ * allow it, four in flight per thread, then the tail byte by byte. */
+__device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
+    if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
+        size_t words = n / 16;
+        const int4 *s4 = (const int4 *)s;
+        int4 *d4 = (int4 *)d;
+        size_t i = rank;
+        for (; i + 3 * (size_t)size < words; i += 4 * (size_t)size) {
+            int4 a = s4[i], b = s4[i + size], c = s4[i + 2 * (size_t)size], e = s4[i + 3 * (size_t)size];
+            d4[i] = a;
+            d4[i + size] = b;
+            d4[i + 2 * (size_t)size] = c;
+            d4[i + 3 * (size_t)size] = e;
+        }
+        for (; i < words; i += size)
+            d4[i] = s4[i];
+        for (size_t j = words * 16 + rank; j < n; j += size)
+            d[j] = s[j];
+    } else {
+        for (size_t j = rank; j < n; j += size)
+            d[j] = s[j];
+    }
+}
+
+__device__ __forceinline__ void put(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes == 0) return;
+    copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, 0, 1);
+}
+
+__device__ __forceinline__ void get(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes == 0) return;
+    copy((char *)dest, ptr(src, bytes, pe, fn), bytes, 0, 1);
+}
+
+/* Strided blocks: nblocks blocks of bsize elements, strides in elements. */
+__device__ __forceinline__ void strided(bool is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                                        size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn) {
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if (dst < (ptrdiff_t)(bsize ? bsize : 1) || sst < (ptrdiff_t)(bsize ? bsize : 1))
+        fail(fn, "stride below the block size (dst, sst):", dst, sst);
+#endif
+    if (bsize == 0 || nblocks == 0) return;
+    size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
+    char *remote = ptr(is_put ? (const void *)dest : src, span, pe, fn);
+    char *d = is_put ? remote : (char *)dest;
+    const char *s = is_put ? (const char *)src : remote;
+    for (size_t b = 0; b < nblocks; b++)
+        copy(d + b * (size_t)dst * elem, s + b * (size_t)sst * elem, bsize * elem, 0, 1);
+}
+
+template <class T> __device__ __forceinline__ void p(T *dest, T value, int pe, const char *fn) {
+    *(volatile T *)ptr(dest, sizeof(T), pe, fn) = value;
+}
+
+template <class T> __device__ __forceinline__ T g(const T *src, int pe, const char *fn) {
+    return *(const volatile T *)ptr(src, sizeof(T), pe, fn);
+}
+
+/* ---- atomics (system scope: atomic with respect to every GPU and the host) ---- */
+
+template <class T> __device__ __forceinline__ cuda::atomic_ref<T, cuda::thread_scope_system> at(T *dest, int pe, const char *fn) {
+    T *r = (T *)ptr(dest, sizeof(T), pe, fn);
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if ((uintptr_t)r % sizeof(T))
+        fail(fn, "AMO target not aligned (address, size):", (long long)(uintptr_t)dest, (long long)sizeof(T));
+#endif
+    return cuda::atomic_ref<T, cuda::thread_scope_system>(*r);
+}
+
+template <class T> __device__ __forceinline__ T fetch(T *d, int pe, const char *fn) {
+    return at(d, pe, fn).load(cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ void set(T *d, T v, int pe, const char *fn) {
+    at(d, pe, fn).store(v, cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ T swap(T *d, T v, int pe, const char *fn) {
+    return at(d, pe, fn).exchange(v, cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ T cswap(T *d, T cond, T v, int pe, const char *fn) {
+    at(d, pe, fn).compare_exchange_strong(cond, v, cuda::memory_order_relaxed);
+    return cond; /* the old value, whether or not it matched */
+}
+template <class T> __device__ __forceinline__ T fadd(T *d, T v, int pe, const char *fn) {
+    return at(d, pe, fn).fetch_add(v, cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ T fand(T *d, T v, int pe, const char *fn) {
+    return at(d, pe, fn).fetch_and(v, cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ T f_or(T *d, T v, int pe, const char *fn) {
+    return at(d, pe, fn).fetch_or(v, cuda::memory_order_relaxed);
+}
+template <class T> __device__ __forceinline__ T fxor(T *d, T v, int pe, const char *fn) {
+    return at(d, pe, fn).fetch_xor(v, cuda::memory_order_relaxed);
+}
+
+/* ---- ordering ---- */
+__device__ __forceinline__ void quiet() { __threadfence_system(); }
+
+/* ---- point-to-point synchronization ---- */
+template <class T> __device__ __forceinline__ bool cmp(T v, int op, T t) {
+    switch (op) {
+    case 1: return v == t;
+    case 2: return v != t;
+    case 3: return v > t;
+    case 4: return v >= t;
+    case 5: return v < t;
+    default: return v <= t;
+    }
+}
+
+__device__ __forceinline__ void check_cmp(int op, const char *fn) {
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if (op < 1 || op > 6) fail(fn, "invalid comparison operator (cmp, 0):", op, 0);
+#endif
+}
+
+template <class T> __device__ __forceinline__ T load_acquire(T *p) {
+    return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_acquire);
+}
+
+template <class T> struct values {
+    const T *many;
+    T one;
+    __device__ __forceinline__ T operator[](size_t i) const { return many ? many[i] : one; }
+};
+
+template <class T> __device__ __forceinline__ bool holds(T *ivars, size_t i, int op, values<T> v) {
+    return cmp(load_acquire(ivars + i), op, v[i]);
+}
+__device__ __forceinline__ bool active(const int *status, size_t i) { return !status || status[i] == 0; }
+
+template <class T> __device__ __forceinline__ int test_all(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
+    check_cmp(op, fn);
+    if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
+    for (size_t i = 0; i < n; i++)
+        if (active(st, i) && !holds(iv, i, op, v)) return 0;
+    return 1;
+}
+template <class T> __device__ __forceinline__ size_t test_any(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
+    check_cmp(op, fn);
+    if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
+    for (size_t i = 0; i < n; i++)
+        if (active(st, i) && holds(iv, i, op, v)) return i;
+    return SIZE_MAX;
+}
+template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, size_t *idx, const int *st, int op, values<T> v, const char *fn) {
+    check_cmp(op, fn);
+    if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (active(st, i) && holds(iv, i, op, v)) idx[k++] = i;
+    return k;
+}
+__device__ __forceinline__ bool any_active(const int *st, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (active(st, i)) return true;
+    return false;
+}
+template <class T> __device__ __forceinline__ void wait_all(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
+    while (!test_all(iv, n, st, op, v, fn)) {
+    }
+}
+template <class T> __device__ __forceinline__ size_t wait_any(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
+    if (!any_active(st, n)) return SIZE_MAX;
+    size_t i;
+    while ((i = test_any(iv, n, st, op, v, fn)) == SIZE_MAX) {
+    }
+    return i;
+}
+template <class T> __device__ __forceinline__ size_t wait_some(T *iv, size_t n, size_t *idx, const int *st, int op, values<T> v, const char *fn) {
+    if (!any_active(st, n)) return 0;
+    size_t k;
+    while ((k = test_some(iv, n, idx, st, op, v, fn)) == 0) {
+    }
+    return k;
+}
+
+/* ---- signals ---- */
+__device__ __forceinline__ void signal_update(uint64_t *sig, uint64_t v, int op, int pe, const char *fn) {
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if (op != 0 && op != 1) fail(fn, "invalid signal operator (sig_op, 0):", op, 0);
+#endif
+    if (op == 0) set(sig, v, pe, fn);
+    else fadd(sig, v, pe, fn);
+}
+
+__device__ __forceinline__ void put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v, int op, int pe, const char *fn) {
+    put(dest, src, bytes, pe, fn);
+    __threadfence_system(); /* the data is visible before the signal */
+    signal_update(sig, v, op, pe, fn);
+}
+
+/* ---- whole-job barrier from a kernel: one thread per PE calls it ---- */
+__device__ __forceinline__ void barrier_all(const char *fn) {
+    (void)fn;
+    __threadfence_system();
+    int n = ishmemi_dstate.n_pes;
+    uint64_t *epoch = sync_word(ISHMEMI_SYNC_BARRIER_EPOCH, ishmemi_dstate.my_pe);
+    uint64_t e = *epoch + 1;
+    *epoch = e;
+    for (int pe = 0; pe < n; pe++)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, pe))
+            .fetch_add(1, cuda::memory_order_release);
+    uint64_t *arrive = sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, ishmemi_dstate.my_pe);
+    while (load_acquire(arrive) < e * (uint64_t)n) {
+    }
+}
+
+/* ---- work-group forms (Group: any cooperative group with thread_rank, num_threads, sync) ---- */
+template <class G> __device__ __forceinline__ void wg_put(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes) copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
+    g.sync();
+}
+
+template <class G> __device__ __forceinline__ void wg_get(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes) copy((char *)dest, ptr(src, bytes, pe, fn), bytes, g.thread_rank(), g.num_threads());
+    g.sync();
+}
+
+template <class G>
+__device__ __forceinline__ void wg_strided(const G &g, bool is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                                           size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn) {
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if (dst < (ptrdiff_t)(bsize ? bsize : 1) || sst < (ptrdiff_t)(bsize ? bsize : 1))
+        fail(fn, "stride below the block size (dst, sst):", dst, sst);
+#endif
+    if (bsize && nblocks) {
+        size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
+        char *remote = ptr(is_put ? (const void *)dest : src, span, pe, fn);
+        char *d = is_put ? remote : (char *)dest;
+        const char *s = is_put ? (const char *)src : remote;
+        if (bsize == 1) {
+            for (size_t b = g.thread_rank(); b < nblocks; b += g.num_threads())
+                copy(d + b * (size_t)dst * elem, s + b * (size_t)sst * elem, elem, 0, 1);
+        } else {
+            for (size_t b = 0; b < nblocks; b++)
+                copy(d + b * (size_t)dst * elem, s + b * (size_t)sst * elem, bsize * elem, g.thread_rank(), g.num_threads());
+        }
+    }
+    g.sync();
+}
+
+template <class G>
+__device__ __forceinline__ void wg_put_signal(const G &g, void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v,
+                                              int op, int pe, const char *fn) {
+    if (bytes) copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
+    __threadfence_system();
+    g.sync();
+    if (g.thread_rank() == 0) signal_update(sig, v, op, pe, fn);
+    g.sync();
+}
+
+} // namespace ishmemi
+
+#endif
