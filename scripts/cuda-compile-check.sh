@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Compiles and links every CUDA program of the repository against the installed library, with
+# nvcc from PyPI wheels pinned to the GPU machines' CUDA 13.0, exactly as users do:
+#   nvcc prog.cu $(pkg-config --cflags --libs ishmem)
+# It runs nothing (CI has no GPU); scripts/gpu-check.sh runs them on a GPU machine.
+# Usage: scripts/cuda-compile-check.sh [PREFIX]     (default build/prefix, made by make install)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PREFIX=${1:-$PWD/build/prefix}
+VENV=${CUDA_VENV:-$PWD/build/cuvenv}
+PINS="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 nvidia-cuda-crt==13.0.88"
+if ! command -v nvcc >/dev/null 2>&1; then
+    [ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
+    # shellcheck disable=SC2086
+    "$VENV/bin/pip" install -q $PINS
+    CU=$(echo "$VENV"/lib/python3*/site-packages/nvidia/cu13)
+    export PATH="$CU/bin:$PATH"
+    EXTRA=(-L"$CU/lib")
+else
+    EXTRA=()
+fi
+nvcc --version | tail -n 2
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+out=build/cuda-check
+mkdir -p "$out"
+pass=0
+fail=0
+for f in examples/*.cu tests/gpu/*.cu; do
+    [ -e "$f" ] || continue
+    exe="$out/$(basename "$f" .cu)"
+    # shellcheck disable=SC2046
+    if nvcc -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra "$f" $(pkg-config --cflags --libs ishmem) "${EXTRA[@]}" -o "$exe"; then
+        pass=$((pass + 1))
+    else
+        echo "cuda-compile-check: FAILED to build $f" >&2
+        fail=$((fail + 1))
+    fi
+done
+# The benchmark source, against ishmem's headers (its NVSHMEM variant is built on the GPU machine).
+if [ -e bench/gpu_bench.cu ]; then
+    # shellcheck disable=SC2046
+    if nvcc -std=c++17 -arch=sm_90 bench/gpu_bench.cu $(pkg-config --cflags --libs ishmem) "${EXTRA[@]}" -o "$out/gpu_bench"; then
+        pass=$((pass + 1))
+    else
+        echo "cuda-compile-check: FAILED to build bench/gpu_bench.cu" >&2
+        fail=$((fail + 1))
+    fi
+fi
+echo "cuda-compile-check: $pass passed, $fail failed"
+[ "$fail" = 0 ]
