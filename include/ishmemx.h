@@ -66,6 +66,12 @@ void ishmemx_query_initialized(int *initialized);
 ishmemx_runtime_type_t ishmemx_runtime_get_type(void);
 int ishmemx_get_uniqueid(ishmemx_uniqueid_t *uid);
 
+/* ---- gpu ---- */
+int ishmemx_gpu_in_use(void);
+int ishmemx_gpu_device(void);
+int ishmemx_cumodule_init(void *cumodule);
+void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes));
+
 /* ---- signal ---- */
 void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
 void ishmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);

@@ -245,6 +245,10 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmemx.h", "setup", "ishmemx_query_initialized", "void ishmemx_query_initialized(int *initialized)"),
     ("ishmemx.h", "setup", "ishmemx_runtime_get_type", "ishmemx_runtime_type_t ishmemx_runtime_get_type(void)"),
     ("ishmemx.h", "setup", "ishmemx_get_uniqueid", "int ishmemx_get_uniqueid(ishmemx_uniqueid_t *uid)"),
+    ("ishmemx.h", "gpu", "ishmemx_gpu_in_use", "int ishmemx_gpu_in_use(void)"),
+    ("ishmemx.h", "gpu", "ishmemx_gpu_device", "int ishmemx_gpu_device(void)"),
+    ("ishmemx.h", "gpu", "ishmemx_cumodule_init", "int ishmemx_cumodule_init(void *cumodule)"),
+    ("ishmemx.h", "gpu", "ishmemx_cuda_register_binder", "void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes))"),
     ("ishmemx.h", "signal", "ishmemx_signal_add", "void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)"),
     ("ishmemx.h", "signal", "ishmemx_signal_set", "void ishmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)"),
 ];
