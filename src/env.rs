@@ -35,6 +35,10 @@ pub const VARS: &[Var] = &[
           doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
     Var { name: "ISHMEM_DEBUG", kind: Kind::Bool, default: "0",
           doc: "Extra checks and messages: says why `ishmem_malloc` returned NULL, prints each PE's mapping at init." },
+    Var { name: "ISHMEM_GPU", kind: Kind::Text, default: "auto",
+          doc: "Backend choice: `auto` (the symmetric heap is GPU memory when the CUDA driver loads and a device is visible, else host memory), `0` (CPU backend, CUDA is never touched), `1` (require a GPU: init fails when none can be used). `ishmemx_attr_t.gpu = false` also selects the CPU backend. Every PE of a job must end up on the same backend." },
+    Var { name: "ISHMEM_GPU_DEVICE", kind: Kind::Text, default: "auto",
+          doc: "CUDA device ordinal of this PE (as numbered after `CUDA_VISIBLE_DEVICES`). `auto`: the device of the CUDA context current on the thread calling init (after `cudaSetDevice`), else the node-local rank modulo the number of visible devices. Several PEs may share one GPU." },
     Var { name: "ISHMEM_INFO", kind: Kind::Bool, default: "0",
           doc: "PE 0 prints the version, backend, bootstrap and every variable with its value at init." },
     Var { name: "ISHMEM_PEER_CHECK_MS", kind: Kind::Count, default: "100",
@@ -94,12 +98,43 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     s.trim().parse().map_err(|_| format!("'{s}' is not a non-negative integer"))
 }
 
+/// `ISHMEM_GPU`: which backend a PE asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMode {
+    /// GPU heap when CUDA and a device are usable, else the CPU backend.
+    Auto,
+    /// The CPU backend; CUDA is never loaded.
+    Off,
+    /// A GPU heap or a fatal error.
+    On,
+}
+
+/// Parses `ISHMEM_GPU`.
+pub fn parse_gpu_mode(s: &str) -> Result<GpuMode, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "auto" | "" => Ok(GpuMode::Auto),
+        "0" | "no" | "off" | "false" => Ok(GpuMode::Off),
+        "1" | "yes" | "on" | "true" => Ok(GpuMode::On),
+        other => Err(format!("'{other}' is not one of auto, 0, 1")),
+    }
+}
+
+/// Parses `ISHMEM_GPU_DEVICE`: `None` for `auto`.
+pub fn parse_gpu_device(s: &str) -> Result<Option<u32>, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "auto" | "" => Ok(None),
+        t => t.parse().map(Some).map_err(|_| format!("'{t}' is not a device ordinal (a number, or auto)")),
+    }
+}
+
 /// The parsed configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub bootstrap: String,
     pub bootstrap_timeout_s: u64,
     pub debug: bool,
+    pub gpu: GpuMode,
+    pub gpu_device: Option<u32>,
     pub info: bool,
     pub peer_check_ms: u64,
     pub shm_dir: String,
@@ -134,6 +169,8 @@ impl Config {
             bootstrap,
             bootstrap_timeout_s: wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))?,
             debug: bool_of("ISHMEM_DEBUG")?,
+            gpu: parse_gpu_mode(get("ISHMEM_GPU")).map_err(|e| format!("ISHMEM_GPU: {e}"))?,
+            gpu_device: parse_gpu_device(get("ISHMEM_GPU_DEVICE")).map_err(|e| format!("ISHMEM_GPU_DEVICE: {e}"))?,
             info: bool_of("ISHMEM_INFO")?,
             peer_check_ms: wrap("ISHMEM_PEER_CHECK_MS", parse_count(get("ISHMEM_PEER_CHECK_MS")))?.max(1),
             shm_dir: get("ISHMEM_SHM_DIR").to_string(),
@@ -230,6 +267,20 @@ mod tests {
         assert!(e.contains("ISHMEM_BOOTSTRAP"), "{e}");
         let e = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "0")])).unwrap_err();
         assert!(e.contains("greater than 0"), "{e}");
+    }
+
+    #[test]
+    fn gpu_choice_parses() {
+        let (cfg, _) = Config::from_map(&map(&[])).unwrap();
+        assert_eq!((cfg.gpu, cfg.gpu_device), (GpuMode::Auto, None));
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_GPU", "0"), ("ISHMEM_GPU_DEVICE", "3")])).unwrap();
+        assert_eq!((cfg.gpu, cfg.gpu_device), (GpuMode::Off, Some(3)));
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_GPU", "1"), ("ISHMEM_GPU_DEVICE", "auto")])).unwrap();
+        assert_eq!((cfg.gpu, cfg.gpu_device), (GpuMode::On, None));
+        let e = Config::from_map(&map(&[("ISHMEM_GPU", "cuda")])).unwrap_err();
+        assert!(e.starts_with("ISHMEM_GPU:"), "{e}");
+        let e = Config::from_map(&map(&[("ISHMEM_GPU_DEVICE", "-1")])).unwrap_err();
+        assert!(e.starts_with("ISHMEM_GPU_DEVICE:"), "{e}");
     }
 
     #[test]

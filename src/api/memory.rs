@@ -2,6 +2,8 @@
 //! run the same deterministic allocator on the same sequence of calls, so a block has the
 //! same offset everywhere. Each call publishes its arguments and checks, after a barrier,
 //! that PE 0 passed the same ones; a mismatch is a fatal error instead of silent corruption.
+//! On the GPU heap the first `ISHMEMI_SYNC_BYTES` are the library's (allocated at init), calloc
+//! zeroes with cuMemsetD8, and each call first retries pending device-state binders.
 
 use crate::core::{state, State};
 use crate::ffi::{fatal, guard};
@@ -47,8 +49,19 @@ fn agree(func: &str, st: &State, kind: Kind, a: u64, b: u64) {
     }
 }
 
+/// Retries the device-state binders that failed so far (CUDA backend; one load otherwise).
+fn retry_binders(func: &str, st: &State) {
+    if let Some(g) = &st.gpu {
+        if crate::transport::cuda::binders::any_pending() {
+            let _c = g.enter(func);
+            crate::transport::cuda::binders::retry_pending();
+        }
+    }
+}
+
 fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *mut c_void {
     let st = state(func);
+    retry_binders(func, st);
     if !align.is_power_of_two() {
         fatal(func, &format!("alignment {align} is not a power of two"));
     }
@@ -75,8 +88,11 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
     };
     let p = (st.heap.base + off) as *mut u8;
     if zero {
-        // SAFETY: the block [off, off+size) is inside the mapped local heap.
-        unsafe { std::ptr::write_bytes(p, 0, size) };
+        match &st.gpu {
+            Some(g) => g.memset(func, p as usize, size),
+            // SAFETY: the block [off, off+size) is inside the mapped local heap.
+            None => unsafe { std::ptr::write_bytes(p, 0, size) },
+        }
         // No PE may write into the block before its owner zeroed it.
         st.barrier();
     }
@@ -109,9 +125,13 @@ pub extern "C" fn ishmem_free(ptr: *mut c_void) {
     const F: &str = "ishmem_free";
     guard(F, || {
         let st = state(F);
+        retry_binders(F, st);
         let mut heap = st.alloc.lock().unwrap_or_else(|e| e.into_inner());
         let addr = ptr as usize;
         let off = if ptr.is_null() { u64::MAX } else { addr.wrapping_sub(st.heap.base) as u64 };
+        if st.gpu.is_some() && (off as usize) < crate::transport::cuda::state::SYNC_BYTES {
+            fatal(F, &format!("{addr:#x} was not returned by ishmem_malloc/calloc/align (it is the library's reserved sync area)"));
+        }
         if !ptr.is_null() && heap.size_of(off as usize).is_none() {
             let what = match heap.block_at(off as usize) {
                 Some((start, _)) if (off as usize) < st.heap.len => {

@@ -5,6 +5,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod amo;
+pub mod cuda;
 pub mod generated;
 pub mod memory;
 pub mod order;

@@ -1,14 +1,27 @@
 //! Ordering and the whole-job synchronization of this release: fence, quiet, barrier_all,
-//! sync_all. (Teams and the other collectives arrive with the collectives issue.)
+//! sync_all. (Teams and the other collectives arrive with the collectives issue.) Every host
+//! operation on the GPU heap completes before it returns, so these need no GPU work; each
+//! retries pending device-state binders first (transport::cuda::binders).
 
-use crate::core::{quiet, state};
+use crate::core::{quiet, state, State};
 use crate::ffi::guard;
+
+/// Retries pending binders (CUDA backend; one load when none are pending).
+#[inline(always)]
+fn retry_binders(func: &str, st: &State) {
+    if let Some(g) = &st.gpu {
+        if crate::transport::cuda::binders::any_pending() {
+            let _c = g.enter(func);
+            crate::transport::cuda::binders::retry_pending();
+        }
+    }
+}
 
 #[no_mangle]
 pub extern "C" fn ishmem_fence() {
     const F: &str = "ishmem_fence";
     guard(F, || {
-        state(F);
+        retry_binders(F, state(F));
         // Puts and AMOs to mapped memory are complete at return, so ordering them per PE is
         // a store fence; a full fence costs the same on x86 and is simpler to reason about.
         quiet();
@@ -19,7 +32,7 @@ pub extern "C" fn ishmem_fence() {
 pub extern "C" fn ishmem_quiet() {
     const F: &str = "ishmem_quiet";
     guard(F, || {
-        state(F);
+        retry_binders(F, state(F));
         quiet();
     })
 }
@@ -29,6 +42,7 @@ pub extern "C" fn ishmem_barrier_all() {
     const F: &str = "ishmem_barrier_all";
     guard(F, || {
         let st = state(F);
+        retry_binders(F, st);
         quiet();
         st.barrier();
     })
@@ -37,5 +51,9 @@ pub extern "C" fn ishmem_barrier_all() {
 #[no_mangle]
 pub extern "C" fn ishmem_sync_all() {
     const F: &str = "ishmem_sync_all";
-    guard(F, || state(F).barrier())
+    guard(F, || {
+        let st = state(F);
+        retry_binders(F, st);
+        st.barrier()
+    })
 }

@@ -1,6 +1,7 @@
 //! Remote memory access: the cores of put, get, p, g, iput, iget, ibput, ibget and their nbi
 //! forms. On mapped memory a put or get completes before it returns, which also satisfies the
-//! nbi forms' contract (complete by the next quiet).
+//! nbi forms' contract (complete by the next quiet). On the GPU heap (CUDA backend) they are
+//! synchronous cuMemcpy calls on unified addresses (`State::gpu_for`), complete at return too.
 
 use crate::core::{bytes, state};
 use crate::ffi::fatal;
@@ -35,6 +36,9 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     }
     check_ptr(func, "source", src);
     let r = st.remote(func, "dest", dest as usize, n, pe);
+    if let Some(g) = st.gpu_for(dest as usize, src as usize) {
+        return g.copy(func, r, src as usize, n);
+    }
     // SAFETY: r..r+n lies in a mapped symmetric region (checked); src is readable per the
     // caller; ptr::copy allows the ranges to overlap (a put to oneself).
     unsafe { ptr::copy(src, r as *mut u8, n) };
@@ -54,6 +58,9 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     }
     check_ptr(func, "dest", dest);
     let r = st.remote(func, "source", src as usize, n, pe);
+    if let Some(g) = st.gpu_for(src as usize, dest as usize) {
+        return g.copy(func, dest as usize, r, n);
+    }
     // SAFETY: as in `put`, with the roles of the ranges swapped.
     unsafe { ptr::copy(r as *const u8, dest, n) };
 }
@@ -100,16 +107,19 @@ unsafe fn strided(
     let dspan = span(func, dst, bsize, nblocks, elem);
     let sspan = span(func, sst, bsize, nblocks, elem);
     let block = bytes(func, bsize, elem);
-    let (d, s) = match dir {
+    let (d, s, gpu) = match dir {
         Dir::Put => {
             check_ptr(func, "source", src);
-            (st.remote(func, "dest", dest as usize, dspan, pe), src as usize)
+            (st.remote(func, "dest", dest as usize, dspan, pe), src as usize, st.gpu_for(dest as usize, src as usize))
         }
         Dir::Get => {
             check_ptr(func, "dest", dest);
-            (dest as usize, st.remote(func, "source", src as usize, sspan, pe))
+            (dest as usize, st.remote(func, "source", src as usize, sspan, pe), st.gpu_for(src as usize, dest as usize))
         }
     };
+    if let Some(g) = gpu {
+        return g.copy_2d(func, d, dst * elem, s, sst * elem, block, nblocks);
+    }
     for b in 0..nblocks {
         // SAFETY: block b lies inside [d, d+dspan) and [s, s+sspan), both valid (checked
         // symmetric side, caller-guaranteed local side).
@@ -163,6 +173,9 @@ pub unsafe fn p<T: Copy>(func: &str, dest: *mut T, value: T, pe: c_int) {
     let pe = st.check_pe(func, pe);
     let r = st.remote(func, "dest", dest as usize, size_of::<T>(), pe);
     check_align(func, "dest", r, align_of::<T>());
+    if let Some(g) = st.gpu_heap(dest as usize) {
+        return g.copy(func, r, &value as *const T as usize, size_of::<T>());
+    }
     // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
     unsafe { ptr::write_volatile(r as *mut T, value) };
 }
@@ -177,6 +190,12 @@ pub unsafe fn g<T: Copy>(func: &str, src: *const T, pe: c_int) -> T {
     let pe = st.check_pe(func, pe);
     let r = st.remote(func, "source", src as usize, size_of::<T>(), pe);
     check_align(func, "source", r, align_of::<T>());
+    if let Some(g) = st.gpu_heap(src as usize) {
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        g.copy(func, v.as_mut_ptr() as usize, r, size_of::<T>());
+        // SAFETY: the copy wrote all size_of::<T>() bytes; T is a plain C element type.
+        return unsafe { v.assume_init() };
+    }
     // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
     unsafe { ptr::read_volatile(r as *const T) }
 }

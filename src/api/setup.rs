@@ -49,7 +49,7 @@ const _: () = assert!(std::mem::offset_of!(Attr, uid) == 32);
 #[no_mangle]
 pub extern "C" fn ishmem_init() {
     const F: &str = "ishmem_init";
-    guard(F, || core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }))
+    guard(F, || core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true))
 }
 
 #[no_mangle]
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn ishmem_init_thread(requested: c_int, provided: *mut c_i
             ));
             return 1;
         }
-        core::init(F, requested, InitRequest::Env { mode: None });
+        core::init(F, requested, InitRequest::Env { mode: None }, true);
         if !provided.is_null() {
             // SAFETY: provided is a writable int per the API.
             unsafe { *provided = requested };
@@ -91,14 +91,15 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
     guard(F, || {
         // SAFETY: a non-NULL attr points to an ishmemx_attr_t per the API.
         let Some(a) = (unsafe { attr.as_ref() }) else {
-            return core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None });
+            return core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true);
         };
         if a.use_uid || a.runtime == RUNTIME_UNIQUEID {
             // SAFETY: a non-NULL uid points to an ishmemx_uniqueid_t per the API.
             let Some(uid) = (unsafe { a.uid.as_ref() }) else {
                 fatal(F, "unique-id init (use_uid) needs attr->uid from ishmemx_get_uniqueid");
             };
-            return core::init(F, THREAD_MULTIPLE, InitRequest::Uid { uid: *uid, rank: a.rank, nranks: a.nranks });
+            let req = InitRequest::Uid { uid: *uid, rank: a.rank, nranks: a.nranks };
+            return core::init(F, THREAD_MULTIPLE, req, a.gpu);
         }
         let mode = match a.runtime {
             RUNTIME_AUTO | RUNTIME_MPI => None,
@@ -109,7 +110,7 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
             RUNTIME_OPENSHMEM => fatal(F, "ISHMEMX_RUNTIME_OPENSHMEM is not supported (use ISHMEMX_RUNTIME_AUTO)"),
             other => fatal(F, &format!("invalid runtime {other} in ishmemx_attr_t")),
         };
-        core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode })
+        core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode }, a.gpu)
     })
 }
 
@@ -168,6 +169,10 @@ pub extern "C" fn ishmem_n_pes() -> c_int {
     guard(F, || state(F).npes as c_int)
 }
 
+/// PE `pe`'s copy of the symmetric `dest` as addressable by this process, or NULL. On the CPU
+/// backend a host address; on the CUDA backend, for the heap, the peer heap as mapped here by
+/// CUDA IPC: a device address that kernels (and cudaMemcpy) may use, host code may not
+/// dereference. Symmetric globals stay host addresses on both backends.
 #[no_mangle]
 pub extern "C" fn ishmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     const F: &str = "ishmem_ptr";
@@ -213,10 +218,21 @@ pub unsafe extern "C" fn ishmem_info_get_name(name: *mut c_char) {
 /// The report of `ishmem-info` and `ISHMEM_INFO=1`: version, backend, job, variables.
 pub fn info_text(st: Option<&State>) -> String {
     let mut s = format!("ishmem {MAJOR}.{MINOR} ({VENDOR})\n");
-    s.push_str("backends built in: cpu (node-local shared memory)\n");
+    s.push_str("backends built in: cpu (node-local shared memory), cuda (driver loaded at run time)\n");
+    if st.is_none() {
+        let cuda = match crate::transport::cuda::driver::probe() {
+            Ok(n) => format!("{n} device(s) visible"),
+            Err(e) => e,
+        };
+        s.push_str(&format!("CUDA: {cuda}\n"));
+    }
     if let Some(st) = st {
+        let backend = match &st.gpu {
+            Some(g) => format!("cuda (device {}: {}, bus {})", g.ordinal, g.name, g.bus_id),
+            None => "cpu".to_string(),
+        };
         s.push_str(&format!(
-            "backend in use: cpu; bootstrap: {}; PEs: {}; symmetric heap: {} bytes per PE; symmetric globals: {}\n",
+            "backend in use: {backend}; bootstrap: {}; PEs: {}; symmetric heap: {} bytes per PE; symmetric globals: {}\n",
             st.runtime.name(),
             st.npes,
             st.heap.len,

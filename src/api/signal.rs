@@ -1,13 +1,23 @@
 //! Signaling: put-with-signal (data, then an atomic set or add on the remote signal word),
-//! signal_fetch, signal_wait_until and the ishmemx signal set/add helpers.
+//! signal_fetch, signal_wait_until and the ishmemx signal set/add helpers. On the GPU heap the
+//! data is a synchronous copy and the update an AMO kernel after it; fetch and wait read the
+//! word with an 8-byte device-to-host copy per poll.
 
-use crate::api::amo::{self, Atom};
+use crate::api::amo;
+use crate::api::rma::check_align;
 use crate::api::rma;
 use crate::api::sync;
 use crate::core::state;
 use crate::ffi::{fatal, guard};
 use std::ffi::c_int;
 use std::sync::atomic::{fence, Ordering::Release};
+
+/// Checks that `sig_addr` is a symmetric, aligned word of this PE.
+fn check_local_sig(func: &str, sig_addr: *const u64) {
+    let st = state(func);
+    st.remote(func, "sig_addr", sig_addr as usize, 8, st.me);
+    check_align(func, "sig_addr", sig_addr as usize, 8);
+}
 
 const SIGNAL_SET: c_int = 0;
 const SIGNAL_ADD: c_int = 1;
@@ -56,9 +66,9 @@ pub unsafe fn put_signal(
 pub unsafe extern "C" fn ishmem_signal_fetch(sig_addr: *const u64) -> u64 {
     const F: &str = "ishmem_signal_fetch";
     guard(F, || {
-        let st = state(F);
-        // SAFETY: amo::fetch checks the address.
-        unsafe { amo::fetch(F, sig_addr, st.me as c_int) }
+        check_local_sig(F, sig_addr);
+        // SAFETY: checked above: a symmetric, aligned word of this PE.
+        unsafe { amo::read_local(F, sig_addr as *mut u64) }
     })
 }
 
@@ -68,12 +78,11 @@ pub unsafe extern "C" fn ishmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int
     guard(F, || {
         let st = state(F);
         sync::check_cmp(F, cmp);
-        // SAFETY: amo::fetch checks the address; after that it is a valid aligned local word.
-        let first = unsafe { amo::fetch(F, sig_addr, st.me as c_int) };
-        let mut v = first;
+        check_local_sig(F, sig_addr);
+        let mut v = 0;
         crate::core::wait::until(st.cfg.wait_spin, st.cfg.wait_sleep_max_us, || {
-            // SAFETY: checked above.
-            v = unsafe { u64::load(sig_addr) };
+            // SAFETY: checked above: a symmetric, aligned word of this PE.
+            v = unsafe { amo::read_local(F, sig_addr) };
             sync::compare(v, cmp, cmp_value)
         });
         v

@@ -1,10 +1,14 @@
 //! Point-to-point synchronization: the test and wait_until families over symmetric variables
 //! of this PE, which other PEs update with puts and AMOs. Waits back off (see core::wait).
+//! Ivars in the GPU heap (CUDA backend) are read by one device-to-host copy of the whole set
+//! per poll (`Ivars::refresh`), then compared on the host.
 
 use crate::api::amo::Atom;
 use crate::api::rma::check_align;
 use crate::core::{bytes, state, wait, State};
 use crate::ffi::fatal;
+use crate::transport::cuda::Gpu;
+use std::cell::RefCell;
 use std::ffi::c_int;
 
 /// The comparison value(s): one for all ivars, or one per ivar (`_vector` forms).
@@ -34,16 +38,20 @@ pub fn compare<T: PartialOrd>(v: T, cmp: c_int, target: T) -> bool {
 }
 
 /// The checked view of a set of ivars.
-struct Ivars<T> {
+struct Ivars<'a, T> {
     p: *mut T,
     n: usize,
     status: *const c_int,
     vals: Values<T>,
     cmp: c_int,
+    func: &'a str,
+    /// The GPU when the ivars lie in its heap; `snap` then holds their values of the last poll.
+    gpu: Option<&'a Gpu>,
+    snap: RefCell<Vec<T>>,
 }
 
-impl<T: Atom> Ivars<T> {
-    fn new(func: &str, st: &State, p: *mut T, n: usize, status: *const c_int, cmp: c_int, vals: Values<T>) -> Self {
+impl<'a, T: Atom> Ivars<'a, T> {
+    fn new(func: &'a str, st: &'a State, p: *mut T, n: usize, status: *const c_int, cmp: c_int, vals: Values<T>) -> Self {
         check_cmp(func, cmp);
         if n > 0 {
             let len = bytes(func, n, size_of::<T>());
@@ -55,7 +63,21 @@ impl<T: Atom> Ivars<T> {
                 }
             }
         }
-        Ivars { p, n, status, vals, cmp }
+        let gpu = if n > 0 { st.gpu_heap(p as usize) } else { None };
+        Ivars { p, n, status, vals, cmp, func, gpu, snap: RefCell::new(Vec::new()) }
+    }
+
+    /// Reads the ivars of the GPU heap (one copy for all of them); nothing on host memory,
+    /// where `holds` loads each ivar atomically.
+    fn refresh(&self) {
+        if let Some(g) = self.gpu {
+            let mut s = self.snap.borrow_mut();
+            s.clear();
+            s.reserve(self.n);
+            g.copy(self.func, s.as_mut_ptr() as usize, self.p as usize, self.n * size_of::<T>());
+            // SAFETY: the copy wrote n elements into the reserved capacity.
+            unsafe { s.set_len(self.n) };
+        }
     }
 
     #[inline]
@@ -64,11 +86,13 @@ impl<T: Atom> Ivars<T> {
         self.status.is_null() || unsafe { *self.status.add(i) } == 0
     }
 
+    /// Whether ivar `i` satisfies the comparison (after `refresh` on the GPU heap).
     #[inline]
     fn holds(&self, i: usize) -> bool {
         // SAFETY: ivars has n symmetric, aligned entries (checked); values likewise by contract.
         let (v, t) = unsafe {
-            (T::load(self.p.add(i)), match self.vals { Values::One(t) => t, Values::Many(v) => *v.add(i) })
+            let v = if self.gpu.is_some() { self.snap.borrow()[i] } else { T::load(self.p.add(i)) };
+            (v, match self.vals { Values::One(t) => t, Values::Many(v) => *v.add(i) })
         };
         compare(v, self.cmp, t)
     }
@@ -78,14 +102,17 @@ impl<T: Atom> Ivars<T> {
     }
 
     fn all(&self) -> bool {
+        self.refresh();
         (0..self.n).all(|i| !self.active(i) || self.holds(i))
     }
 
     fn first(&self) -> Option<usize> {
+        self.refresh();
         (0..self.n).find(|&i| self.active(i) && self.holds(i))
     }
 
     fn some(&self, out: *mut usize) -> usize {
+        self.refresh();
         let mut k = 0;
         for i in 0..self.n {
             if self.active(i) && self.holds(i) {
@@ -145,7 +172,7 @@ pub unsafe fn test_some<T: Atom>(
 pub unsafe fn wait_until<T: Atom>(func: &str, ivar: *mut T, cmp: c_int, value: T) {
     let st = state(func);
     let iv = Ivars::new(func, st, ivar, 1, std::ptr::null(), cmp, Values::One(value));
-    idle(st, || iv.holds(0));
+    idle(st, || iv.all());
 }
 
 /// # Safety

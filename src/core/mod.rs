@@ -1,6 +1,13 @@
 //! The runtime state of a PE and the untyped core of every operation: address translation
 //! (which PE, which mapped address), argument checks shared by all shims, init and finalize.
 //! No FFI types live here; the shims in `api` call into this with Rust types.
+//!
+//! Backends: on the CPU backend the heap is host shared memory and every operation is a load,
+//! store or atomic on a mapped address. On the CUDA backend (`gpu` is `Some`) the heap is GPU
+//! memory: `translate`/`remote` still give the target's address as mapped here (a device
+//! address), and `gpu_for`/`gpu_heap` tell the operations that must go through the GPU
+//! (copies, AMO kernels) from those on host memory (the symmetric data segment, which stays
+//! in host shared memory on both backends and keeps the CPU paths).
 
 pub mod wait;
 
@@ -8,6 +15,7 @@ use crate::bootstrap::{Bootstrap, Runtime};
 use crate::env::Config;
 use crate::ffi::fatal;
 use crate::heap::alloc::SymAlloc;
+use crate::transport::cuda::{self, Gpu};
 use crate::transport::shm::{self, JoinParams, ShmJob};
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering::*};
 use std::sync::Mutex;
@@ -45,6 +53,8 @@ pub struct State {
     /// Raw view of the job for barriers without taking the mutex.
     job_ptr: *const ShmJob,
     pub boot: Mutex<Bootstrap>,
+    /// The CUDA backend's GPU, whose memory holds `heap` (None: CPU backend).
+    pub gpu: Option<Gpu>,
 }
 
 // SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
@@ -117,8 +127,9 @@ pub enum InitRequest {
     Uid { uid: [u8; crate::bootstrap::UID_BYTES], rank: i32, nranks: i32 },
 }
 
-/// Initializes the library once; a second call is an error.
-pub fn init(func: &str, thread_level: i32, req: InitRequest) {
+/// Initializes the library once; a second call is an error. `gpu_allowed` is
+/// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
+pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
     match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
         Ok(_) => {}
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
@@ -138,6 +149,17 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
         }
     }
     let data = if cfg.symmetric_globals { crate::heap::segment::main_data_segment() } else { None };
+    // The GPU heap exists (and its sync area is zeroed) before the slot announces it.
+    let gpu_params = cuda::OpenParams {
+        mode: if gpu_allowed { cfg.gpu } else { crate::env::GpuMode::Off },
+        device: cfg.gpu_device,
+        // One node per job (bootstrap checks it), so the rank is the node-local rank.
+        local_rank: info.rank,
+        npes: info.size,
+        heap_len: cfg.symmetric_size,
+        debug: cfg.debug,
+    };
+    let mut gpu = Gpu::open(func, info.rank, &gpu_params);
     let params = JoinParams {
         dir: &cfg.shm_dir,
         key: &info.key,
@@ -149,10 +171,23 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
         spin: cfg.wait_spin,
         sleep_max_us: cfg.wait_sleep_max_us,
         debug: cfg.debug,
+        gpu: gpu.as_ref().map(Gpu::slot),
     };
     let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
     job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
-    let heap = Region { base: job.heap_bases[info.rank], len: cfg.symmetric_size, peers: job.heap_bases.clone().into() };
+    let mut alloc = SymAlloc::new(cfg.symmetric_size);
+    let heap = match (gpu.as_mut(), &job.gpu_slots) {
+        (Some(g), Some(slots)) => {
+            g.map_peers(func, slots);
+            // The library's sync area: the first block, so user blocks start after it.
+            if alloc.alloc(cuda::state::SYNC_BYTES, SymAlloc::MIN_ALIGN) != Ok(0) {
+                fatal(func, "internal error: the GPU heap's sync area is not at offset 0");
+            }
+            let peers: Vec<usize> = g.peers().iter().map(|&p| p as usize).collect();
+            Region { base: g.heap as usize, len: cfg.symmetric_size, peers: peers.into() }
+        }
+        _ => Region { base: job.heap_bases[info.rank], len: cfg.symmetric_size, peers: job.heap_bases.clone().into() },
+    };
     let data = match (data, &job.data_bases) {
         (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: bases.clone().into() }),
         _ => None,
@@ -163,13 +198,14 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
         cfg,
         runtime: info.runtime,
         thread_level,
-        alloc: Mutex::new(SymAlloc::new(heap.len)),
+        alloc: Mutex::new(alloc),
         heap,
         data,
         coll_seq: AtomicU64::new(0),
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
         boot: Mutex::new(boot),
+        gpu,
     }));
     state.job_ptr = match state.job.lock() {
         Ok(g) => &*g as *const ShmJob,
@@ -179,6 +215,16 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest) {
         eprint!("{}", crate::api::setup::info_text(Some(state)));
     }
     STATE.store(state, Release);
+    if let Some(g) = &state.gpu {
+        // Every kernel's view of the heaps, before init returns.
+        let failed = cuda::binders::publish(g.dev_state());
+        if failed > 0 && state.cfg.debug {
+            crate::ffi::emit(&format!(
+                "[PE {}] DEBUG: {failed} device-state binder(s) failed; retried at the next barrier, quiet, fence or malloc",
+                state.me
+            ));
+        }
+    }
     PHASE.store(RUNNING, Release);
 }
 
@@ -200,6 +246,13 @@ pub fn finalize(func: &str) {
     let st = state(func);
     quiet();
     st.barrier();
+    if let Some(g) = &st.gpu {
+        // Nobody uses a peer's heap after the barrier; nobody frees a heap a peer still maps.
+        cuda::binders::withdraw();
+        g.unmap_peers(func);
+        st.barrier();
+        g.release(func);
+    }
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
     }
@@ -245,6 +298,21 @@ impl State {
         }
         let d = self.data.as_ref()?;
         d.offset(addr, len).map(|off| d.peers[pe] + off)
+    }
+
+    /// The GPU when this PE's address `addr` lies in its GPU heap (CUDA backend), else None.
+    #[inline(always)]
+    pub fn gpu_heap(&self, addr: usize) -> Option<&Gpu> {
+        self.gpu.as_ref().filter(|_| addr.wrapping_sub(self.heap.base) < self.heap.len)
+    }
+
+    /// The GPU when an operation between this PE's symmetric address `sym` and the local
+    /// buffer `local` must go through it: either lies in the GPU heap. Host memory on both
+    /// sides (a symmetric global and a host buffer) keeps the CPU path; so a device buffer
+    /// outside the heap may not be the local side of an operation on a symmetric global.
+    #[inline(always)]
+    pub fn gpu_for(&self, sym: usize, local: usize) -> Option<&Gpu> {
+        self.gpu_heap(sym).or_else(|| self.gpu_heap(local))
     }
 
     /// Like `translate`, with a fatal error naming `what` when the range is not symmetric.

@@ -1,6 +1,9 @@
-//! The ways of reaching a PE. This release has one: `shm`, the PEs of a node mapping each
-//! other's heaps and data segments, so every operation is a load, store or atomic on mapped
-//! memory. A libfabric transport (other nodes) and CUDA peer memory slot in beside it: the
-//! core asks `core::State::reach` for a target and today only gets mapped addresses.
+//! The ways of reaching a PE. `shm`: the PEs of a node share a control segment (slots,
+//! barrier, watchdog) and, on the CPU backend, map each other's heaps and data segments, so
+//! every operation is a load, store or atomic on mapped memory. `cuda`: on the GPU backend the
+//! heaps are GPU memory mapped between the node's PEs with CUDA IPC, and host operations on
+//! them are copies and AMO kernels (the data segment stays in `shm`). The core picks one per
+//! operation (`core::State::gpu_for`); a libfabric transport for other nodes slots in beside.
 
+pub mod cuda;
 pub mod shm;

@@ -5,9 +5,10 @@
 //! watchdog thread that ends the job when a peer dies.
 //!
 //! Ordering contract:
-//! - A PE publishes its slot (pid, sizes) with plain atomic stores and then `state = JOINED`
-//!   with Release; a peer that reads `state >= JOINED` with Acquire sees the slot and may open
-//!   the PE's files (created before the store).
+//! - A PE publishes its slot (pid, sizes, backend, GPU heap IPC handle) with plain atomic
+//!   stores and then `state = JOINED` with Release; a peer that reads `state >= JOINED` with
+//!   Acquire sees the slot and may open the PE's files (created before the store) or its GPU
+//!   heap's IPC handle (allocated, sync area zeroed, before the store).
 //! - Barrier: each arrival is a `fetch_add` (AcqRel) on `bar_count`; the last arrival resets the
 //!   count and bumps `bar_gen` with Release; waiters read `bar_gen` with Acquire. So every
 //!   store a PE made before it arrived (puts into any heap included) happens-before every
@@ -16,11 +17,12 @@
 //!   (Acquire) when a peer's process ends, to tell a clean exit from a death.
 
 use crate::heap::segment::{self, Fd};
+use crate::transport::cuda::GpuSlot;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const MAGIC: u64 = 0x6973_686d_656d_3031; // "ishmem01"
+const MAGIC: u64 = 0x6973_686d_656d_3032; // "ishmem02"
 const HEADER_BYTES: usize = 4096;
 
 /// Slot states.
@@ -37,6 +39,10 @@ struct Header {
     abort_pe: AtomicI64,
 }
 
+/// Backends a slot can announce (every PE of a job must use the same one).
+const BACKEND_CPU: u32 = 0;
+const BACKEND_CUDA: u32 = 1;
+
 /// One PE's slot.
 #[repr(C)]
 struct Slot {
@@ -46,11 +52,39 @@ struct Slot {
     data_len: AtomicU64,
     /// Arguments of the collective calls (allocation), double-buffered by call parity.
     coll: [[AtomicU64; 4]; 2],
-    _pad: [u64; 5],
+    /// BACKEND_CPU or BACKEND_CUDA.
+    backend: AtomicU32,
+    /// CUDA: the device ordinal as the PE numbers it.
+    gpu_ordinal: AtomicI32,
+    /// CUDA: the device's PCI bus id, NUL-padded.
+    gpu_bus: [AtomicU64; 4],
+    /// CUDA: the GPU heap's `CUipcMemHandle`.
+    gpu_ipc: [AtomicU64; 8],
+    _pad: [u64; 8],
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
-const _: () = assert!(std::mem::size_of::<Slot>() == 128);
+const _: () = assert!(std::mem::size_of::<Slot>() == 256);
+const _: () = assert!(std::mem::offset_of!(Slot, backend) == 88);
+const _: () = assert!(std::mem::offset_of!(Slot, gpu_bus) == 96);
+const _: () = assert!(std::mem::offset_of!(Slot, gpu_ipc) == 128);
+
+fn store_bytes(words: &[AtomicU64], bytes: &[u8]) {
+    for (w, c) in words.iter().zip(bytes.chunks(8)) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        w.store(u64::from_ne_bytes(b), Relaxed);
+    }
+}
+
+fn load_bytes<const N: usize>(words: &[AtomicU64]) -> [u8; N] {
+    let mut out = [0u8; N];
+    for (c, w) in out.chunks_mut(8).zip(words) {
+        let b = w.load(Relaxed).to_ne_bytes();
+        c.copy_from_slice(&b[..c.len()]);
+    }
+    out
+}
 
 /// The shared-memory side of a running PE.
 pub struct ShmJob {
@@ -61,6 +95,8 @@ pub struct ShmJob {
     pub heap_bases: Vec<usize>,
     /// Each PE's data segment as mapped here, when globals are symmetric.
     pub data_bases: Option<Vec<usize>>,
+    /// CUDA backend: what each PE published about its GPU heap (index: PE).
+    pub gpu_slots: Option<Vec<GpuSlot>>,
     spin: u64,
     sleep_max_us: u64,
     watchdog: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
@@ -79,6 +115,9 @@ pub struct JoinParams<'a> {
     pub spin: u64,
     pub sleep_max_us: u64,
     pub debug: bool,
+    /// CUDA backend: this PE's GPU heap. No host heap file is made then (`heap_bases` stay 0;
+    /// the core takes the heaps from the IPC mappings).
+    pub gpu: Option<GpuSlot>,
 }
 
 fn file(dir: &str, key: &str, what: &str) -> String {
@@ -141,6 +180,7 @@ impl ShmJob {
             ctl,
             heap_bases: vec![0; p.npes],
             data_bases: None,
+            gpu_slots: None,
             spin: p.spin,
             sleep_max_us: p.sleep_max_us,
             watchdog: None,
@@ -158,12 +198,20 @@ impl ShmJob {
             return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.me, p.key));
         }
 
-        // Our heap.
-        let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
-        let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
-        created(heap_path);
-        job.heap_bases[p.me] = segment::map(&hfd, p.heap_len, None)?;
-        drop(hfd);
+        // Our heap: a host file, or announce the GPU heap.
+        if let Some(g) = &p.gpu {
+            me_slot.backend.store(BACKEND_CUDA, Relaxed);
+            me_slot.gpu_ordinal.store(g.ordinal, Relaxed);
+            store_bytes(&me_slot.gpu_bus, &g.bus_id);
+            store_bytes(&me_slot.gpu_ipc, &g.ipc);
+        } else {
+            me_slot.backend.store(BACKEND_CPU, Relaxed);
+            let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
+            let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
+            created(heap_path);
+            job.heap_bases[p.me] = segment::map(&hfd, p.heap_len, None)?;
+            drop(hfd);
+        }
         // Our data segment.
         let mut data_len = 0;
         if let Some((start, len)) = p.data {
@@ -199,8 +247,27 @@ impl ShmJob {
 
         // Map every peer's segments.
         let mut data_bases = p.data.map(|_| vec![0usize; p.npes]);
+        let mine = if p.gpu.is_some() { BACKEND_CUDA } else { BACKEND_CPU };
+        let mut gpu_slots = Vec::new();
         for q in 0..p.npes {
             let s = job.slot(q);
+            let theirs = s.backend.load(Relaxed);
+            if theirs != mine {
+                let name = |b| if b == BACKEND_CUDA { "the GPU (CUDA) backend" } else { "the CPU backend" };
+                return Err(format!(
+                    "PE {q} uses {} and this PE {}: every PE must use the same backend \
+                     (set ISHMEM_GPU=0 or ISHMEM_GPU=1 on every PE, and make a GPU visible to each)",
+                    name(theirs),
+                    name(mine)
+                ));
+            }
+            if mine == BACKEND_CUDA {
+                gpu_slots.push(GpuSlot {
+                    ordinal: s.gpu_ordinal.load(Relaxed),
+                    bus_id: load_bytes(&s.gpu_bus),
+                    ipc: load_bytes(&s.gpu_ipc),
+                });
+            }
             let hl = s.heap_len.load(Relaxed) as usize;
             if hl != p.heap_len {
                 return Err(format!(
@@ -223,11 +290,11 @@ impl ShmJob {
                     segment::map(&fd, len, None)?
                 };
             }
-            if q != p.me {
+            if q != p.me && mine == BACKEND_CPU {
                 let fd = segment::open_existing(&file(p.dir, p.key, &format!("heap-{q}")), hl)?;
                 job.heap_bases[q] = segment::map(&fd, hl, None)?;
             }
-            if p.debug {
+            if p.debug && mine == BACKEND_CPU {
                 crate::ffi::emit(&format!(
                     "[PE {}] DEBUG: PE {q} pid {} heap mapped at {:#x}",
                     p.me,
@@ -237,6 +304,7 @@ impl ShmJob {
             }
         }
         job.data_bases = data_bases;
+        job.gpu_slots = (mine == BACKEND_CUDA).then_some(gpu_slots);
         job.barrier();
         // Every PE has mapped everything: the names are no longer needed.
         if let Ok(mut v) = CREATED.lock() {
@@ -285,7 +353,17 @@ impl ShmJob {
         let pids: Vec<(usize, i32)> =
             (0..npes).filter(|&q| q != me).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
         let spawn = std::thread::Builder::new().name("ishmem-watchdog".into()).spawn(move || {
-            let view = ShmJob { me, npes, ctl, heap_bases: Vec::new(), data_bases: None, spin: 0, sleep_max_us: 0, watchdog: None };
+            let view = ShmJob {
+                me,
+                npes,
+                ctl,
+                heap_bases: Vec::new(),
+                data_bases: None,
+                gpu_slots: None,
+                spin: 0,
+                sleep_max_us: 0,
+                watchdog: None,
+            };
             watch(&view, &pids, &stop2, period);
             std::mem::forget(view);
         });

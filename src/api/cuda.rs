@@ -1,0 +1,85 @@
+//! The CUDA extension functions: binder registration (the device header's per-translation-unit
+//! `__constant__ ishmemi_dstate` gets the device state through it), binding a module loaded
+//! with cuModuleLoad*, and two queries. Declared in ishmemx.h; they work on any backend
+//! (queries say "no GPU", binders are recorded and never run on the CPU backend).
+
+use crate::core::{is_running, my_pe_if_running, state};
+use crate::ffi::{emit, guard, pe_tag};
+use crate::transport::cuda::binders::{self, Binder};
+use std::ffi::{c_int, c_void};
+
+/// `void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes))`: called
+/// by ishmem/cuda_impl.cuh at static-init time in every CUDA translation unit. Safe to call
+/// before `ishmem_init` (the usual case) and after it (the binder runs at once).
+#[no_mangle]
+pub extern "C" fn ishmemx_cuda_register_binder(bind: Option<Binder>) {
+    const F: &str = "ishmemx_cuda_register_binder";
+    guard(F, || match bind {
+        Some(b) => binders::register(b),
+        None => emit(&format!("[PE {}] WARNING: {F}: bind is NULL (ignored)", pe_tag())),
+    })
+}
+
+/// `int ishmemx_cumodule_init(void *cumodule)`: copies the device state into the
+/// `ishmemi_dstate` of a module loaded with cuModuleLoad* (a cubin or PTX compiled with
+/// ishmem.h). Call it after `ishmem_init`, once per module. Returns 0, or nonzero after
+/// printing why.
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_cumodule_init(cumodule: *mut c_void) -> c_int {
+    const F: &str = "ishmemx_cumodule_init";
+    guard(F, || {
+        let fail = |why: &str| {
+            emit(&format!("[PE {}] ERROR: {F}: {why}", pe_tag()));
+            1
+        };
+        if cumodule.is_null() {
+            return fail("cumodule is NULL");
+        }
+        if !is_running() {
+            return fail("called before ishmem_init (or after ishmem_finalize)");
+        }
+        let st = state(F);
+        let Some(g) = &st.gpu else {
+            return fail("the GPU backend is not in use (ISHMEM_GPU, ishmemx_attr_t.gpu, or no usable GPU)");
+        };
+        let ds = binders::published().unwrap_or_else(|| g.dev_state());
+        // SAFETY: the API contract: cumodule is a CUmodule loaded with cuModuleLoad*.
+        match unsafe { g.bind_module(F, cumodule.cast(), &ds) } {
+            Ok(()) => 0,
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// `int ishmemx_gpu_in_use(void)`: 1 when this PE's symmetric heap is GPU memory, 0 when it
+/// is host memory or the library is not initialized. Also retries pending binders.
+#[no_mangle]
+pub extern "C" fn ishmemx_gpu_in_use() -> c_int {
+    const F: &str = "ishmemx_gpu_in_use";
+    guard(F, || {
+        if my_pe_if_running().is_none() {
+            return 0;
+        }
+        let st = state(F);
+        if let Some(g) = &st.gpu {
+            if binders::any_pending() {
+                let _c = g.enter(F);
+                binders::retry_pending();
+            }
+        }
+        st.gpu.is_some() as c_int
+    })
+}
+
+/// `int ishmemx_gpu_device(void)`: the CUDA device ordinal this PE uses, or -1 (CPU backend,
+/// or not initialized).
+#[no_mangle]
+pub extern "C" fn ishmemx_gpu_device() -> c_int {
+    const F: &str = "ishmemx_gpu_device";
+    guard(F, || {
+        if !is_running() {
+            return -1;
+        }
+        state(F).gpu.as_ref().map_or(-1, |g| g.ordinal)
+    })
+}

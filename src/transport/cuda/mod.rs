@@ -1,0 +1,501 @@
+//! The CUDA transport: this PE's symmetric heap in GPU memory, the node-local peers' heaps
+//! mapped here with CUDA IPC, and the host API's operations on them (copies, AMO kernels,
+//! reads for waits). Owns the device, its retained primary context (shared with the CUDA
+//! runtime of the user's program), an internal stream, the host-kernel module and the
+//! mappings. It knows nothing of the job's control segment: init passes the peers' IPC handles
+//! in (see core::init) and the core decides which operations come here (State::gpu_*).
+//!
+//! Ordering contract:
+//! - Every operation is enqueued on `stream` (created CU_STREAM_NON_BLOCKING, so it never waits
+//!   for the user's kernels on the legacy default stream: a kernel spinning on a flag that
+//!   this host call sets must not block it) and followed by `cuStreamSynchronize`: a put, get
+//!   or AMO is complete, and visible at its target, when its call returns. So `quiet` and
+//!   `fence` need nothing more than a host fence, and the shm barrier (whose release/acquire
+//!   pairs order the host calls of different PEs) also orders their GPU-heap effects.
+//! - AMOs are system-scope seq_cst atomics in a kernel (cuda/host_kernels.cu): atomic against
+//!   the device API's atomics from any GPU of the node and against other host AMOs.
+//! - The sync area (first `SYNC_BYTES` of the heap) is zeroed before the IPC handle is
+//!   published (before `state = JOINED` in the control segment): no peer can touch it earlier.
+//! - Finalize: after the final barrier every PE closes its mappings, a second barrier, then
+//!   each frees its heap, so no heap is freed while a peer still maps it.
+//!
+//! Peer addresses (`peer(pe)`, what `ishmem_ptr` returns on this backend) are device
+//! addresses of this process: kernels may use them, host code may not dereference them.
+
+pub mod binders;
+pub mod driver;
+pub mod state;
+
+use crate::ffi::{emit, fatal};
+use driver::{check, sys, CtxGuard};
+use std::ffi::{c_void, CString};
+use std::sync::Mutex;
+use sys::{CUcontext, CUdevice, CUfunction, CUmodule, CUresult, CUstream};
+
+/// The host-API kernels, made by scripts/gen-ptx.sh from cuda/host_kernels.cu.
+static HOST_KERNELS_PTX: &str = concat!(include_str!("host_kernels.ptx"), "\0");
+
+/// Operation codes of `ishmemi_host_amo` (cuda/host_kernels.cu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum AmoOp {
+    Fetch = 0,
+    Set = 1,
+    Swap = 2,
+    Cas = 3,
+    Add = 4,
+    And = 5,
+    Or = 6,
+    Xor = 7,
+}
+
+/// What a PE publishes about its GPU heap in its control-segment slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSlot {
+    /// The device ordinal as the PE's process numbers it.
+    pub ordinal: i32,
+    /// The device's PCI bus id, NUL-padded (`0000:18:00.0`).
+    pub bus_id: [u8; 32],
+    /// `CUipcMemHandle` of the heap.
+    pub ipc: [u8; 64],
+}
+
+impl GpuSlot {
+    pub fn bus_text(&self) -> String {
+        let end = self.bus_id.iter().position(|&b| b == 0).unwrap_or(self.bus_id.len());
+        String::from_utf8_lossy(&self.bus_id[..end]).into_owned()
+    }
+}
+
+/// A PE's GPU: device, context, heap, peers' heaps, stream and host kernels.
+pub struct Gpu {
+    pub ordinal: i32,
+    pub name: String,
+    pub bus_id: String,
+    dev: CUdevice,
+    ctx: CUcontext,
+    stream: CUstream,
+    /// This PE's heap (device address) and its length.
+    pub heap: u64,
+    pub heap_len: usize,
+    ipc: [u8; 64],
+    /// Each PE's heap as mapped here (this PE's own heap at `me`); empty until `map_peers`.
+    peers: Vec<u64>,
+    me: usize,
+    module: CUmodule,
+    /// `ishmemi_host_amo`, or why the PTX could not be loaded (reported at the first AMO, so a
+    /// driver too old to JIT it still runs everything else).
+    amo_fn: Result<CUfunction, String>,
+    /// Pinned host word the AMO kernel writes its result to (device-visible under UVA).
+    result: Mutex<usize>,
+    max_pitch: usize,
+    debug: bool,
+}
+
+// SAFETY: the CUDA handles (context, stream, module, function, device pointers) are
+// process-wide and may be used from any thread once the context is current (CtxGuard); the
+// pinned result word is used under its mutex only.
+unsafe impl Send for Gpu {}
+// SAFETY: as above; every method takes &self and enqueues on the thread-safe stream.
+unsafe impl Sync for Gpu {}
+
+/// What init asks for.
+pub struct OpenParams {
+    pub mode: crate::env::GpuMode,
+    pub device: Option<u32>,
+    pub local_rank: usize,
+    pub npes: usize,
+    pub heap_len: usize,
+    pub debug: bool,
+}
+
+fn cstr_buf(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+impl Gpu {
+    /// Opens this PE's GPU and allocates its heap, or returns `None` when the CPU backend is
+    /// to be used (`auto` with no usable GPU). With `ISHMEM_GPU=1` an unusable GPU is fatal.
+    pub fn open(func: &str, me: usize, p: &OpenParams) -> Option<Gpu> {
+        use crate::env::GpuMode;
+        if p.mode == GpuMode::Off {
+            return None;
+        }
+        let unusable = |why: String| -> Option<Gpu> {
+            if p.mode == GpuMode::On {
+                fatal(func, &format!("ISHMEM_GPU=1 but no GPU can be used: {why}"));
+            }
+            if p.debug {
+                emit(&format!("[PE {me}] DEBUG: CPU backend: {why}"));
+            }
+            None
+        };
+        if p.npes > state::MAX_LOCAL_PES {
+            return unusable(format!(
+                "the GPU backend reaches at most {} PEs and this job has {}",
+                state::MAX_LOCAL_PES,
+                p.npes
+            ));
+        }
+        let count = match driver::probe() {
+            Ok(n) => n,
+            Err(e) => return unusable(e),
+        };
+        if p.heap_len < 2 * state::SYNC_BYTES {
+            fatal(
+                func,
+                &format!(
+                    "ISHMEM_SYMMETRIC_SIZE is {} bytes; the GPU heap needs at least {} (its first {} are reserved)",
+                    p.heap_len,
+                    2 * state::SYNC_BYTES,
+                    state::SYNC_BYTES
+                ),
+            );
+        }
+        let ordinal = Self::choose(func, p, count);
+        Some(Self::open_device(func, me, ordinal, p))
+    }
+
+    /// ISHMEM_GPU_DEVICE, else the device of the context current on this thread (the
+    /// program's cudaSetDevice), else the node-local rank modulo the device count.
+    fn choose(func: &str, p: &OpenParams, count: i32) -> i32 {
+        if let Some(d) = p.device {
+            if d as i64 >= count as i64 {
+                fatal(func, &format!("ISHMEM_GPU_DEVICE={d} but only {count} CUDA devices are visible"));
+            }
+            return d as i32;
+        }
+        let mut cur: CUcontext = std::ptr::null_mut();
+        // SAFETY: writes the current context or NULL.
+        if unsafe { sys::cuCtxGetCurrent(&mut cur) } == CUresult::CUDA_SUCCESS && !cur.is_null() {
+            let mut dev: CUdevice = 0;
+            // SAFETY: a context is current; writes its device.
+            if unsafe { sys::cuCtxGetDevice(&mut dev) } == CUresult::CUDA_SUCCESS {
+                return dev;
+            }
+        }
+        (p.local_rank % count as usize) as i32
+    }
+
+    fn open_device(func: &str, me: usize, ordinal: i32, p: &OpenParams) -> Gpu {
+        let mut dev: CUdevice = 0;
+        // SAFETY: dev is writable; the ordinal is below the device count.
+        check(func, "cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal) });
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: retains the device's primary context (released in `release`).
+        check(func, "cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) });
+        // SAFETY: ctx was just retained.
+        check(func, "cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(ctx) });
+        let attr = |a: sys::CUdevice_attribute, what: &str| -> i32 {
+            let mut v = 0;
+            // SAFETY: v is writable; dev is valid.
+            check(func, what, unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) });
+            v
+        };
+        if attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "cuDeviceGetAttribute(UNIFIED_ADDRESSING)") != 1 {
+            fatal(func, &format!("CUDA device {ordinal} has no unified addressing; the GPU backend needs it"));
+        }
+        let max_pitch = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_PITCH, "cuDeviceGetAttribute(MAX_PITCH)").max(0) as usize;
+        let mut name = [0u8; 256];
+        // SAFETY: name is writable for its length.
+        check(func, "cuDeviceGetName", unsafe { sys::cuDeviceGetName(name.as_mut_ptr().cast(), name.len() as i32, dev) });
+        let mut bus = [0u8; 32];
+        // SAFETY: bus is writable for its length (a bus id is at most 17 bytes with its NUL).
+        check(func, "cuDeviceGetPCIBusId", unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr().cast(), bus.len() as i32, dev) });
+        let mut stream: CUstream = std::ptr::null_mut();
+        // SAFETY: creates a stream in the current context.
+        check(func, "cuStreamCreate", unsafe {
+            sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        });
+        // Rounded up so that the 32-bit word holding any heap byte lies inside (byte AMOs).
+        let alloc_len = (p.heap_len + 63) & !63;
+        let mut heap: u64 = 0;
+        // SAFETY: heap is writable.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut heap, alloc_len) };
+        if r != CUresult::CUDA_SUCCESS {
+            fatal(
+                func,
+                &format!(
+                    "cuMemAlloc of the symmetric heap ({} bytes, ISHMEM_SYMMETRIC_SIZE) on CUDA device {ordinal} failed: {}",
+                    p.heap_len,
+                    driver::err_text(r)
+                ),
+            );
+        }
+        let mut result: *mut c_void = std::ptr::null_mut();
+        // SAFETY: result is writable; 64 bytes of pinned host memory.
+        check(func, "cuMemAllocHost", unsafe { sys::cuMemAllocHost_v2(&mut result, 64) });
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: the PTX text is NUL-terminated; module is writable.
+        let amo_fn = driver::ok("cuModuleLoadData(host_kernels.ptx)", unsafe {
+            sys::cuModuleLoadData(&mut module, HOST_KERNELS_PTX.as_ptr().cast())
+        })
+        .and_then(|()| {
+            let mut f: CUfunction = std::ptr::null_mut();
+            // SAFETY: module was loaded; the name is NUL-terminated.
+            driver::ok("cuModuleGetFunction(ishmemi_host_amo)", unsafe {
+                sys::cuModuleGetFunction(&mut f, module, c"ishmemi_host_amo".as_ptr())
+            })
+            .map(|()| f)
+        });
+        if let (Err(e), true) = (&amo_fn, p.debug) {
+            emit(&format!("[PE {me}] DEBUG: host AMOs on the GPU heap will fail: {e}"));
+        }
+        let mut ipc = sys::CUipcMemHandle { reserved: [0; 64] };
+        // SAFETY: heap is a cuMemAlloc'd base; ipc is writable.
+        check(func, "cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut ipc, heap) });
+        let gpu = Gpu {
+            ordinal,
+            name: cstr_buf(&name),
+            bus_id: cstr_buf(&bus),
+            dev,
+            ctx,
+            stream,
+            heap,
+            heap_len: p.heap_len,
+            ipc: ipc.reserved.map(|c| c as u8),
+            peers: Vec::new(),
+            me,
+            module,
+            amo_fn,
+            result: Mutex::new(result as usize),
+            max_pitch,
+            debug: p.debug,
+        };
+        gpu.memset(func, heap as usize, state::SYNC_BYTES);
+        if p.debug {
+            emit(&format!(
+                "[PE {me}] DEBUG: GPU heap of {} bytes at {heap:#x} on CUDA device {ordinal} ({}, bus {})",
+                p.heap_len, gpu.name, gpu.bus_id
+            ));
+        }
+        gpu
+    }
+
+    /// What this PE publishes in its slot.
+    pub fn slot(&self) -> GpuSlot {
+        let mut bus_id = [0u8; 32];
+        let b = self.bus_id.as_bytes();
+        bus_id[..b.len().min(31)].copy_from_slice(&b[..b.len().min(31)]);
+        GpuSlot { ordinal: self.ordinal, bus_id, ipc: self.ipc }
+    }
+
+    /// Maps every peer's heap (all PEs have published their slots: after the join barrier).
+    pub fn map_peers(&mut self, func: &str, slots: &[GpuSlot]) {
+        let _c = self.enter(func);
+        let mine = self.slot();
+        let mut peers = vec![0u64; slots.len()];
+        for (q, s) in slots.iter().enumerate() {
+            if q == self.me {
+                peers[q] = self.heap;
+                continue;
+            }
+            let h = sys::CUipcMemHandle { reserved: s.ipc.map(|b| b as std::ffi::c_char) };
+            let mut p: u64 = 0;
+            // SAFETY: h is the handle PE q published for its live heap (freed only after the
+            // finalize barriers); p is writable.
+            let r = unsafe {
+                sys::cuIpcOpenMemHandle_v2(&mut p, h, sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32)
+            };
+            if r != CUresult::CUDA_SUCCESS {
+                fatal(
+                    func,
+                    &format!(
+                        "cuIpcOpenMemHandle of PE {q}'s GPU heap (GPU bus {}) on this PE's GPU (bus {}) failed: {}",
+                        s.bus_text(),
+                        mine.bus_text(),
+                        driver::err_text(r)
+                    ),
+                );
+            }
+            peers[q] = p;
+            if self.debug {
+                emit(&format!("[PE {}] DEBUG: PE {q}'s GPU heap (bus {}) mapped at {p:#x}", self.me, s.bus_text()));
+            }
+        }
+        self.peers = peers;
+    }
+
+    /// Each PE's heap as mapped here.
+    pub fn peers(&self) -> &[u64] {
+        &self.peers
+    }
+
+    /// The device state kernels read.
+    pub fn dev_state(&self) -> state::DevState {
+        state::DevState::new(self.me, self.heap, self.heap_len, &self.peers)
+    }
+
+    /// Makes the library's context current for the length of a host call.
+    #[inline]
+    pub fn enter(&self, func: &str) -> CtxGuard {
+        // SAFETY: the context is retained from open_device until release (finalize).
+        unsafe { CtxGuard::enter(func, self.ctx) }
+    }
+
+    #[inline]
+    fn sync(&self, func: &str) {
+        // SAFETY: the stream lives until finalize.
+        check(func, "cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream) });
+    }
+
+    /// Copies `n` bytes between any two addresses of the unified address space (host memory,
+    /// this GPU's memory, a peer heap mapped here); complete at return.
+    pub fn copy(&self, func: &str, dst: usize, src: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let _c = self.enter(func);
+        // SAFETY: the caller checked both ranges (symmetric side) or owns them (local side);
+        // the copy completes before return (sync), so the memory outlives it.
+        check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(dst as u64, src as u64, n, self.stream) });
+        self.sync(func);
+    }
+
+    /// Copies `height` rows of `width` bytes, `dpitch`/`spitch` bytes apart; complete at return.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy_2d(&self, func: &str, dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize) {
+        if width == 0 || height == 0 {
+            return;
+        }
+        let _c = self.enter(func);
+        let fits = dpitch <= self.max_pitch && spitch <= self.max_pitch;
+        if height > 1 && fits {
+            let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
+            // SAFETY: CUDA_MEMCPY2D is plain data; every field used is set below.
+            let mut c: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+            c.srcMemoryType = unified;
+            c.srcDevice = src as u64;
+            c.srcPitch = spitch;
+            c.dstMemoryType = unified;
+            c.dstDevice = dst as u64;
+            c.dstPitch = dpitch;
+            c.WidthInBytes = width;
+            c.Height = height;
+            // SAFETY: the descriptor spans ranges checked by the caller.
+            let r = unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream) };
+            if r == CUresult::CUDA_SUCCESS {
+                return self.sync(func);
+            }
+            if self.debug {
+                emit(&format!("[PE {}] DEBUG: {func}: cuMemcpy2DAsync failed ({}); copying row by row", self.me, driver::err_text(r)));
+            }
+        }
+        for i in 0..height {
+            // SAFETY: row i lies inside both checked ranges.
+            check(func, "cuMemcpyAsync", unsafe {
+                sys::cuMemcpyAsync((dst + i * dpitch) as u64, (src + i * spitch) as u64, width, self.stream)
+            });
+        }
+        self.sync(func);
+    }
+
+    /// Zeroes `n` bytes of GPU memory; complete at return.
+    pub fn memset(&self, func: &str, addr: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let _c = self.enter(func);
+        // SAFETY: the caller passes a range of this PE's heap.
+        check(func, "cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(addr as u64, 0, n, self.stream) });
+        self.sync(func);
+    }
+
+    /// One atomic operation of `width` bytes (1, 4 or 8) at `addr` (a heap address as mapped
+    /// here, aligned); returns the fetched bits (zero-extended). Complete at return.
+    pub fn amo(&self, func: &str, addr: usize, width: u32, op: AmoOp, value: u64, cond: u64) -> u64 {
+        let f = match &self.amo_fn {
+            Ok(f) => *f,
+            Err(e) => fatal(func, &format!("host AMOs on the GPU heap need the host kernels, which did not load: {e}")),
+        };
+        let _c = self.enter(func);
+        let result = self.result.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut a, mut w, mut o, mut v, mut c, mut r) = (addr as u64, width, op as u32, value, cond, *result as u64);
+        let mut params: [*mut c_void; 6] = [
+            (&mut a as *mut u64).cast(),
+            (&mut w as *mut u32).cast(),
+            (&mut o as *mut u32).cast(),
+            (&mut v as *mut u64).cast(),
+            (&mut c as *mut u64).cast(),
+            (&mut r as *mut u64).cast(),
+        ];
+        // SAFETY: f is ishmemi_host_amo(u64, u32, u32, u64, u64, u64*); params point to
+        // locals of those types that outlive the launch (synchronized below); the target was
+        // checked by the caller; the result word is pinned host memory held under the lock.
+        check(func, "cuLaunchKernel(ishmemi_host_amo)", unsafe {
+            sys::cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut())
+        });
+        self.sync(func);
+        // SAFETY: the kernel wrote the word and finished (stream synchronized).
+        unsafe { std::ptr::read_volatile(*result as *const u64) }
+    }
+
+    /// Closes the peers' mappings (finalize, after the final barrier).
+    pub fn unmap_peers(&self, func: &str) {
+        let _c = self.enter(func);
+        for (q, &p) in self.peers.iter().enumerate() {
+            if q != self.me && p != 0 {
+                // SAFETY: p was opened by cuIpcOpenMemHandle and is closed once.
+                let r = unsafe { sys::cuIpcCloseMemHandle(p) };
+                warn_on(func, "cuIpcCloseMemHandle", r);
+            }
+        }
+    }
+
+    /// Frees the heap and the library's CUDA objects and releases the context (finalize, once
+    /// no peer maps the heap any more). Errors are warnings here: the job's work is done.
+    pub fn release(&self, func: &str) {
+        {
+            let _c = self.enter(func);
+            let result = *self.result.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: each object was created in open_device and is freed once; nothing is
+            // in flight (every operation synchronizes before returning).
+            unsafe {
+                warn_on(func, "cuMemFree", sys::cuMemFree_v2(self.heap));
+                warn_on(func, "cuMemFreeHost", sys::cuMemFreeHost(result as *mut c_void));
+                if self.amo_fn.is_ok() {
+                    warn_on(func, "cuModuleUnload", sys::cuModuleUnload(self.module));
+                }
+                warn_on(func, "cuStreamDestroy", sys::cuStreamDestroy_v2(self.stream));
+            }
+        }
+        // SAFETY: releases the retain of open_device.
+        warn_on(func, "cuDevicePrimaryCtxRelease", unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) });
+    }
+
+    /// Copies the device state into a module's `ishmemi_dstate` (`ishmemx_cumodule_init`).
+    ///
+    /// # Safety
+    /// `module` must be a module loaded with cuModuleLoad* and not unloaded.
+    pub unsafe fn bind_module(&self, func: &str, module: CUmodule, st: &state::DevState) -> Result<(), String> {
+        let _c = self.enter(func);
+        let mut last = String::new();
+        for name in ["ishmemi_dstate", "_ZL14ishmemi_dstate"] {
+            let cname = CString::new(name).unwrap_or_default();
+            let (mut dptr, mut bytes) = (0u64, 0usize);
+            // SAFETY: module is a live CUmodule per the caller; outputs are writable.
+            let r = unsafe { sys::cuModuleGetGlobal_v2(&mut dptr, &mut bytes, module, cname.as_ptr()) };
+            if r != CUresult::CUDA_SUCCESS {
+                last = format!("cuModuleGetGlobal({name}) failed: {}", driver::err_text(r));
+                continue;
+            }
+            if bytes != size_of::<state::DevState>() {
+                return Err(format!(
+                    "the module's {name} has {bytes} bytes, this library's ishmemi_dev_state_t {} (headers and library of different versions?)",
+                    size_of::<state::DevState>()
+                ));
+            }
+            let b = st.as_bytes();
+            // SAFETY: dptr is the module's global of `bytes` == b.len() bytes.
+            return driver::ok("cuMemcpyHtoD(ishmemi_dstate)", unsafe { sys::cuMemcpyHtoD_v2(dptr, b.as_ptr().cast(), b.len()) });
+        }
+        Err(format!("the module has no ishmemi_dstate (was it compiled with ishmem.h?): {last}"))
+    }
+}
+
+fn warn_on(func: &str, call: &str, r: CUresult) {
+    if let Err(e) = driver::ok(call, r) {
+        crate::ffi::warn(func, &e);
+    }
+}

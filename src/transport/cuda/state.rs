@@ -1,0 +1,85 @@
+//! Mirror of `ishmemi_dev_state_t` (include/ishmem/device_state.h): the state a GPU kernel
+//! reads to reach the PEs of its node. The C header is the reference; the asserts below fail
+//! the build when the two drift apart. Owns the layout only, nothing of the runtime.
+
+/// `ISHMEMI_MAX_LOCAL_PES`: PEs a kernel can reach (entries of `peer_base`).
+pub const MAX_LOCAL_PES: usize = 64;
+/// `ISHMEMI_SYNC_BYTES`: bytes at the start of every GPU heap reserved for the library.
+pub const SYNC_BYTES: usize = 4096;
+/// `ISHMEMI_SYNC_BARRIER_ARRIVE` and `ISHMEMI_SYNC_BARRIER_EPOCH`: words of the sync area.
+pub const SYNC_BARRIER_ARRIVE: usize = 0;
+pub const SYNC_BARRIER_EPOCH: usize = 1;
+
+/// `ishmemi_dev_state_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevState {
+    pub my_pe: i32,
+    pub n_pes: i32,
+    /// This PE's heap (a device address).
+    pub heap_base: u64,
+    pub heap_size: u64,
+    /// Offset of the sync area in every heap.
+    pub sync_offset: u64,
+    /// 1 once filled in by init.
+    pub initialized: u32,
+    pub reserved: u32,
+    /// Each PE's heap as mapped in this process, 0 where not reachable.
+    pub peer_base: [u64; MAX_LOCAL_PES],
+}
+
+const _: () = assert!(size_of::<DevState>() == 552);
+const _: () = assert!(size_of::<DevState>() == 40 + 8 * MAX_LOCAL_PES);
+const _: () = assert!(std::mem::offset_of!(DevState, my_pe) == 0);
+const _: () = assert!(std::mem::offset_of!(DevState, n_pes) == 4);
+const _: () = assert!(std::mem::offset_of!(DevState, heap_base) == 8);
+const _: () = assert!(std::mem::offset_of!(DevState, heap_size) == 16);
+const _: () = assert!(std::mem::offset_of!(DevState, sync_offset) == 24);
+const _: () = assert!(std::mem::offset_of!(DevState, initialized) == 32);
+const _: () = assert!(std::mem::offset_of!(DevState, reserved) == 36);
+const _: () = assert!(std::mem::offset_of!(DevState, peer_base) == 40);
+const _: () = assert!(align_of::<DevState>() == 8);
+
+impl DevState {
+    /// The state of a running PE: its heap, the peers' heaps as mapped here.
+    pub fn new(my_pe: usize, heap_base: u64, heap_size: usize, peers: &[u64]) -> DevState {
+        let mut peer_base = [0u64; MAX_LOCAL_PES];
+        for (d, s) in peer_base.iter_mut().zip(peers) {
+            *d = *s;
+        }
+        DevState {
+            my_pe: my_pe as i32,
+            n_pes: peers.len() as i32,
+            heap_base,
+            heap_size: heap_size as u64,
+            sync_offset: 0,
+            initialized: 1,
+            reserved: 0,
+            peer_base,
+        }
+    }
+
+    /// The bytes handed to a binder or copied into a module's `ishmemi_dstate`.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: DevState is repr(C) plain data with no padding (the asserts above pin every
+        // field's offset and the size to their sum), so every byte is initialized.
+        unsafe { std::slice::from_raw_parts((self as *const DevState).cast::<u8>(), size_of::<DevState>()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_fills_peers_and_reads_back() {
+        let s = DevState::new(1, 0x7000_0000_0000, 1 << 30, &[0x1000, 0x7000_0000_0000, 0x3000]);
+        assert_eq!((s.my_pe, s.n_pes, s.initialized, s.sync_offset), (1, 3, 1, 0));
+        assert_eq!(&s.peer_base[..4], &[0x1000, 0x7000_0000_0000, 0x3000, 0]);
+        let b = s.as_bytes();
+        assert_eq!(b.len(), 552);
+        assert_eq!(&b[4..8], &3i32.to_ne_bytes());
+        assert_eq!(&b[40..48], &0x1000u64.to_ne_bytes());
+        assert_eq!(&b[32..36], &1u32.to_ne_bytes());
+    }
+}
