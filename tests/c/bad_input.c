@@ -1,0 +1,197 @@
+/* bad_input CASE: one bad call per case, made by the last PE while the others wait in a
+ * barrier; the library must print one "[PE n] ERROR: <function>: <message>" line and end the
+ * whole job with a nonzero status (checked by expect_fail.sh). "exhaust" is a success case:
+ * ishmem_malloc returns NULL when the heap is too small. */
+#include "test_util.h"
+#include <signal.h>
+#include <unistd.h>
+
+static int bad_pe(void) { return t_npes - 1; }
+
+/* Others wait; a barrier that returns means the library did not end the job. */
+static int others_wait(void) {
+    ishmem_barrier_all();
+    fprintf(stderr, "FAIL: [PE %d] the barrier returned although PE %d failed\n", t_me, bad_pe());
+    return 3;
+}
+
+#define BAD_ONLY() if (t_me != bad_pe()) return others_wait()
+
+/* What the bad PE reaches if the library let the bad call return. */
+static int survived(const char *what) {
+    fprintf(stderr, "FAIL: [PE %d] %s returned instead of ending the job\n", t_me, what);
+    return 4;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "FAIL: usage: bad_input CASE\n");
+        return 2;
+    }
+    const char *c = argv[1];
+    int src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int local = 0;
+
+    if (!strcmp(c, "before_init")) {
+        void *p = ishmem_malloc(8);
+        (void)p;
+        return survived("ishmem_malloc before ishmem_init");
+    }
+    if (!strcmp(c, "before_init_put")) {
+        ishmem_int_p(&local, 1, 0);
+        return survived("ishmem_int_p before ishmem_init");
+    }
+
+    test_init();
+    int *buf = ishmem_calloc(64, sizeof(int));
+
+    if (!strcmp(c, "pe_range")) {
+        BAD_ONLY();
+        ishmem_int_put(buf, src, 1, 7);
+        return survived("ishmem_int_put to PE 7");
+    }
+    if (!strcmp(c, "pe_negative")) {
+        BAD_ONLY();
+        (void)ishmem_long_g((long *)buf, -1);
+        return survived("ishmem_long_g from PE -1");
+    }
+    if (!strcmp(c, "pe_range_amo")) {
+        BAD_ONLY();
+        ishmem_int_atomic_inc(buf, t_npes);
+        return survived("ishmem_int_atomic_inc on PE npes");
+    }
+    if (!strcmp(c, "outside")) {
+        BAD_ONLY();
+        ishmem_int_put(&local, src, 1, 0);
+        return survived("ishmem_int_put to a stack address");
+    }
+    if (!strcmp(c, "outside_get")) {
+        BAD_ONLY();
+        int *priv = malloc(64);
+        ishmem_int_get(src, priv, 4, 0);
+        return survived("ishmem_int_get from a malloc'ed address");
+    }
+    if (!strcmp(c, "past_end")) {
+        /* run with ISHMEM_SYMMETRIC_SIZE=1M: 2 MiB from the start of a block cannot fit */
+        BAD_ONLY();
+        size_t n = (size_t)2 << 20;
+        char *big = calloc(1, n);
+        ishmem_putmem(buf, big, n, 0);
+        return survived("ishmem_putmem past the end of the heap");
+    }
+    if (!strcmp(c, "size_overflow")) {
+        BAD_ONLY();
+        ishmem_int_put(buf, src, SIZE_MAX / 2, 0);
+        return survived("ishmem_int_put of SIZE_MAX/2 ints");
+    }
+    if (!strcmp(c, "init_twice")) {
+        BAD_ONLY();
+        ishmem_init();
+        return survived("a second ishmem_init");
+    }
+    if (!strcmp(c, "free_nonheap")) {
+        BAD_ONLY();
+        ishmem_free(&local);
+        return survived("ishmem_free of a stack address");
+    }
+    if (!strcmp(c, "free_interior")) {
+        char *p = ishmem_malloc(64);
+        BAD_ONLY();
+        ishmem_free(p + 8);
+        return survived("ishmem_free of an interior pointer");
+    }
+    if (!strcmp(c, "double_free")) {
+        char *p = ishmem_malloc(64);
+        ishmem_free(p);
+        BAD_ONLY();
+        ishmem_free(p);
+        return survived("a second ishmem_free");
+    }
+    if (!strcmp(c, "exhaust")) {
+        /* run with ISHMEM_SYMMETRIC_SIZE=1M (and ISHMEM_DEBUG=1 for the warning) */
+        void *p = ishmem_malloc((size_t)2 << 20);
+        CHECK(p == NULL, "ishmem_malloc(2 MiB) in a 1 MiB heap returned %p", p);
+        void *q = ishmem_calloc((size_t)1 << 20, 4);
+        CHECK(q == NULL, "ishmem_calloc(1M, 4) in a 1 MiB heap returned %p", q);
+        void *r = ishmem_align(64, SIZE_MAX / 2);
+        CHECK(r == NULL, "ishmem_align(64, SIZE_MAX/2) returned %p", r);
+        /* the heap still works afterwards */
+        int *ok = ishmem_malloc(1024);
+        CHECK(ok != NULL, "ishmem_malloc(1 KiB) after exhaustion");
+        if (ok) {
+            ishmem_int_p(ok, 5, (t_me + 1) % t_npes);
+            ishmem_barrier_all();
+            CHECK_EQ(*ok, 5);
+            ishmem_barrier_all();
+            ishmem_free(ok);
+        }
+        ishmem_free(buf);
+        return test_finish("exhaust");
+    }
+    if (!strcmp(c, "mismatch")) {
+        void *p = ishmem_malloc(t_me == bad_pe() ? 32 : 16);
+        (void)p;
+        ishmem_barrier_all();
+        return survived("ishmem_malloc with different sizes");
+    }
+    if (!strcmp(c, "mismatch_op")) {
+        void *p = t_me == bad_pe() ? ishmem_calloc(2, 8) : ishmem_malloc(16);
+        (void)p;
+        ishmem_barrier_all();
+        return survived("ishmem_calloc on one PE, ishmem_malloc on the others");
+    }
+    if (!strcmp(c, "bad_cmp")) {
+        BAD_ONLY();
+        ishmem_int_wait_until(buf, 9, 0);
+        return survived("ishmem_int_wait_until with cmp 9");
+    }
+    if (!strcmp(c, "bad_cmp_test")) {
+        BAD_ONLY();
+        (void)ishmem_long_test((long *)buf, 0, 0);
+        return survived("ishmem_long_test with cmp 0");
+    }
+    if (!strcmp(c, "bad_sigop")) {
+        BAD_ONLY();
+        uint64_t *sig = (uint64_t *)(buf + 32);
+        ishmem_putmem_signal(buf, src, 4, sig, 1, 5, 0);
+        return survived("ishmem_putmem_signal with sig_op 5");
+    }
+    if (!strcmp(c, "unaligned_amo")) {
+        BAD_ONLY();
+        ishmem_int64_atomic_add((int64_t *)((char *)buf + 4), 1, 0);
+        return survived("an unaligned ishmem_int64_atomic_add");
+    }
+    if (!strcmp(c, "bad_stride")) {
+        BAD_ONLY();
+        ishmem_int_iput(buf, src, 0, 1, 4, 0);
+        return survived("ishmem_int_iput with dst stride 0");
+    }
+    if (!strcmp(c, "null_source")) {
+        BAD_ONLY();
+        ishmem_int_put(buf, NULL, 4, 0);
+        return survived("ishmem_int_put from NULL");
+    }
+    if (!strcmp(c, "after_finalize")) {
+        ishmem_finalize();
+        if (t_me != bad_pe())
+            return 0;
+        ishmem_int_p(buf, 1, 0);
+        return survived("ishmem_int_p after ishmem_finalize");
+    }
+    if (!strcmp(c, "sigkill")) {
+        /* PE 1 dies by SIGKILL after init; the others wait in a barrier */
+        if (t_me == 1) {
+            raise(SIGKILL);
+            pause();
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "no_finalize")) {
+        /* PE 1 returns from main without ishmem_finalize; the others wait in a barrier */
+        if (t_me == 1)
+            return 0;
+        return others_wait();
+    }
+    fprintf(stderr, "FAIL: unknown case %s\n", c);
+    return 2;
+}

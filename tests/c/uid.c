@@ -1,0 +1,146 @@
+/* uid: unique-id init. The program drives itself: `uid N` (never initialized) makes a unique
+ * id, starts N copies of itself as `uid child RANK N HEXUID` (fork + exec before any init),
+ * waits for them and fails if any failed. Each child initializes with ishmemx_init_attr and
+ * checks its rank, the job size, the runtime type, RMA, AMOs and barriers. */
+#include "test_util.h"
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void to_hex(const ishmemx_uniqueid_t *u, char *out) {
+    for (int i = 0; i < 128; i++)
+        sprintf(out + 2 * i, "%02x", u->internal[i]);
+}
+
+static int from_hex(const char *s, ishmemx_uniqueid_t *u) {
+    if (strlen(s) != 256)
+        return -1;
+    for (int i = 0; i < 128; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return -1;
+        u->internal[i] = (unsigned char)v;
+    }
+    return 0;
+}
+
+static long g_sum;
+
+static int child(int rank, int n, const char *hex) {
+    ishmemx_uniqueid_t uid;
+    if (from_hex(hex, &uid)) {
+        fprintf(stderr, "FAIL: bad uid argument\n");
+        return 2;
+    }
+    ishmemx_attr_t a = ISHMEMX_ATTR_INITIALIZER;
+    a.use_uid = true;
+    a.uid = &uid;
+    a.rank = rank;
+    a.nranks = n;
+    ishmemx_init_attr(&a);
+    test_init_ids();
+    int inited = 0;
+    ishmemx_query_initialized(&inited);
+    CHECK_EQ(inited, 1);
+    CHECK_EQ(t_me, rank);
+    CHECK_EQ(t_npes, n);
+    CHECK_EQ(ishmemx_runtime_get_type(), ISHMEMX_RUNTIME_UNIQUEID);
+    int level = -1;
+    ishmem_query_thread(&level);
+    CHECK_EQ(level, ISHMEM_THREAD_MULTIPLE);
+
+    int next = (t_me + 1) % t_npes, prev = (t_me + t_npes - 1) % t_npes;
+    int *buf = ishmem_calloc(16, sizeof(int));
+    int src[16];
+    for (int i = 0; i < 16; i++)
+        src[i] = t_me * 100 + i;
+    ishmem_int_put(buf, src, 16, next);
+    ishmem_long_atomic_add(&g_sum, t_me + 1, 0);
+    ishmem_barrier_all();
+    for (int i = 0; i < 16; i++)
+        CHECK(buf[i] == prev * 100 + i, "buf[%d] = %d", i, buf[i]);
+    if (t_me == 0)
+        CHECK_EQ(g_sum, (long)t_npes * (t_npes + 1) / 2);
+    CHECK_EQ(ishmem_int_g(&buf[3], next), t_me * 100 + 3);
+    void *peer = ishmem_ptr(buf, next);
+    CHECK(peer != NULL, "ishmem_ptr to the next PE");
+    ishmem_barrier_all();
+    ishmem_free(buf);
+    return test_finish("uid");
+}
+
+int main(int argc, char **argv) {
+    if (argc == 5 && !strcmp(argv[1], "child"))
+        return child(atoi(argv[2]), atoi(argv[3]), argv[4]);
+    if (argc != 2) {
+        fprintf(stderr, "FAIL: usage: uid N\n");
+        return 2;
+    }
+    int n = atoi(argv[1]);
+    ishmemx_uniqueid_t uid, uid2;
+    memset(&uid, 0, sizeof uid);
+    memset(&uid2, 0, sizeof uid2);
+    CHECK_EQ(ishmemx_get_uniqueid(&uid), 0);
+    CHECK_EQ(ishmemx_get_uniqueid(&uid2), 0);
+    static const ishmemx_uniqueid_t zero;
+    CHECK(memcmp(&uid, &zero, sizeof uid) != 0, "ishmemx_get_uniqueid wrote nothing");
+    CHECK(memcmp(&uid, &uid2, sizeof uid) != 0, "two unique ids are equal");
+    int inited = 7;
+    ishmemx_query_initialized(&inited);
+    CHECK_EQ(inited, 0); /* making an id does not initialize */
+    char hex[257];
+    to_hex(&uid, hex);
+
+    pid_t pids[64];
+    if (n < 1 || n > 64) {
+        fprintf(stderr, "FAIL: N must be 1..64\n");
+        return 2;
+    }
+    for (int r = 0; r < n; r++) {
+        char rs[16], ns[16];
+        snprintf(rs, sizeof rs, "%d", r);
+        snprintf(ns, sizeof ns, "%d", n);
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            execl("/proc/self/exe", argv[0], "child", rs, ns, hex, (char *)NULL);
+            perror("execl");
+            _exit(127);
+        }
+        CHECK(pids[r] > 0, "fork");
+    }
+    int failed = 0, left = n;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int done[64] = {0};
+    while (left > 0) {
+        int status;
+        pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p > 0) {
+            for (int r = 0; r < n; r++)
+                if (pids[r] == p) {
+                    done[r] = 1;
+                    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                        fprintf(stderr, "FAIL: uid child rank %d ended with status 0x%x\n", r, status);
+                        failed++;
+                    }
+                }
+            left--;
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 60) {
+            fprintf(stderr, "FAIL: uid children did not finish in 60 s\n");
+            for (int r = 0; r < n; r++)
+                if (!done[r])
+                    kill(pids[r], SIGKILL);
+            failed++;
+            t0 = now; /* reap them on the next rounds */
+        }
+        usleep(5000);
+    }
+    if (failed || t_failures)
+        return 1;
+    printf("PASS: uid driver (%d children)\n", n);
+    return 0;
+}

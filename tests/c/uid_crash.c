@@ -1,0 +1,56 @@
+/* uid_crash: a job started by a plain shell script through unique-id init, with no launcher,
+ * where PE 1 dies; only the library's watchdog can end the others.
+ *   uid_crash mkuid FILE                    write a unique id (128 bytes) to FILE
+ *   uid_crash MODE RANK NRANKS FILE         MODE: sigkill (PE 1 raises SIGKILL after init),
+ *                                           no_finalize (PE 1 returns from main without
+ *                                           ishmem_finalize); the others wait in a barrier */
+#include "test_util.h"
+#include <signal.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "mkuid")) {
+        ishmemx_uniqueid_t uid;
+        if (ishmemx_get_uniqueid(&uid) != 0) {
+            fprintf(stderr, "FAIL: ishmemx_get_uniqueid\n");
+            return 1;
+        }
+        char tmpname[4096];
+        snprintf(tmpname, sizeof tmpname, "%s.tmp", argv[2]);
+        FILE *f = fopen(tmpname, "wb");
+        if (!f || fwrite(&uid, sizeof uid, 1, f) != 1 || fclose(f) != 0 || rename(tmpname, argv[2])) {
+            fprintf(stderr, "FAIL: cannot write %s\n", argv[2]);
+            return 1;
+        }
+        return 0;
+    }
+    if (argc != 5) {
+        fprintf(stderr, "FAIL: usage: uid_crash mkuid FILE | uid_crash MODE RANK NRANKS FILE\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    ishmemx_uniqueid_t uid;
+    FILE *f = fopen(argv[4], "rb");
+    if (!f || fread(&uid, sizeof uid, 1, f) != 1) {
+        fprintf(stderr, "FAIL: cannot read %s\n", argv[4]);
+        return 2;
+    }
+    fclose(f);
+    ishmemx_attr_t a = ISHMEMX_ATTR_INITIALIZER;
+    a.use_uid = true;
+    a.uid = &uid;
+    a.rank = atoi(argv[2]);
+    a.nranks = atoi(argv[3]);
+    ishmemx_init_attr(&a);
+    test_init_ids();
+    if (t_me == 1) {
+        if (!strcmp(mode, "sigkill")) {
+            raise(SIGKILL);
+            pause();
+        }
+        return 0; /* no_finalize */
+    }
+    ishmem_barrier_all();
+    fprintf(stderr, "FAIL: [PE %d] the barrier returned although PE 1 is gone\n", t_me);
+    return 3;
+}

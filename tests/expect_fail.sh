@@ -1,0 +1,99 @@
+#!/bin/sh
+# expect_fail.sh [--once] [--success] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]
+#
+# Runs cmd and passes when
+#   - it exits with a nonzero status (with --success: with status 0),
+#   - a line of its stderr matches the extended regular expression <regex>
+#     (with --once: exactly one line matches),
+#   - it finished within <timeout_s> seconds (it is killed 5 s after that).
+# --merge: search stdout and stderr (for launchers that report on stdout).
+# --repeat N: run it N times; every run must pass (for failures that show only sometimes).
+# Prints the command's output and what was wrong on failure.
+once=0
+success=0
+merge=0
+repeat=1
+while :; do
+    case "$1" in
+    --once) once=1; shift ;;
+    --success) success=1; shift ;;
+    --merge) merge=1; shift ;;
+    --repeat) repeat=$2; shift 2 ;;
+    *) break ;;
+    esac
+done
+if [ $# -lt 3 ]; then
+    echo "usage: expect_fail.sh [--once] [--success] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]" >&2
+    exit 2
+fi
+regex=$1
+limit=$2
+shift 2
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/expect_fail.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+run_once() {
+    start=$(date +%s%N)
+    timeout -k 2 $((limit + 5)) "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    end=$(date +%s%N)
+    elapsed_ms=$(((end - start) / 1000000))
+
+    bad=0
+    msg=""
+    if [ "$success" = 1 ]; then
+        if [ "$status" -ne 0 ]; then
+            msg="$msg
+EXPECT_FAIL: expected exit status 0, got $status"
+            bad=1
+        fi
+    elif [ "$status" -eq 0 ]; then
+        msg="$msg
+EXPECT_FAIL: expected a nonzero exit status, got 0"
+        bad=1
+    fi
+    if [ "$merge" = 1 ]; then
+        cat "$tmp/out" "$tmp/err" >"$tmp/search"
+    else
+        cp "$tmp/err" "$tmp/search"
+    fi
+    matches=$(grep -E -c -e "$regex" "$tmp/search")
+    if [ "$matches" -eq 0 ]; then
+        msg="$msg
+EXPECT_FAIL: no output line matches: $regex"
+        bad=1
+    elif [ "$once" = 1 ] && [ "$matches" -ne 1 ]; then
+        msg="$msg
+EXPECT_FAIL: $matches stderr lines match (expected exactly one): $regex"
+        bad=1
+    fi
+    if [ "$elapsed_ms" -gt $((limit * 1000)) ]; then
+        msg="$msg
+EXPECT_FAIL: took ${elapsed_ms} ms, limit ${limit} s"
+        bad=1
+    fi
+    return $bad
+}
+
+i=1
+while [ "$i" -le "$repeat" ]; do
+    run_once "$@"
+    rc=$?
+    if [ "$rc" -ne 0 ] || [ "$i" -eq "$repeat" ]; then
+        echo "---- command: $*"
+        [ "$repeat" -gt 1 ] && echo "---- run $i of $repeat"
+        echo "---- exit status $status after ${elapsed_ms} ms"
+        echo "---- stdout:"
+        cat "$tmp/out"
+        echo "---- stderr:"
+        cat "$tmp/err"
+        echo "----$msg"
+    fi
+    if [ "$rc" -ne 0 ]; then
+        exit 1
+    fi
+    i=$((i + 1))
+done
+echo "EXPECT_OK: status $status, output matches, ${elapsed_ms} ms <= ${limit} s ($repeat run(s))"
+exit 0

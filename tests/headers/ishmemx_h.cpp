@@ -1,0 +1,19 @@
+// ishmemx.h alone in a C++17 translation unit (compiled with -Wall -Wextra -Werror [-pedantic]).
+#include <ishmemx.h>
+
+int header_test_cxx();
+int header_test_cxx() {
+    int x = 0;
+    void (*init)() = ishmem_init;
+    (void)init;
+    (void)sizeof(ishmem_int_g(&x, 0));
+    (void)sizeof(ishmem_g(&x, 0)); // an overload
+    return ISHMEM_MAJOR_VERSION * 100 + ISHMEM_MINOR_VERSION;
+}
+
+int header_test_cxx_x();
+int header_test_cxx_x() {
+    ishmemx_attr_t a;             // C++: defaults from the member initializers
+    ishmemx_attr_t b = ISHMEMX_ATTR_INITIALIZER;
+    return a.rank + b.nranks + (int)sizeof(ishmemx_runtime_get_type());
+}

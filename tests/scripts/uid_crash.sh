@@ -1,0 +1,76 @@
+#!/bin/sh
+# uid_crash.sh <uid_crash binary> <sigkill|no_finalize> <npes> <limit_s>
+# Starts npes copies of uid_crash with unique-id init from this script alone (no launcher).
+# PE 1 dies (SIGKILL) or exits without ishmem_finalize while the others wait in a barrier.
+# Passes when every other PE exits nonzero within limit_s seconds and prints the watchdog's
+# message naming PE 1.
+set -u
+bin=$1
+mode=$2
+n=$3
+limit=$4
+case "$mode" in
+sigkill) regex='ERROR: PE 1 \(pid [0-9]+\) died or exited without calling ishmem_finalize' ;;
+no_finalize) regex='ERROR: PE 1 \(pid [0-9]+\) .*without calling ishmem_finalize' ;;
+*) echo "unknown mode $mode"; exit 2 ;;
+esac
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/uid_crash.XXXXXX") || exit 2
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+"$bin" mkuid "$dir/uid" || { echo "FAIL: mkuid"; exit 1; }
+start=$(date +%s%N)
+r=0
+while [ "$r" -lt "$n" ]; do
+    "$bin" "$mode" "$r" "$n" "$dir/uid" >"$dir/out.$r" 2>"$dir/err.$r" &
+    pids="$pids $!"
+    r=$((r + 1))
+done
+
+# A deadline: kill what is left after limit + 5 s so that the script never hangs.
+( exec >/dev/null 2>&1; sleep $((limit + 5)); for p in $pids; do kill -9 "$p"; done ) &
+killer=$!
+
+fail=0
+r=0
+for p in $pids; do
+    wait "$p"
+    st=$?
+    t=$((($(date +%s%N) - start) / 1000000))
+    echo "PE $r (pid $p): exit status $st after $t ms"
+    sed "s/^/    PE $r stderr: /" "$dir/err.$r"
+    sed "s/^/    PE $r stdout: /" "$dir/out.$r"
+    if [ "$r" -eq 1 ]; then
+        if [ "$mode" = sigkill ] && [ "$st" -ne 137 ]; then
+            echo "FAIL: PE 1 should have died by SIGKILL (137), got $st"
+            fail=1
+        fi
+    else
+        if [ "$st" -eq 0 ]; then
+            echo "FAIL: PE $r exited 0 although PE 1 is gone"
+            fail=1
+        fi
+        if [ "$st" -eq 137 ]; then
+            echo "FAIL: PE $r was killed by the script's deadline (the library never ended it)"
+            fail=1
+        fi
+        if ! grep -E -q -e "$regex" "$dir/err.$r"; then
+            echo "FAIL: PE $r stderr lacks: $regex"
+            fail=1
+        fi
+        if [ "$t" -gt $((limit * 1000)) ]; then
+            echo "FAIL: PE $r ended after $t ms, limit $limit s"
+            fail=1
+        fi
+    fi
+    r=$((r + 1))
+done
+kill "$killer" 2>/dev/null
+pids=""
+[ "$fail" = 0 ] && echo "PASS: uid_crash $mode: the survivors ended with the watchdog's message"
+exit $fail
