@@ -23,19 +23,10 @@ generate:
 
 check-generated:
 	$(CARGO) run -q -p ishmem-gen -- --check
+	scripts/gen-ptx.sh --check
 
 install: build
-	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/lib/cmake/ishmem $(PREFIX)/include $(PREFIX)/bin $(PREFIX)/share/doc/ishmem
-	install -m 755 target/release/libishmem.so $(PREFIX)/lib/
-	install -d $(PREFIX)/include/ishmem
-	install -m 644 include/ishmem.h include/ishmemx.h $(PREFIX)/include/
-	install -m 644 include/ishmem/*.h include/ishmem/*.cuh $(PREFIX)/include/ishmem/
-	install -m 755 target/release/ishmrun target/release/ishmem-info $(PREFIX)/bin/
-	sed 's|@VERSION@|$(VERSION)|g' cmake/ishmem.pc.in > $(PREFIX)/lib/pkgconfig/ishmem.pc
-	install -m 644 cmake/ishmemConfig.cmake $(PREFIX)/lib/cmake/ishmem/
-	sed 's|@VERSION@|$(VERSION)|g' cmake/ishmemConfigVersion.cmake.in > $(PREFIX)/lib/cmake/ishmem/ishmemConfigVersion.cmake
-	install -m 644 README.md docs/ENV.md $(PREFIX)/share/doc/ishmem/
-	install -m 644 abi/symbols.txt $(PREFIX)/share/doc/ishmem/symbols.txt
+	scripts/install-prefix.sh $(PREFIX)
 
 test-rust:
 	$(CARGO) test --release --workspace

@@ -94,6 +94,41 @@ pub fn map(fd: &Fd, len: usize, at: Option<usize>) -> Result<usize, String> {
     Ok(p as usize)
 }
 
+/// Maps `len` bytes of a shared file read-write at an address that is a multiple of `align`
+/// (a power of two, at least a page): reserves `len + align` bytes of address space, maps the
+/// file over the aligned part and gives the rest back.
+pub fn map_aligned(fd: &Fd, len: usize, align: usize) -> Result<usize, String> {
+    debug_assert!(align.is_power_of_two());
+    let len_pages = page_ceil(len);
+    let span = len_pages + align;
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    // SAFETY: an anonymous PROT_NONE reservation anywhere; nothing is overwritten.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), span, libc::PROT_NONE, flags, -1, 0) };
+    if p == libc::MAP_FAILED {
+        return Err(format!("cannot reserve {span} bytes of address space: {}", Error::last_os_error()));
+    }
+    let lo = p as usize;
+    let at = (lo + align - 1) & !(align - 1);
+    // MAP_FIXED over our own reservation.
+    let mapped = map(fd, len, Some(at));
+    // SAFETY: the head [lo, at) and the tail [at+len_pages, lo+span) belong to the reservation
+    // made above and hold nothing; on failure the whole reservation goes back.
+    unsafe {
+        if mapped.is_err() {
+            libc::munmap(p, span);
+        } else {
+            if at > lo {
+                libc::munmap(p, at - lo);
+            }
+            let end = at + len_pages;
+            if lo + span > end {
+                libc::munmap(end as *mut libc::c_void, lo + span - end);
+            }
+        }
+    }
+    mapped
+}
+
 /// Unlinks a file, ignoring a file that is already gone.
 pub fn unlink(path: &str) {
     if let Ok(c) = cpath(path) {
@@ -189,6 +224,19 @@ mod tests {
         assert_eq!(page_floor(p + 1), p);
         assert_eq!(page_ceil(p + 1), 2 * p);
         assert_eq!(page_ceil(p), p);
+    }
+
+    #[test]
+    fn aligned_mappings_are_aligned() {
+        let path = format!("/dev/shm/ishmem-unit-al-{}", std::process::id());
+        let fd = open_sized(&path, 3 << 20, true).unwrap();
+        unlink(&path);
+        for align in [4096, 2 << 20, 1 << 30] {
+            let a = map_aligned(&fd, 3 << 20, align).unwrap();
+            assert_eq!(a % align, 0, "{a:#x} % {align:#x}");
+            // SAFETY: the mapping is 3 MiB long.
+            unsafe { *((a + (3 << 20) - 8) as *mut u64) = 1 };
+        }
     }
 
     #[test]

@@ -60,7 +60,9 @@ struct Slot {
     gpu_bus: [AtomicU64; 4],
     /// CUDA: the GPU heap's `CUipcMemHandle`.
     gpu_ipc: [AtomicU64; 8],
-    _pad: [u64; 8],
+    /// CUDA: the heap's offset in the allocation the handle maps (aligning it).
+    gpu_heap_off: AtomicU64,
+    _pad: [u64; 7],
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
@@ -68,6 +70,7 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 256);
 const _: () = assert!(std::mem::offset_of!(Slot, backend) == 88);
 const _: () = assert!(std::mem::offset_of!(Slot, gpu_bus) == 96);
 const _: () = assert!(std::mem::offset_of!(Slot, gpu_ipc) == 128);
+const _: () = assert!(std::mem::offset_of!(Slot, gpu_heap_off) == 192);
 
 fn store_bytes(words: &[AtomicU64], bytes: &[u8]) {
     for (w, c) in words.iter().zip(bytes.chunks(8)) {
@@ -204,12 +207,13 @@ impl ShmJob {
             me_slot.gpu_ordinal.store(g.ordinal, Relaxed);
             store_bytes(&me_slot.gpu_bus, &g.bus_id);
             store_bytes(&me_slot.gpu_ipc, &g.ipc);
+            me_slot.gpu_heap_off.store(g.heap_off, Relaxed);
         } else {
             me_slot.backend.store(BACKEND_CPU, Relaxed);
             let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
             let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
             created(heap_path);
-            job.heap_bases[p.me] = segment::map(&hfd, p.heap_len, None)?;
+            job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::HEAP_ALIGN)?;
             drop(hfd);
         }
         // Our data segment.
@@ -266,6 +270,7 @@ impl ShmJob {
                     ordinal: s.gpu_ordinal.load(Relaxed),
                     bus_id: load_bytes(&s.gpu_bus),
                     ipc: load_bytes(&s.gpu_ipc),
+                    heap_off: s.gpu_heap_off.load(Relaxed),
                 });
             }
             let hl = s.heap_len.load(Relaxed) as usize;

@@ -56,8 +56,10 @@ pub struct GpuSlot {
     pub ordinal: i32,
     /// The device's PCI bus id, NUL-padded (`0000:18:00.0`).
     pub bus_id: [u8; 32],
-    /// `CUipcMemHandle` of the heap.
+    /// `CUipcMemHandle` of the allocation holding the heap.
     pub ipc: [u8; 64],
+    /// Offset of the heap in that allocation (it is aligned to `heap::HEAP_ALIGN`).
+    pub heap_off: u64,
 }
 
 impl GpuSlot {
@@ -75,12 +77,16 @@ pub struct Gpu {
     dev: CUdevice,
     ctx: CUcontext,
     stream: CUstream,
-    /// This PE's heap (device address) and its length.
+    /// This PE's heap (device address, a multiple of `heap::HEAP_ALIGN`) and its length.
     pub heap: u64,
     pub heap_len: usize,
+    /// The cuMemAlloc'd allocation holding the heap (`heap - alloc_base` is the alignment pad).
+    alloc_base: u64,
     ipc: [u8; 64],
     /// Each PE's heap as mapped here (this PE's own heap at `me`); empty until `map_peers`.
     peers: Vec<u64>,
+    /// The peers' allocations as opened here (what cuIpcCloseMemHandle takes; 0 at `me`).
+    opened: Vec<u64>,
     me: usize,
     module: CUmodule,
     /// `ishmemi_host_amo`, or why the PTX could not be loaded (reported at the first AMO, so a
@@ -208,11 +214,13 @@ impl Gpu {
         check(func, "cuStreamCreate", unsafe {
             sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
         });
-        // Rounded up so that the 32-bit word holding any heap byte lies inside (byte AMOs).
-        let alloc_len = (p.heap_len + 63) & !63;
-        let mut heap: u64 = 0;
-        // SAFETY: heap is writable.
-        let r = unsafe { sys::cuMemAlloc_v2(&mut heap, alloc_len) };
+        // Rounded up so that the 32-bit word holding any heap byte lies inside (byte AMOs),
+        // plus room to align the heap's start.
+        let align = crate::heap::HEAP_ALIGN as u64;
+        let alloc_len = ((p.heap_len + 63) & !63) + crate::heap::HEAP_ALIGN;
+        let mut alloc_base: u64 = 0;
+        // SAFETY: alloc_base is writable.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut alloc_base, alloc_len) };
         if r != CUresult::CUDA_SUCCESS {
             fatal(
                 func,
@@ -242,9 +250,10 @@ impl Gpu {
         if let (Err(e), true) = (&amo_fn, p.debug) {
             emit(&format!("[PE {me}] DEBUG: host AMOs on the GPU heap will fail: {e}"));
         }
+        let heap = (alloc_base + align - 1) & !(align - 1);
         let mut ipc = sys::CUipcMemHandle { reserved: [0; 64] };
-        // SAFETY: heap is a cuMemAlloc'd base; ipc is writable.
-        check(func, "cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut ipc, heap) });
+        // SAFETY: alloc_base is a cuMemAlloc'd base; ipc is writable.
+        check(func, "cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut ipc, alloc_base) });
         let gpu = Gpu {
             ordinal,
             name: cstr_buf(&name),
@@ -254,8 +263,10 @@ impl Gpu {
             stream,
             heap,
             heap_len: p.heap_len,
+            alloc_base,
             ipc: ipc.reserved.map(|c| c as u8),
             peers: Vec::new(),
+            opened: Vec::new(),
             me,
             module,
             amo_fn,
@@ -278,7 +289,7 @@ impl Gpu {
         let mut bus_id = [0u8; 32];
         let b = self.bus_id.as_bytes();
         bus_id[..b.len().min(31)].copy_from_slice(&b[..b.len().min(31)]);
-        GpuSlot { ordinal: self.ordinal, bus_id, ipc: self.ipc }
+        GpuSlot { ordinal: self.ordinal, bus_id, ipc: self.ipc, heap_off: self.heap - self.alloc_base }
     }
 
     /// Maps every peer's heap (all PEs have published their slots: after the join barrier).
@@ -286,6 +297,7 @@ impl Gpu {
         let _c = self.enter(func);
         let mine = self.slot();
         let mut peers = vec![0u64; slots.len()];
+        let mut opened = vec![0u64; slots.len()];
         for (q, s) in slots.iter().enumerate() {
             if q == self.me {
                 peers[q] = self.heap;
@@ -309,12 +321,14 @@ impl Gpu {
                     ),
                 );
             }
-            peers[q] = p;
+            opened[q] = p;
+            peers[q] = p + s.heap_off;
             if self.debug {
                 emit(&format!("[PE {}] DEBUG: PE {q}'s GPU heap (bus {}) mapped at {p:#x}", self.me, s.bus_text()));
             }
         }
         self.peers = peers;
+        self.opened = opened;
     }
 
     /// Each PE's heap as mapped here.
@@ -434,7 +448,7 @@ impl Gpu {
     /// Closes the peers' mappings (finalize, after the final barrier).
     pub fn unmap_peers(&self, func: &str) {
         let _c = self.enter(func);
-        for (q, &p) in self.peers.iter().enumerate() {
+        for (q, &p) in self.opened.iter().enumerate() {
             if q != self.me && p != 0 {
                 // SAFETY: p was opened by cuIpcOpenMemHandle and is closed once.
                 let r = unsafe { sys::cuIpcCloseMemHandle(p) };
@@ -452,7 +466,7 @@ impl Gpu {
             // SAFETY: each object was created in open_device and is freed once; nothing is
             // in flight (every operation synchronizes before returning).
             unsafe {
-                warn_on(func, "cuMemFree", sys::cuMemFree_v2(self.heap));
+                warn_on(func, "cuMemFree", sys::cuMemFree_v2(self.alloc_base));
                 warn_on(func, "cuMemFreeHost", sys::cuMemFreeHost(result as *mut c_void));
                 if self.amo_fn.is_ok() {
                     warn_on(func, "cuModuleUnload", sys::cuModuleUnload(self.module));
