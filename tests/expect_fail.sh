@@ -1,8 +1,9 @@
 #!/bin/sh
-# expect_fail.sh [--once] [--success] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]
+# expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] <regex> <timeout_s>
+#                cmd [args...]
 #
 # Runs cmd and passes when
-#   - it exits with a nonzero status (with --success: with status 0),
+#   - it exits with a nonzero status (with --success: with status 0; --status N: with N),
 #   - a line of its stderr matches the extended regular expression <regex>
 #     (with --once: exactly one line matches),
 #   - it finished within <timeout_s> seconds (it is killed 5 s after that).
@@ -13,17 +14,19 @@ once=0
 success=0
 merge=0
 repeat=1
+want_status=""
 while :; do
     case "$1" in
     --once) once=1; shift ;;
     --success) success=1; shift ;;
+    --status) want_status=$2; shift 2 ;;
     --merge) merge=1; shift ;;
     --repeat) repeat=$2; shift 2 ;;
     *) break ;;
     esac
 done
 if [ $# -lt 3 ]; then
-    echo "usage: expect_fail.sh [--once] [--success] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]" >&2
+    echo "usage: expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]" >&2
     exit 2
 fi
 regex=$1
@@ -42,7 +45,13 @@ run_once() {
 
     bad=0
     msg=""
-    if [ "$success" = 1 ]; then
+    if [ -n "$want_status" ]; then
+        if [ "$status" -ne "$want_status" ]; then
+            msg="$msg
+EXPECT_FAIL: expected exit status $want_status, got $status"
+            bad=1
+        fi
+    elif [ "$success" = 1 ]; then
         if [ "$status" -ne 0 ]; then
             msg="$msg
 EXPECT_FAIL: expected exit status 0, got $status"

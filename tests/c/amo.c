@@ -181,6 +181,44 @@ int main(void) {
     if (t_me == (t_npes > 1 ? 1 : 0))
         CHECK(s_dbl == 6.5, "double set on a static: %g", s_dbl);
 
+    /* Narrow AMOs under contention are atomic and touch only their own bytes: PE k adds to
+     * byte k % 8 and to 32-bit word k % 4 of PE 0, toggles its bit with xor an even number of
+     * times, then sets it with or. */
+    signed char *b8 = ishmem_calloc(8, 1);
+    int32_t *w32 = ishmem_calloc(4, sizeof(int32_t));
+    uint64_t *mask = ishmem_calloc(1, sizeof(uint64_t));
+    ishmem_barrier_all();
+    for (int i = 0; i < K; i++) {
+        ishmem_schar_atomic_add(&b8[t_me % 8], 1, 0);
+        ishmem_int32_atomic_fetch_add(&w32[t_me % 4], -1, 0);
+        ishmem_uint64_atomic_fetch_xor(mask, (uint64_t)1 << (t_me % 64), 0);
+        ishmem_uint64_atomic_xor(mask, (uint64_t)1 << (t_me % 64), 0);
+    }
+    ishmem_uint64_atomic_or(mask, (uint64_t)1 << (t_me % 64), 0);
+    ishmem_barrier_all();
+    if (t_me == 0) {
+        for (int j = 0; j < 8; j++) {
+            int n = 0;
+            for (int pe = 0; pe < t_npes; pe++)
+                n += pe % 8 == j;
+            CHECK(b8[j] == (signed char)(unsigned char)(n * K), "schar add, byte %d: %d", j, b8[j]);
+        }
+        for (int j = 0; j < 4; j++) {
+            int n = 0;
+            for (int pe = 0; pe < t_npes; pe++)
+                n += pe % 4 == j;
+            CHECK(w32[j] == -n * K, "int32 fetch_add, word %d: %d", j, (int)w32[j]);
+        }
+        uint64_t want = 0;
+        for (int pe = 0; pe < t_npes; pe++)
+            want |= (uint64_t)1 << (pe % 64);
+        CHECK_EQ(*mask, want);
+    }
+    ishmem_barrier_all();
+    ishmem_free(mask);
+    ishmem_free(w32);
+    ishmem_free(b8);
+
     /* Concurrent fetch_add from all PEs to PE 0: exact sum; fetch_inc gives distinct tickets. */
     long *sum = ishmem_calloc(1, sizeof(long));
     uint64_t *ticket = ishmem_calloc(1, sizeof(uint64_t));

@@ -192,6 +192,32 @@ int main(int argc, char **argv) {
             return 0;
         return others_wait();
     }
+    if (!strcmp(c, "global_put")) {
+        /* a put into a global of PE 0: fine by default, an error with
+         * ISHMEM_SYMMETRIC_GLOBALS=0 */
+        static int g_target[4];
+        if (t_me == bad_pe()) {
+            ishmem_int_put(g_target, src, 4, 0);
+            ishmem_quiet();
+        }
+        ishmem_barrier_all();
+        if (t_me == 0)
+            CHECK(g_target[3] == 4, "global put: %d", g_target[3]);
+        ishmem_free(buf);
+        return test_finish("global_put");
+    }
+    if (!strcmp(c, "hang")) {
+        /* PE 0 never reaches the barrier: for ishmrun --timeout */
+        if (t_me == 0)
+            sleep(600);
+        return others_wait();
+    }
+    if (!strcmp(c, "exit3")) {
+        /* every PE finalizes; PE 1 then exits with status 3 */
+        ishmem_free(buf);
+        ishmem_finalize();
+        return t_me == 1 ? 3 : 0;
+    }
     fprintf(stderr, "FAIL: unknown case %s\n", c);
     return 2;
 }

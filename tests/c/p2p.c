@@ -178,5 +178,20 @@ int main(void) {
     ishmem_long_wait_until(&g_flag, ISHMEM_CMP_EQ, 1);
     for (int i = 0; i < 32; i++)
         CHECK(g_data[i] == 5 * i, "data before flag: g_data[%d] = %ld", i, g_data[i]);
+
+    /* PE 0 waits for a counter that every other PE increments (AMOs from many PEs). */
+    ishmem_barrier_all();
+    uint64_t *cnt = ishmem_calloc(1, sizeof(uint64_t));
+    ishmem_barrier_all();
+    if (t_me != 0)
+        for (int i = 0; i < 100; i++)
+            ishmem_uint64_atomic_inc(cnt, 0);
+    if (t_me == 0) {
+        ishmem_uint64_wait_until(cnt, ISHMEM_CMP_GE, (uint64_t)(t_npes - 1) * 100);
+        CHECK_EQ(*cnt, (uint64_t)(t_npes - 1) * 100);
+        CHECK_EQ(ishmem_uint64_test(cnt, ISHMEM_CMP_GT, (uint64_t)(t_npes - 1) * 100), 0);
+    }
+    ishmem_barrier_all();
+    ishmem_free(cnt);
     return test_finish("p2p");
 }

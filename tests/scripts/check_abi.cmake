@@ -3,7 +3,8 @@
 # The library's dynamic symbol table (nm -D --defined-only) must hold every name of
 # symbols.txt, or every `plain` name of the manifest's sections setup, memory, rma, amo,
 # signal, p2p_sync and ordering plus ishmem_barrier_all and ishmem_sync_all (less
-# ishmemx_debug_test, left out on purpose). Fails listing the missing names.
+# ishmemx_debug_test, left out on purpose). Fails listing the missing names; with SYMBOLS
+# also fails listing exported names that symbols.txt lacks.
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm -D --defined-only ${LIB} failed (${rc})")
@@ -56,9 +57,27 @@ foreach(s ${want})
     list(APPEND missing ${s})
   endif()
 endforeach()
+# symbols.txt is the whole list: the library exports nothing else
+set(extra "")
+if(DEFINED SYMBOLS)
+  foreach(d ${defined})
+    list(FIND want ${d} i)
+    if(i EQUAL -1)
+      list(APPEND extra ${d})
+    endif()
+  endforeach()
+endif()
+if(extra)
+  list(LENGTH extra nextra)
+  string(REPLACE ";" "\n  " e "${extra}")
+  message("${LIB} exports ${nextra} names that ${what} does not list:\n  ${e}")
+endif()
 if(missing)
   list(LENGTH missing nmiss)
   string(REPLACE ";" "\n  " m "${missing}")
   message(FATAL_ERROR "${nmiss} of ${nwant} names of ${what} are not defined by ${LIB}:\n  ${m}")
+endif()
+if(extra)
+  message(FATAL_ERROR "${LIB} exports names that are not in ${what} (see above)")
 endif()
 message("${LIB} defines all ${nwant} names of ${what}")
