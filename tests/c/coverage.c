@@ -302,6 +302,10 @@ static long g_word;
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "init";
+    /* GPU extensions before init: no GPU in use, no device; a NULL binder is ignored */
+    int gpu_before = ishmemx_gpu_in_use();
+    int dev_before = ishmemx_gpu_device();
+    ishmemx_cuda_register_binder(NULL);
     int major = 0, minor = 0;
     ishmem_info_get_version(&major, &minor);
     if (!strcmp(mode, "init")) {
@@ -340,6 +344,16 @@ int main(int argc, char **argv) {
     CHECK_EQ(ishmemx_get_uniqueid(&uid), 0);
     next = (t_me + 1) % t_npes;
     prev = (t_me + t_npes - 1) % t_npes;
+
+    /* GPU extensions: the CPU backend (no GPU) gives 0 / -1; a GPU backend a device >= 0.
+     * ishmemx_cumodule_init(NULL) reports an error and returns nonzero. */
+    CHECK_EQ(gpu_before, 0);
+    CHECK_EQ(dev_before, -1);
+    int gpu = ishmemx_gpu_in_use();
+    int dev = ishmemx_gpu_device();
+    CHECK(gpu == 0 || gpu == 1, "ishmemx_gpu_in_use = %d", gpu);
+    CHECK(gpu ? dev >= 0 : dev == -1, "ishmemx_gpu_device = %d with gpu_in_use = %d", dev, gpu);
+    CHECK(ishmemx_cumodule_init(NULL) != 0, "ishmemx_cumodule_init(NULL) returned 0");
 
     /* memory */
     Hd = ishmem_align(64, 4096);

@@ -3,7 +3,8 @@
  *   uid_crash mkuid FILE                    write a unique id (128 bytes) to FILE
  *   uid_crash MODE RANK NRANKS FILE         MODE: sigkill (PE 1 raises SIGKILL after init),
  *                                           no_finalize (PE 1 returns from main without
- *                                           ishmem_finalize); the others wait in a barrier */
+ *                                           ishmem_finalize), bad_pe (PE 1 makes a bad call);
+ *                                           the others wait in a barrier */
 #include "test_util.h"
 #include <signal.h>
 #include <unistd.h>
@@ -47,6 +48,13 @@ int main(int argc, char **argv) {
         if (!strcmp(mode, "sigkill")) {
             raise(SIGKILL);
             pause();
+        }
+        if (!strcmp(mode, "bad_pe")) {
+            int v = 1;
+            static int target;
+            ishmem_int_put(&target, &v, 1, 7); /* a fatal error: pe 7 out of range */
+            fprintf(stderr, "FAIL: [PE 1] ishmem_int_put to PE 7 returned\n");
+            return 4;
         }
         return 0; /* no_finalize */
     }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# uid_crash.sh <uid_crash binary> <sigkill|no_finalize> <npes> <limit_s>
+# uid_crash.sh <uid_crash binary> <sigkill|no_finalize|bad_pe> <npes> <limit_s>
 # Starts npes copies of uid_crash with unique-id init from this script alone (no launcher).
-# PE 1 dies (SIGKILL) or exits without ishmem_finalize while the others wait in a barrier.
+# PE 1 dies (SIGKILL), exits without ishmem_finalize, or makes a fatal bad call, while the
+# others wait in a barrier.
 # Passes when every other PE exits nonzero within limit_s seconds and prints the watchdog's
 # message naming PE 1.
 set -u
@@ -12,6 +13,7 @@ limit=$4
 case "$mode" in
 sigkill) regex='ERROR: PE 1 \(pid [0-9]+\) died or exited without calling ishmem_finalize' ;;
 no_finalize) regex='ERROR: PE 1 \(pid [0-9]+\) .*without calling ishmem_finalize' ;;
+bad_pe) regex='^\[PE [0-9]+\] ERROR: ending the job because PE 1 failed' ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac
 
@@ -49,6 +51,16 @@ for p in $pids; do
         if [ "$mode" = sigkill ] && [ "$st" -ne 137 ]; then
             echo "FAIL: PE 1 should have died by SIGKILL (137), got $st"
             fail=1
+        fi
+        if [ "$mode" = bad_pe ]; then
+            if [ "$st" -ne 1 ]; then
+                echo "FAIL: PE 1 should have exited with status 1, got $st"
+                fail=1
+            fi
+            if [ "$(grep -c -E '^\[PE 1\] ERROR: ishmem_int_put: pe 7 out of range \[0, '"$n"'\)$' "$dir/err.1")" -ne 1 ]; then
+                echo "FAIL: PE 1 stderr lacks exactly one '[PE 1] ERROR: ishmem_int_put: pe 7 out of range [0, $n)'"
+                fail=1
+            fi
         fi
     else
         if [ "$st" -eq 0 ]; then
