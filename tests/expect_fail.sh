@@ -1,6 +1,6 @@
 #!/bin/sh
-# expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] <regex> <timeout_s>
-#                cmd [args...]
+# expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] [--also REGEX]...
+#                <regex> <timeout_s> cmd [args...]
 #
 # Runs cmd and passes when
 #   - it exits with a nonzero status (with --success: with status 0; --status N: with N),
@@ -9,12 +9,16 @@
 #   - it finished within <timeout_s> seconds (it is killed 5 s after that).
 # --merge: search stdout and stderr (for launchers that report on stdout).
 # --repeat N: run it N times; every run must pass (for failures that show only sometimes).
+# --also REGEX: a line of stdout or stderr must match REGEX too (may be given several times).
 # Prints the command's output and what was wrong on failure.
 once=0
 success=0
 merge=0
 repeat=1
 want_status=""
+also=""
+nl='
+'
 while :; do
     case "$1" in
     --once) once=1; shift ;;
@@ -22,11 +26,12 @@ while :; do
     --status) want_status=$2; shift 2 ;;
     --merge) merge=1; shift ;;
     --repeat) repeat=$2; shift 2 ;;
+    --also) also="$also$2$nl"; shift 2 ;;
     *) break ;;
     esac
 done
 if [ $# -lt 3 ]; then
-    echo "usage: expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] <regex> <timeout_s> cmd [args...]" >&2
+    echo "usage: expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] [--also REGEX]... <regex> <timeout_s> cmd [args...]" >&2
     exit 2
 fi
 regex=$1
@@ -76,6 +81,17 @@ EXPECT_FAIL: no output line matches: $regex"
         msg="$msg
 EXPECT_FAIL: $matches stderr lines match (expected exactly one): $regex"
         bad=1
+    fi
+    if [ -n "$also" ]; then
+        cat "$tmp/out" "$tmp/err" >"$tmp/all"
+        printf '%s' "$also" >"$tmp/also"
+        while IFS= read -r re; do
+            if ! grep -E -q -e "$re" "$tmp/all"; then
+                msg="$msg
+EXPECT_FAIL: no output line matches: $re"
+                bad=1
+            fi
+        done <"$tmp/also"
     fi
     if [ "$elapsed_ms" -gt $((limit * 1000)) ]; then
         msg="$msg

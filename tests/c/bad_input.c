@@ -192,6 +192,48 @@ int main(int argc, char **argv) {
             return 0;
         return others_wait();
     }
+    if (!strcmp(c, "global_past_end")) {
+        /* 64 MiB from a small global runs past the end of the symmetric data segment */
+        static int g_small[4];
+        BAD_ONLY();
+        size_t n = (size_t)64 << 20;
+        char *big = calloc(1, n);
+        ishmem_putmem(g_small, big, n, 0);
+        return survived("ishmem_putmem past the end of the data segment");
+    }
+    if (!strcmp(c, "stride_past_end")) {
+        /* run with ISHMEM_SYMMETRIC_SIZE=1M: two ints 4 MiB apart cannot fit */
+        BAD_ONLY();
+        ishmem_int_iput(buf, src, (ptrdiff_t)1 << 20, 1, 2, 0);
+        return survived("ishmem_int_iput spanning past the end of the heap");
+    }
+    if (!strcmp(c, "null_dest")) {
+        BAD_ONLY();
+        ishmem_int_get(NULL, buf, 4, 0);
+        return survived("ishmem_int_get into NULL");
+    }
+    if (!strcmp(c, "outside_amo")) {
+        BAD_ONLY();
+        long l = 0;
+        ishmem_long_atomic_inc(&l, 0);
+        return survived("ishmem_long_atomic_inc on a stack address");
+    }
+    if (!strcmp(c, "wait_outside")) {
+        BAD_ONLY();
+        ishmem_int_wait_until(&local, ISHMEM_CMP_EQ, 0);
+        return survived("ishmem_int_wait_until on a stack address");
+    }
+    if (!strcmp(c, "bad_cmp_signal")) {
+        BAD_ONLY();
+        (void)ishmem_signal_wait_until((uint64_t *)(buf + 32), 42, 0);
+        return survived("ishmem_signal_wait_until with cmp 42");
+    }
+    if (!strcmp(c, "sig_outside")) {
+        BAD_ONLY();
+        uint64_t sig = 0;
+        ishmem_int_put_signal(buf, src, 4, &sig, 1, ISHMEM_SIGNAL_SET, 0);
+        return survived("ishmem_int_put_signal with a stack signal word");
+    }
     if (!strcmp(c, "global_put")) {
         /* a put into a global of PE 0: fine by default, an error with
          * ISHMEM_SYMMETRIC_GLOBALS=0 */
