@@ -19,6 +19,16 @@ rm -f a.out
 cc "$src" $(pkg-config --cflags --libs ishmem) || { echo "FAIL: cc"; exit 1; }
 [ -x a.out ] || { echo "FAIL: no a.out"; exit 1; }
 
+# the program finds the installed library through its rpath, not through the environment
+lib=$(ldd ./a.out | sed -n 's/^[[:space:]]*libishmem\.so => \([^ ]*\) .*/\1/p')
+if [ -z "$lib" ] || [ "$(readlink -f "$lib")" != "$(readlink -f "$prefix/lib/libishmem.so")" ]; then
+    echo "FAIL: a.out resolves libishmem.so to '$lib', not $prefix/lib/libishmem.so"
+    ldd ./a.out
+    fail=1
+else
+    echo "ok: libishmem.so => $lib"
+fi
+
 check() { # launcher-name output-file status
     if [ "$3" -ne 0 ]; then
         echo "FAIL: $1: exit status $3"
