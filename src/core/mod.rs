@@ -69,6 +69,14 @@ const RUNNING: u8 = 2;
 const FINALIZED: u8 = 3;
 
 static PHASE: AtomicU8 = AtomicU8::new(UNINIT);
+/// This PE's rank once the bootstrap found it (for message tags during the rest of init).
+static BOOT_RANK: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The rank the bootstrap gave this PE, once known.
+pub fn boot_rank() -> Option<usize> {
+    let r = BOOT_RANK.load(Relaxed);
+    (r != u64::MAX).then_some(r as usize)
+}
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The running state, or a fatal error naming `func` before init / after finalize.
@@ -142,6 +150,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     }
     .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
     let info = boot.info.clone();
+    BOOT_RANK.store(info.rank as u64, Relaxed);
     cfg.wait_spin = effective_spin(cfg.wait_spin, info.local_size);
     if info.rank == 0 {
         for w in &warnings {

@@ -22,7 +22,7 @@ pub fn guard<R>(func: &'static str, body: impl FnOnce() -> R) -> R {
 
 /// The PE number for message tags: the running PE, else the launcher's rank, else `?`.
 pub fn pe_tag() -> String {
-    if let Some(me) = crate::core::my_pe_if_running() {
+    if let Some(me) = crate::core::my_pe_if_running().or_else(crate::core::boot_rank) {
         return me.to_string();
     }
     crate::bootstrap::rank_hint().map_or_else(|| "?".into(), |r| r.to_string())

@@ -377,16 +377,26 @@ impl Gpu {
         let fits = dpitch <= self.max_pitch && spitch <= self.max_pitch;
         if height > 1 && fits {
             let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
-            // SAFETY: CUDA_MEMCPY2D is plain data; every field used is set below.
-            let mut c: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-            c.srcMemoryType = unified;
-            c.srcDevice = src as u64;
-            c.srcPitch = spitch;
-            c.dstMemoryType = unified;
-            c.dstDevice = dst as u64;
-            c.dstPitch = dpitch;
-            c.WidthInBytes = width;
-            c.Height = height;
+            // Every field spelled out: the memory-type enums have no zero value, so the
+            // descriptor cannot be zero-initialized.
+            let c = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: unified,
+                srcHost: std::ptr::null(),
+                srcDevice: src as u64,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: spitch,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: unified,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: dst as u64,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: dpitch,
+                WidthInBytes: width,
+                Height: height,
+            };
             // SAFETY: the descriptor spans ranges checked by the caller.
             let r = unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream) };
             if r == CUresult::CUDA_SUCCESS {

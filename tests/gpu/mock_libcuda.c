@@ -1,0 +1,331 @@
+/* mock_libcuda.c: a stand-in libcuda.so for running libishmem's CUDA backend on a machine
+ * without a GPU (scripts/mock-gpu-check.sh). It implements the driver calls libishmem makes,
+ * with "device memory" in shared-memory files:
+ *  - every device allocation is mapped twice: PROT_NONE at the address handed out (so a host
+ *    dereference of a device pointer by the library segfaults, as it would with a real GPU)
+ *    and read-write at a shadow address the mock's copies and atomics use;
+ *  - IPC handles name the file; cuIpcOpenMemHandle maps it (twice) in the importer;
+ *  - the host-kernel launch (ishmemi_host_amo) runs the AMO with host atomics on the shadow;
+ *  - streams are synchronous; contexts are one token per device, current per thread.
+ * Not a CUDA emulator: anything else returns CUDA_ERROR_NOT_SUPPORTED (801).
+ * Build: cc -shared -fPIC -O1 mock_libcuda.c -o libcuda.so.1 -lpthread */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef unsigned long long CUdeviceptr;
+typedef struct { char reserved[64]; } CUipcMemHandle;
+typedef struct {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
+#define OK 0
+#define E_INVALID_VALUE 1
+#define E_OOM 2
+#define E_NOT_INITIALIZED 3
+#define E_INVALID_DEVICE 101
+#define E_INVALID_CONTEXT 201
+#define E_NOT_FOUND 500
+#define E_NOT_SUPPORTED 801
+
+static int initialized;
+static char ctx_tokens[16];
+static __thread CUcontext cur_ctx;
+static __thread CUcontext ctx_stack[8];
+static __thread int ctx_depth;
+
+struct region {
+    uintptr_t dev, shadow;
+    size_t len;
+    int owned; /* allocated here (1) or opened from a handle (0) */
+    char path[48];
+};
+static struct region regions[256];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int seq;
+
+static int ndev(void) {
+    const char *e = getenv("MOCK_CUDA_DEVICES");
+    int n = e ? atoi(e) : 1;
+    return n < 0 ? 0 : n > 16 ? 16 : n;
+}
+
+static void *shadow_of(uintptr_t a) {
+    pthread_mutex_lock(&lock);
+    void *r = (void *)a;
+    for (int i = 0; i < 256; i++)
+        if (regions[i].len && a >= regions[i].dev && a < regions[i].dev + regions[i].len) {
+            r = (void *)(regions[i].shadow + (a - regions[i].dev));
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static CUresult need_ctx(void) {
+    if (!initialized) return E_NOT_INITIALIZED;
+    return cur_ctx ? OK : E_INVALID_CONTEXT;
+}
+
+static CUresult map_file(const char *path, size_t len, int owned, CUdeviceptr *out) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return E_INVALID_VALUE;
+    void *dev = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+    void *sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (dev == MAP_FAILED || sh == MAP_FAILED) return E_OOM;
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < 256 && regions[i].len) i++;
+    if (i == 256) {
+        pthread_mutex_unlock(&lock);
+        return E_OOM;
+    }
+    regions[i].dev = (uintptr_t)dev;
+    regions[i].shadow = (uintptr_t)sh;
+    regions[i].len = len;
+    regions[i].owned = owned;
+    snprintf(regions[i].path, sizeof regions[i].path, "%s", path);
+    pthread_mutex_unlock(&lock);
+    *out = (CUdeviceptr)(uintptr_t)dev;
+    return OK;
+}
+
+static CUresult unmap_at(CUdeviceptr p, int owned) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < 256; i++)
+        if (regions[i].len && regions[i].dev == p && regions[i].owned == owned) {
+            munmap((void *)regions[i].dev, regions[i].len);
+            munmap((void *)regions[i].shadow, regions[i].len);
+            if (owned) unlink(regions[i].path);
+            regions[i].len = 0;
+            pthread_mutex_unlock(&lock);
+            return OK;
+        }
+    pthread_mutex_unlock(&lock);
+    return E_INVALID_VALUE;
+}
+
+CUresult cuInit(unsigned flags) {
+    (void)flags;
+    if (ndev() == 0) return 100; /* CUDA_ERROR_NO_DEVICE */
+    initialized = 1;
+    return OK;
+}
+CUresult cuDeviceGetCount(int *n) { *n = initialized ? ndev() : 0; return initialized ? OK : E_NOT_INITIALIZED; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+    if (ordinal < 0 || ordinal >= ndev()) return E_INVALID_DEVICE;
+    *d = ordinal;
+    return OK;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { *c = &ctx_tokens[d]; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return OK; }
+CUresult cuCtxSetCurrent(CUcontext c) { cur_ctx = c; return OK; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = cur_ctx; return OK; }
+CUresult cuCtxGetDevice(CUdevice *d) {
+    if (!cur_ctx) return E_INVALID_CONTEXT;
+    *d = (int)((char *)cur_ctx - ctx_tokens);
+    return OK;
+}
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+    if (ctx_depth == 8) return E_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = cur_ctx;
+    cur_ctx = c;
+    return OK;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+    if (ctx_depth == 0) return E_INVALID_CONTEXT;
+    if (c) *c = cur_ctx;
+    cur_ctx = ctx_stack[--ctx_depth];
+    return OK;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+    (void)d;
+    *v = attr == 41 ? 1 : attr == 11 /* MAX_PITCH */ ? 2147483647 : 0;
+    return OK;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) { snprintf(name, len, "Mock GPU %d", d); return OK; }
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice d) { snprintf(bus, len, "0000:%02x:00.0", 0x10 + d); return OK; }
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+    (void)flags;
+    CUresult r = need_ctx();
+    *s = (CUstream)&ctx_tokens[15];
+    return r;
+}
+CUresult cuStreamDestroy_v2(CUstream s) { (void)s; return OK; }
+CUresult cuStreamSynchronize(CUstream s) { (void)s; return need_ctx(); }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t len) {
+    CUresult r = need_ctx();
+    if (r) return r;
+    char path[48];
+    pthread_mutex_lock(&lock);
+    snprintf(path, sizeof path, "/dev/shm/mockcuda-%d-%d", (int)getpid(), seq++);
+    pthread_mutex_unlock(&lock);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return E_OOM;
+    if (ftruncate(fd, (off_t)len) != 0) {
+        close(fd);
+        unlink(path);
+        return E_OOM;
+    }
+    close(fd);
+    /* Device memory is not zeroed by cuMemAlloc: fill with garbage to catch reliance on it. */
+    r = map_file(path, len, 1, p);
+    if (r == OK) memset(shadow_of(*p), 0xA5, len < (8u << 20) ? len : (8u << 20));
+    return r;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { return unmap_at(p, 1); }
+CUresult cuMemAllocHost_v2(void **p, size_t len) { *p = calloc(1, len); return *p ? OK : E_OOM; }
+CUresult cuMemFreeHost(void *p) { free(p); return OK; }
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p) {
+    memset(h, 0, sizeof *h);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < 256; i++)
+        if (regions[i].len && regions[i].dev == p && regions[i].owned) {
+            snprintf(h->reserved, 48, "%s", regions[i].path);
+            memcpy(h->reserved + 48, &regions[i].len, sizeof(size_t));
+            pthread_mutex_unlock(&lock);
+            return OK;
+        }
+    pthread_mutex_unlock(&lock);
+    return E_INVALID_VALUE;
+}
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags) {
+    (void)flags;
+    CUresult r = need_ctx();
+    if (r) return r;
+    size_t len;
+    memcpy(&len, h.reserved + 48, sizeof len);
+    char path[49];
+    memcpy(path, h.reserved, 48);
+    path[48] = 0;
+    return map_file(path, len, 0, p);
+}
+CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return unmap_at(p, 0); }
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+    (void)s;
+    CUresult r = need_ctx();
+    if (r) return r;
+    memmove(shadow_of((uintptr_t)dst), shadow_of((uintptr_t)src), n);
+    return OK;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return cuMemcpyAsync(dst, (uintptr_t)src, n, NULL); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) {
+    (void)s;
+    CUresult r = need_ctx();
+    if (r) return r;
+    if (c->srcMemoryType != 4 || c->dstMemoryType != 4 || c->WidthInBytes > c->srcPitch || c->WidthInBytes > c->dstPitch)
+        return E_INVALID_VALUE;
+    for (size_t i = 0; i < c->Height; i++)
+        memmove(shadow_of((uintptr_t)(c->dstDevice + i * c->dstPitch)),
+                shadow_of((uintptr_t)(c->srcDevice + i * c->srcPitch)), c->WidthInBytes);
+    return OK;
+}
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
+    (void)s;
+    CUresult r = need_ctx();
+    if (r) return r;
+    memset(shadow_of((uintptr_t)p), v, n);
+    return OK;
+}
+
+static char module_token, function_token, global_token[1024];
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+    if (!strstr((const char *)image, "ishmemi_host_amo")) return E_INVALID_VALUE;
+    *m = &module_token;
+    return need_ctx();
+}
+CUresult cuModuleUnload(CUmodule m) { (void)m; return OK; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    (void)m;
+    if (strcmp(name, "ishmemi_host_amo")) return E_NOT_FOUND;
+    *f = &function_token;
+    return OK;
+}
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+    (void)m;
+    if (strcmp(name, "ishmemi_dstate")) return E_NOT_FOUND;
+    *p = (CUdeviceptr)(uintptr_t)global_token;
+    *bytes = 552;
+    return OK;
+}
+
+#define AMO(T)                                                                                   \
+    do {                                                                                         \
+        T *p = (T *)t, v = (T)value, c = (T)cond, old;                                           \
+        switch (op) {                                                                            \
+        case 0: old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;                              \
+        case 1: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); old = 0; break;                       \
+        case 2: old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); break;                       \
+        case 3: __atomic_compare_exchange_n(p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); old = c; break; \
+        case 4: old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;                        \
+        case 5: old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;                        \
+        case 6: old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;                         \
+        case 7: old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); break;                        \
+        default: return E_INVALID_VALUE;                                                         \
+        }                                                                                        \
+        res = (uint64_t)old;                                                                     \
+    } while (0)
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, CUstream s, void **params, void **extra) {
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)extra;
+    CUresult r = need_ctx();
+    if (r) return r;
+    if (f != &function_token) return E_INVALID_VALUE;
+    uint64_t addr = *(uint64_t *)params[0];
+    unsigned width = *(unsigned *)params[1], op = *(unsigned *)params[2];
+    uint64_t value = *(uint64_t *)params[3], cond = *(uint64_t *)params[4];
+    uint64_t *result = *(uint64_t **)params[5];
+    void *t = shadow_of((uintptr_t)addr);
+    if ((uintptr_t)addr % width) return 716; /* CUDA_ERROR_MISALIGNED_ADDRESS */
+    uint64_t res = 0;
+    switch (width) {
+    case 1: AMO(uint8_t); break;
+    case 4: AMO(uint32_t); break;
+    case 8: AMO(uint64_t); break;
+    default: return E_INVALID_VALUE;
+    }
+    *(uint64_t *)shadow_of((uintptr_t)result) = res;
+    return OK;
+}
+
+CUresult cuGetErrorName(CUresult e, const char **s) {
+    static char buf[32];
+    snprintf(buf, sizeof buf, "CUDA_ERROR_MOCK_%d", e);
+    *s = buf;
+    return OK;
+}
+CUresult cuGetErrorString(CUresult e, const char **s) {
+    (void)e;
+    *s = "mock driver error";
+    return OK;
+}
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
