@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086,SC2016
 # Runs libishmem's CUDA backend without a GPU: against tests/gpu/mock_libcuda.c, a stand-in
 # libcuda whose "device memory" is shared memory mapped PROT_NONE at the addresses handed out
 # (a host dereference of a device pointer by the library crashes) and whose host-AMO kernel

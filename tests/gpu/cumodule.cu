@@ -32,6 +32,13 @@ int main(int argc, char **argv) {
     getfn_fn getfn = (getfn_fn)dlsym(lib, "cuModuleGetFunction");
     launch_fn launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
     CHECK(load && getfn && launch, "driver entry points");
+    CHECK(ishmemx_gpu_in_use() == 1, "the GPU backend is not in use");
+    long long *report = NULL;
+    CHECK(cudaMallocManaged(&report, 4 * sizeof(long long)) == cudaSuccess, "cudaMallocManaged");
+    if (gt_fails) {
+        ishmem_finalize();
+        return gpu_test_end("cumodule");
+    }
 
     printf("cumodule: PE %d: the next line is an expected error message\n", me);
     fflush(stdout);
@@ -40,14 +47,16 @@ int main(int argc, char **argv) {
     CUmodule m = NULL;
     CUresult r = load(&m, argv[1]);
     CHECK(r == CUDA_SUCCESS, "cuModuleLoad(%s): %d", argv[1], (int)r);
-    CHECK(ishmemx_cumodule_init(m) == 0, "ishmemx_cumodule_init failed");
+    CHECK(r == CUDA_SUCCESS && ishmemx_cumodule_init(m) == 0, "ishmemx_cumodule_init failed");
     CUfunction f = NULL;
-    r = getfn(&f, m, "put_to_peer");
+    if (r == CUDA_SUCCESS) r = getfn(&f, m, "put_to_peer");
     CHECK(r == CUDA_SUCCESS, "cuModuleGetFunction: %d", (int)r);
+    if (r != CUDA_SUCCESS) {
+        ishmem_finalize();
+        return gpu_test_end("cumodule");
+    }
 
     int *data = (int *)ishmem_calloc(16, sizeof(int));
-    long long *report;
-    CHECK(cudaMallocManaged(&report, 4 * sizeof(long long)) == cudaSuccess, "cudaMallocManaged");
     memset(report, 0xff, 4 * sizeof(long long));
     int value = 5000;
     void *args[] = {&data, &value, &report};

@@ -35,11 +35,15 @@ int main(void) {
     int me = ishmem_my_pe(), npes = ishmem_n_pes();
     gt_me = me;
     int prev = (me + npes - 1) % npes;
+    int *seen = NULL;
     CHECK(ishmemx_gpu_in_use() == 1, "the GPU backend is not in use");
+    CHECK(cudaMallocManaged(&seen, 4 * sizeof(int)) == cudaSuccess, "cudaMallocManaged");
+    if (gt_fails) { /* nothing below can work */
+        ishmem_finalize();
+        return gpu_test_end("kernel_api");
+    }
     int *data = (int *)ishmem_calloc(N + 1, sizeof(int));
     int *counter = (int *)ishmem_calloc(1, sizeof(int));
-    int *seen;
-    CHECK(cudaMallocManaged(&seen, 4 * sizeof(int)) == cudaSuccess, "cudaMallocManaged");
     seen[0] = seen[1] = seen[2] = seen[3] = -1;
     ishmem_barrier_all();
     talk<<<1, 32>>>(data, counter, seen);

@@ -103,6 +103,12 @@ int main(void) {
     for (int q = 0; q < npes; q++)
         CHECK(host_copy.peer_base[q] != 0, "peer_base[%d] is 0", q);
     CHECK(host_copy.sync_offset == 0, "sync_offset %llu", (unsigned long long)host_copy.sync_offset);
+    long long *report = NULL;
+    CHECK(cudaMallocManaged(&report, 8 * sizeof(long long)) == cudaSuccess, "cudaMallocManaged");
+    if (gt_fails) { /* no GPU backend or no state: nothing below can work */
+        ishmem_finalize();
+        return gpu_test_end("kernel_state");
+    }
 
     int *data = (int *)ishmem_calloc(N, sizeof(int));
     unsigned long long *counter = (unsigned long long *)ishmem_calloc(1, sizeof(unsigned long long));
@@ -112,8 +118,6 @@ int main(void) {
     CHECK(flaky_calls == 2, "flaky binder not retried by calloc/barrier_all: %d calls", flaky_calls);
     CHECK(ishmemx_gpu_in_use() == 1, "the GPU backend is not in use");
 
-    long long *report;
-    CHECK(cudaMallocManaged(&report, 8 * sizeof(long long)) == cudaSuccess, "cudaMallocManaged");
     memset(report, 0xff, 8 * sizeof(long long));
     store_to_peer<<<1, 256>>>(data, counter, report);
     cudaError_t ce = cudaDeviceSynchronize();

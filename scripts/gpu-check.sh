@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016
+# GPU check of the CUDA backend, run on a GPU machine from the repository root in one call
+# (about 2-4 minutes). Needs no Rust and no network: it installs the library built elsewhere
+# (target/release/{libishmem.so,ishmrun,ishmem-info}, carried to the machine) with
+# scripts/install-prefix.sh, compiles tests/gpu with nvcc against the install as users do
+# (nvcc prog.cu $(pkg-config --cflags --libs ishmem)), runs them with ishmrun and mpirun, and
+# prints one line per check and "gpu-check: N passed, M failed" at the end. Logs (and, for a
+# failed run, its rerun with ISHMEM_DEBUG=1) go to $OUT/gpu-check/ (default build/gpu-check).
+#   scripts/gpu-check.sh            NVCC=..., ARCH=sm_90, NP=2 may be set
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+OUTDIR=${OUT:-$ROOT/build}/gpu-check
+B=$ROOT/build/gpu-check-work
+PREFIX=$B/prefix
+mkdir -p "$OUTDIR" "$B"
+LOG=$OUTDIR/summary.log
+: >"$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); say "gpu-check: $1: ok"; }
+bad() { fail=$((fail + 1)); say "gpu-check: $1: FAILED ${2:-}"; }
+
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+CUDA_HOME=$(dirname "$(dirname "$NVCC")")
+if [ -z "${ARCH:-}" ]; then
+    cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+    ARCH=sm_${cc:-90}
+fi
+NP=${NP:-2}
+{
+    echo "== $(date -u) on $(hostname)"
+    nvidia-smi 2>&1 | head -n 20
+    nvidia-smi topo -m 2>&1 | head -n 10
+    "$NVCC" --version | tail -n 2
+    echo "ARCH=$ARCH NP=$NP NVCC=$NVCC"
+    env | grep -E '^(NVSHMEM|NCCL|CUDA|ISHMEM)_' | sort
+} >"$OUTDIR/machine.log" 2>&1
+
+# ---- install ----
+if scripts/install-prefix.sh "$PREFIX" >"$OUTDIR/install.log" 2>&1; then ok install; else
+    bad install "(see install.log)"
+    say "gpu-check: $pass passed, $fail failed"
+    exit 1
+fi
+"$PREFIX/bin/ishmem-info" >"$OUTDIR/ishmem-info.log" 2>&1
+if grep -q "device(s) visible" "$OUTDIR/ishmem-info.log"; then ok ishmem-info; else bad ishmem-info "(no CUDA device seen; see ishmem-info.log)"; fi
+
+# ---- the committed PTX is what this nvcc makes ----
+if NVCC=$NVCC scripts/gen-ptx.sh --check >"$OUTDIR/ptx-check.log" 2>&1; then ok ptx-current; else bad ptx-current "(see ptx-check.log)"; fi
+
+# ---- compile ----
+if command -v pkg-config >/dev/null 2>&1; then
+    FLAGS=$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs ishmem)
+else
+    FLAGS="-I$PREFIX/include -L$PREFIX/lib -lishmem -Xlinker -rpath=$PREFIX/lib"
+fi
+# The pip-installed CUDA keeps its libraries in lib/, where nvcc does not look by itself.
+if [ -e "$CUDA_HOME/lib/libcudart_static.a" ]; then
+    FLAGS="$FLAGS -L$CUDA_HOME/lib"
+fi
+declare -A built
+build() { # name, nvcc arguments...
+    local name=$1
+    shift
+    # shellcheck disable=SC2086
+    if "$NVCC" -arch="$ARCH" "$@" >"$OUTDIR/build-$name.log" 2>&1; then
+        built[$name]=1
+        ok "build $name"
+    else
+        bad "build $name" "(see build-$name.log)"
+    fi
+}
+# shellcheck disable=SC2086
+build host_ops tests/gpu/host_ops.c $FLAGS -lpthread -o "$B/host_ops"
+# shellcheck disable=SC2086
+build kernel_state tests/gpu/kernel_state.cu $FLAGS -o "$B/kernel_state"
+build dstate_module -cubin -I"$PREFIX/include" tests/gpu/modules/dstate_module.cu -o "$B/dstate_module.cubin"
+# shellcheck disable=SC2086
+build cumodule tests/gpu/cumodule.cu $FLAGS -ldl -o "$B/cumodule"
+# shellcheck disable=SC2086
+build kernel_api tests/gpu/kernel_api.cu $FLAGS -o "$B/kernel_api"
+if [ -e examples/hello_gpu.cu ]; then
+    # shellcheck disable=SC2086
+    build hello_gpu examples/hello_gpu.cu $FLAGS -o "$B/hello_gpu"
+fi
+
+# ---- run ----
+RUN=("$PREFIX/bin/ishmrun" --timeout 90)
+MPIRUN=(mpirun --allow-run-as-root -np)
+# run NAME PROG -- env/command...: passes when the command exits 0; a failure is rerun once
+# with ISHMEM_DEBUG=1.
+run() {
+    local name=$1 prog=$2
+    shift 3
+    if [ -z "${built[$prog]:-}" ]; then
+        bad "$name" "(not built)"
+        return
+    fi
+    if timeout 150 env "$@" >"$OUTDIR/$name.log" 2>&1; then
+        ok "$name"
+    else
+        bad "$name" "(status $?; see $name.log, $name.debug.log)"
+        tail -n 15 "$OUTDIR/$name.log" | sed 's/^/    /' | tee -a "$LOG"
+        timeout 150 env ISHMEM_DEBUG=1 "$@" >"$OUTDIR/$name.debug.log" 2>&1
+    fi
+}
+# expect_fail NAME PROG PATTERN -- env/command...: passes when the command fails and prints PATTERN.
+expect_fail() {
+    local name=$1 prog=$2 pattern=$3
+    shift 4
+    if [ -z "${built[$prog]:-}" ]; then
+        bad "$name" "(not built)"
+        return
+    fi
+    if timeout 150 env "$@" >"$OUTDIR/$name.log" 2>&1; then
+        bad "$name" "(exited 0; see $name.log)"
+    elif grep -qE "$pattern" "$OUTDIR/$name.log"; then
+        ok "$name"
+    else
+        bad "$name" "(no line matches '$pattern'; see $name.log)"
+    fi
+}
+
+run host_ops.ishmrun host_ops -- "${RUN[@]}" -n "$NP" "$B/host_ops"
+run host_ops.samegpu host_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/host_ops"
+run host_ops.4pe host_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/host_ops"
+run host_ops.mpirun host_ops -- "${MPIRUN[@]}" "$NP" "$B/host_ops"
+run host_ops.1pe host_ops -- "$B/host_ops"
+run host_ops.cpu host_ops -- ISHMEM_GPU=0 EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
+run host_ops.novisible host_ops -- CUDA_VISIBLE_DEVICES= EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
+run kernel_state.ishmrun kernel_state -- "${RUN[@]}" -n "$NP" "$B/kernel_state"
+run kernel_state.samegpu kernel_state -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_state"
+run cumodule.ishmrun cumodule -- "${RUN[@]}" -n "$NP" "$B/cumodule" "$B/dstate_module.cubin"
+run kernel_api.ishmrun kernel_api -- "${RUN[@]}" -n "$NP" "$B/kernel_api"
+run kernel_api.samegpu kernel_api -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_api"
+if [ -e examples/hello_gpu.cu ]; then
+    run hello_gpu.ishmrun hello_gpu -- "${RUN[@]}" -n "$NP" "$B/hello_gpu"
+fi
+expect_fail gpu_required.none host_ops "ISHMEM_GPU=1 but no GPU can be used" -- \
+    CUDA_VISIBLE_DEVICES= ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/host_ops"
+expect_fail mixed_backends host_ops "every PE must use the same backend" -- \
+    "${RUN[@]}" -n 2 sh -c 'if [ "$ISHMRUN_RANK" = 1 ]; then export ISHMEM_GPU=0; fi; exec "$0"' "$B/host_ops"
+
+say "gpu-check: $pass passed, $fail failed"
+[ "$fail" = 0 ]
