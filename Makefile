@@ -1,7 +1,9 @@
 # ishmem: a thin wrapper over cargo (the library and tools) and CMake/ctest (the C suite).
 #   make                      build libishmem.so, ishmrun, ishmem-info (release)
 #   make install PREFIX=dir   install lib/, include/, bin/, pkg-config and CMake files
-#   make check                generated-file check, Rust tests, C test suite (ctest)
+#   make check                generated-file check, Rust tests, C test suite (ctest), the CUDA
+#                             backend on a mock libcuda (scripts/mock-gpu-check.sh)
+#   scripts/gpu-check.sh      the CUDA backend on a GPU machine (no cargo needed there)
 #   make run-example NP=4     build examples/hello.c against the install and run it on NP PEs
 #   make generate             rewrite the generated files from the tables
 
@@ -11,7 +13,7 @@ CARGO ?= cargo
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all build install check check-generated test-rust test-c run-example generate clean
+.PHONY: all build install check check-generated test-rust test-c test-gpu-mock run-example generate clean
 
 all: build
 
@@ -36,7 +38,11 @@ test-c: install
 	cmake --build build/tests -j 2
 	cd build/tests && ctest $(CTEST_ARGS)
 
-check: check-generated test-rust test-c
+# The CUDA backend's host side against a stand-in libcuda (no GPU needed).
+test-gpu-mock: build
+	scripts/mock-gpu-check.sh
+
+check: check-generated test-rust test-c test-gpu-mock
 
 run-example: install
 	install -d build/example

@@ -51,11 +51,18 @@ pub fn check(func: &str, call: &str, r: CUresult) {
     }
 }
 
-/// Whether libcuda can be loaded (without panicking where it cannot: cudarc's loader panics
-/// on a missing library, so this asks first).
+/// Whether libcuda can be loaded. cudarc's loader panics on a missing library, so this asks
+/// first, with the same candidate names in the same order; the handle that loads is kept open
+/// for ever (never dlclose libcuda), so cudarc's own dlopen finds the same library loaded.
 pub fn loadable() -> bool {
-    // SAFETY: is_culib_present only dlopens candidate names and closes them again.
-    std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        cudarc::get_lib_name_candidates("cuda").iter().any(|name| {
+            let Ok(c) = std::ffi::CString::new(name.as_str()) else { return false };
+            // SAFETY: dlopen of a NUL-terminated name; the handle is deliberately leaked.
+            !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) }.is_null()
+        })
+    })
 }
 
 /// `cuInit` and the number of visible devices; `Err` says why CUDA cannot be used. A driver
