@@ -1,7 +1,7 @@
 //! How the PEs of a job learn their rank, the job size and a job key shared by all of them:
 //! from ishmrun's variables, OpenMPI's PMIx environment, MPICH's PMI-1 server, a unique id
-//! handed over by a framework, or alone (a job of 1 PE). Owns the launcher connection (PMI-1
-//! must be finalized). Everything after that (shared memory, barriers) is the transport's.
+//! handed over by a framework, or alone (a job of 1 PE). Everything after that (shared memory,
+//! barriers) is the transport's.
 
 pub mod pmi1;
 
@@ -42,16 +42,10 @@ pub struct JobInfo {
     pub runtime: Runtime,
 }
 
-/// The launcher connection of a running PE.
+/// What the launcher told a PE (the PMI-1 connection is closed once this is known).
+#[derive(Debug)]
 pub struct Bootstrap {
     pub info: JobInfo,
-    pmi1: Option<Pmi1>,
-}
-
-impl std::fmt::Debug for Bootstrap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bootstrap").field("info", &self.info).field("pmi1", &self.pmi1.is_some()).finish()
-    }
 }
 
 /// Magic at the start of an `ishmemx_uniqueid_t`.
@@ -141,7 +135,7 @@ impl Bootstrap {
                     key: format!("r{}", sanitize(&var("ISHMRUN_JOBID").unwrap_or_default())),
                     runtime: Runtime::Ishmrun,
                 };
-                Ok(Bootstrap { info: check_rank(info)?, pmi1: None })
+                Ok(Bootstrap { info: check_rank(info)? })
             }
             "pmix" => {
                 let rank = match num("PMIX_RANK")? {
@@ -159,7 +153,7 @@ impl Bootstrap {
                     key: format!("x{}", sanitize(&ns)),
                     runtime: Runtime::Pmix,
                 };
-                Ok(Bootstrap { info: check_rank(info)?, pmi1: None })
+                Ok(Bootstrap { info: check_rank(info)? })
             }
             "pmi1" => {
                 let mut p = Pmi1::from_env()?.ok_or("PMI_FD/PMI_PORT, PMI_RANK and PMI_SIZE are not set")?;
@@ -172,13 +166,12 @@ impl Bootstrap {
                     key: format!("h{}", sanitize(p.kvsname())),
                     runtime: Runtime::Pmi1,
                 };
-                match check_rank(info) {
-                    Ok(info) => Ok(Bootstrap { info, pmi1: Some(p) }),
-                    Err(e) => {
-                        p.abort(1, &e);
-                        Err(e)
-                    }
-                }
+                // Nothing more is needed from hydra: leaving PMI now makes a PE's exit an
+                // ordinary exit, so a PE that ends without ishmem_finalize is reported by the
+                // others' watchdogs (and the job fails) instead of hydra killing them silently;
+                // and a fatal error is reported by a nonzero exit, after its message got out.
+                p.finalize()?;
+                Ok(Bootstrap { info: check_rank(info)? })
             }
             "singleton" => Ok(Bootstrap {
                 info: JobInfo {
@@ -188,7 +181,6 @@ impl Bootstrap {
                     key: format!("s{}-{}", std::process::id(), random_hex(6)),
                     runtime: Runtime::Singleton,
                 },
-                pmi1: None,
             }),
             other => Err(format!("unknown bootstrap '{other}'")),
         }
@@ -208,7 +200,7 @@ impl Bootstrap {
         let here = sanitize(&hostname());
         let local_size = if host == here { nranks as usize } else { 0 };
         let info = JobInfo { rank: rank as usize, size: nranks as usize, local_size, key: format!("u{key}"), runtime: Runtime::UniqueId };
-        Ok(Bootstrap { info: single_node(info)?, pmi1: None })
+        Ok(Bootstrap { info: single_node(info)? })
     }
 
     /// Makes a new unique id: magic, a random key and the host that made it.
@@ -219,21 +211,6 @@ impl Bootstrap {
         let n = text.len().min(UID_BYTES - 9);
         uid[8..8 + n].copy_from_slice(&text.as_bytes()[..n]);
         uid
-    }
-
-    /// Tells the launcher the job is aborting (PMI-1 kills the job at once).
-    pub fn abort(&mut self, msg: &str) {
-        if let Some(p) = self.pmi1.as_mut() {
-            p.abort(1, msg);
-        }
-    }
-
-    /// Closes the launcher connection at finalize.
-    pub fn finalize(&mut self) -> Result<(), String> {
-        match self.pmi1.as_mut() {
-            Some(p) => p.finalize(),
-            None => Ok(()),
-        }
     }
 }
 

@@ -52,7 +52,6 @@ pub struct State {
     pub job: Mutex<ShmJob>,
     /// Raw view of the job for barriers without taking the mutex.
     job_ptr: *const ShmJob,
-    pub boot: Mutex<Bootstrap>,
     /// The CUDA backend's GPU, whose memory holds `heap` (None: CPU backend).
     pub gpu: Option<Gpu>,
 }
@@ -119,12 +118,6 @@ pub fn abort_job() {
     };
     shm::mark_abort(me);
     shm::remove_created();
-    if !p.is_null() {
-        // SAFETY: as in `state`.
-        if let Ok(mut b) = unsafe { (*p).boot.try_lock() } {
-            b.abort("a PE reported a fatal error");
-        }
-    }
 }
 
 /// How init was asked for.
@@ -213,7 +206,6 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         coll_seq: AtomicU64::new(0),
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
-        boot: Mutex::new(boot),
         gpu,
     }));
     state.job_ptr = match state.job.lock() {
@@ -264,11 +256,6 @@ pub fn finalize(func: &str) {
     }
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
-    }
-    if let Ok(mut b) = st.boot.lock() {
-        if let Err(e) = b.finalize() {
-            crate::ffi::warn(func, &e);
-        }
     }
     STATE.store(std::ptr::null_mut(), Release);
     PHASE.store(FINALIZED, Release);
