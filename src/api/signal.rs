@@ -19,6 +19,15 @@ fn check_local_sig(func: &str, sig_addr: *const u64) {
     check_align(func, "sig_addr", sig_addr as usize, 8);
 }
 
+/// Checks the PE and that `sig_addr` is a symmetric, aligned word (before any data moves, so
+/// a bad signal word writes nothing and the error names it).
+fn check_sig(func: &str, sig_addr: *const u64, pe: c_int) {
+    let st = state(func);
+    let pe = st.check_pe(func, pe);
+    st.remote(func, "sig_addr", sig_addr as usize, 8, pe);
+    check_align(func, "sig_addr", sig_addr as usize, 8);
+}
+
 const SIGNAL_SET: c_int = 0;
 const SIGNAL_ADD: c_int = 1;
 
@@ -34,6 +43,7 @@ fn check_sig_op(func: &str, sig_op: c_int) {
 /// `sig_addr` is checked against the symmetric regions.
 unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     check_sig_op(func, sig_op);
+    check_sig(func, sig_addr, pe);
     let st = state(func);
     let p = st.check_pe(func, pe);
     st.remote(func, "sig_addr", sig_addr as usize, 8, p);
@@ -57,6 +67,7 @@ pub unsafe fn put_signal(
     sig_op: c_int, pe: c_int,
 ) {
     check_sig_op(func, sig_op);
+    check_sig(func, sig_addr, pe);
     // SAFETY: forwarded contract; every address is checked by the callees.
     unsafe {
         rma::put(func, dest, src, nelems, elem, pe);
