@@ -44,10 +44,7 @@ fn check_sig_op(func: &str, sig_op: c_int) {
 unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     check_sig_op(func, sig_op);
     check_sig(func, sig_addr, pe);
-    let st = state(func);
-    let p = st.check_pe(func, pe);
-    st.remote(func, "sig_addr", sig_addr as usize, 8, p);
-    // SAFETY: amo::* check the address.
+    // SAFETY: amo::* check the address (again).
     unsafe {
         if sig_op == SIGNAL_SET {
             amo::set(func, sig_addr, signal, pe)
