@@ -15,6 +15,11 @@
 #define ISHMEMX_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
+/* The queue of the _on_queue forms: a CUDA stream (cudaStream_t / CUstream; NULL is the
+ * legacy default stream). Operations are ordered on the stream and can be captured in CUDA
+ * graphs. C code needs no CUDA header for it. */
+typedef struct CUstream_st *ishmemx_queue_t;
+
 /* How the PEs of a job find each other. AUTO (0, the default) reads the launcher from the
  * environment: ishmrun, OpenMPI mpirun (PMIx), MPICH mpiexec (PMI-1), else a job of 1 PE.
  * No MPI library is ever linked: MPI means "started by mpirun/mpiexec" and is served by the
@@ -71,6 +76,12 @@ int ishmemx_gpu_in_use(void);
 int ishmemx_gpu_device(void);
 int ishmemx_cumodule_init(void *cumodule);
 void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes));
+
+/* ---- on_queue ---- */
+void ishmemx_signal_wait_until_on_queue(uint64_t *sig_addr, int cmp, uint64_t cmp_value, ishmemx_queue_t q);
+void ishmemx_quiet_on_queue(ishmemx_queue_t q);
+void ishmemx_barrier_all_on_queue(ishmemx_queue_t q);
+void ishmemx_sync_all_on_queue(ishmemx_queue_t q);
 
 /* ---- signal ---- */
 void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
@@ -134,6 +145,378 @@ void ishmemx_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t ss
 void ishmemx_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void ishmemx_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 
+/* ---- on_queue ---- */
+void ishmemx_float_put_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_put_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_put_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_put_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_put_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_put_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_put_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_put_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_put_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_put_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_put_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_put_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_put_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_put_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_put_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_put_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_put_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_put_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_put_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_put_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_put_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_put_on_queue(size_t *dest, const size_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_put_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put8_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put16_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put32_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put64_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put128_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_putmem_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_iput_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_iput_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_iput_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_iput_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_iput_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_iput_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_iput_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_iput_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_iput_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_iput_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_iput_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_iput_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_iput_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_iput_on_queue(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_iput_on_queue(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_iput_on_queue(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_iput_on_queue(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_iput_on_queue(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_iput_on_queue(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_iput_on_queue(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_iput_on_queue(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_iput_on_queue(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_iput_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iput8_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iput16_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iput32_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iput64_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iput128_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_get_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_get_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_get_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_get_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_get_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_get_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_get_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_get_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_get_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_get_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_get_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_get_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_get_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_get_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_get_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_get_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_get_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_get_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_get_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_get_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_get_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_get_on_queue(size_t *dest, const size_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_get_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get8_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get16_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get32_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get64_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get128_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_getmem_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_iget_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_iget_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_iget_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_iget_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_iget_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_iget_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_iget_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_iget_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_iget_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_iget_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_iget_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_iget_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_iget_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_iget_on_queue(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_iget_on_queue(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_iget_on_queue(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_iget_on_queue(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_iget_on_queue(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_iget_on_queue(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_iget_on_queue(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_iget_on_queue(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_iget_on_queue(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_iget_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iget8_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iget16_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iget32_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iget64_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_iget128_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_put_nbi_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_put_nbi_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_put_nbi_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_put_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_put_nbi_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_put_nbi_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_put_nbi_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_put_nbi_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_put_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_put_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_put_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_put_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_put_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_put_nbi_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_put_nbi_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_put_nbi_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_put_nbi_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_put_nbi_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_put_nbi_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_put_nbi_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_put_nbi_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_put_nbi_on_queue(size_t *dest, const size_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_put_nbi_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put8_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put16_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put32_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put64_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_put128_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_putmem_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_get_nbi_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_double_get_nbi_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_char_get_nbi_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_schar_get_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_short_get_nbi_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int_get_nbi_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_long_get_nbi_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_get_nbi_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_get_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_get_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint_get_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_get_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_get_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int8_get_nbi_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int16_get_nbi_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int32_get_nbi_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_int64_get_nbi_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_get_nbi_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_get_nbi_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_get_nbi_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_get_nbi_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_size_get_nbi_on_queue(size_t *dest, const size_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_get_nbi_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get8_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get16_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get32_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get64_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_get128_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_getmem_nbi_on_queue(void *dest, const void *source, size_t nelems, int pe, ishmemx_queue_t q);
+void ishmemx_float_ibput_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_double_ibput_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_char_ibput_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_schar_ibput_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_short_ibput_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int_ibput_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_long_ibput_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_ibput_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_ibput_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_ibput_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint_ibput_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_ibput_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_ibput_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int8_ibput_on_queue(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int16_ibput_on_queue(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int32_ibput_on_queue(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int64_ibput_on_queue(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_ibput_on_queue(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_ibput_on_queue(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_ibput_on_queue(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_ibput_on_queue(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_size_ibput_on_queue(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_ibput_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibput8_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibput16_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibput32_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibput64_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibput128_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_float_ibget_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_double_ibget_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_char_ibget_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_schar_ibget_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_short_ibget_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int_ibget_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_long_ibget_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_ibget_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_ibget_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_ibget_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint_ibget_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_ibget_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_ibget_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int8_ibget_on_queue(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int16_ibget_on_queue(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int32_ibget_on_queue(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_int64_ibget_on_queue(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_ibget_on_queue(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_ibget_on_queue(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_ibget_on_queue(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_ibget_on_queue(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_size_ibget_on_queue(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_ibget_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibget8_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibget16_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibget32_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibget64_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_ibget128_on_queue(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q);
+void ishmemx_float_put_signal_on_queue(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_double_put_signal_on_queue(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_char_put_signal_on_queue(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_schar_put_signal_on_queue(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_short_put_signal_on_queue(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int_put_signal_on_queue(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_long_put_signal_on_queue(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_put_signal_on_queue(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_put_signal_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_put_signal_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint_put_signal_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_put_signal_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_put_signal_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int8_put_signal_on_queue(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int16_put_signal_on_queue(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int32_put_signal_on_queue(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int64_put_signal_on_queue(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_put_signal_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_put_signal_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_put_signal_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_put_signal_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_size_put_signal_on_queue(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_put_signal_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put8_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put16_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put32_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put64_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put128_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_putmem_signal_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_float_put_signal_nbi_on_queue(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_double_put_signal_nbi_on_queue(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_char_put_signal_nbi_on_queue(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_schar_put_signal_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_short_put_signal_nbi_on_queue(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int_put_signal_nbi_on_queue(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_long_put_signal_nbi_on_queue(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_longlong_put_signal_nbi_on_queue(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uchar_put_signal_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ushort_put_signal_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint_put_signal_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ulong_put_signal_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ulonglong_put_signal_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int8_put_signal_nbi_on_queue(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int16_put_signal_nbi_on_queue(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int32_put_signal_nbi_on_queue(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int64_put_signal_nbi_on_queue(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint8_put_signal_nbi_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint16_put_signal_nbi_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint32_put_signal_nbi_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_uint64_put_signal_nbi_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_size_put_signal_nbi_on_queue(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_ptrdiff_put_signal_nbi_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put8_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put16_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put32_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put64_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_put128_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_putmem_signal_nbi_on_queue(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q);
+void ishmemx_int_wait_until_on_queue(int *ivar, int cmp, int cmp_value, ishmemx_queue_t q);
+void ishmemx_long_wait_until_on_queue(long *ivar, int cmp, long cmp_value, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_on_queue(long long *ivar, int cmp, long long cmp_value, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_on_queue(unsigned int *ivar, int cmp, unsigned int cmp_value, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_on_queue(unsigned long *ivar, int cmp, unsigned long cmp_value, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_on_queue(unsigned long long *ivar, int cmp, unsigned long long cmp_value, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_on_queue(int32_t *ivar, int cmp, int32_t cmp_value, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_on_queue(int64_t *ivar, int cmp, int64_t cmp_value, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_on_queue(uint32_t *ivar, int cmp, uint32_t cmp_value, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_on_queue(uint64_t *ivar, int cmp, uint64_t cmp_value, ishmemx_queue_t q);
+void ishmemx_size_wait_until_on_queue(size_t *ivar, int cmp, size_t cmp_value, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_on_queue(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value, ishmemx_queue_t q);
+void ishmemx_int_wait_until_all_on_queue(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, ishmemx_queue_t q);
+void ishmemx_long_wait_until_all_on_queue(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_all_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_all_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_all_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_all_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_all_on_queue(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_all_on_queue(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_all_on_queue(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_all_on_queue(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value, ishmemx_queue_t q);
+void ishmemx_size_wait_until_all_on_queue(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_all_on_queue(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value, ishmemx_queue_t q);
+void ishmemx_int_wait_until_any_on_queue(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_long_wait_until_any_on_queue(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_any_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_any_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_any_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_any_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_any_on_queue(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_any_on_queue(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_any_on_queue(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_any_on_queue(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_size_wait_until_any_on_queue(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_any_on_queue(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int_wait_until_some_on_queue(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_long_wait_until_some_on_queue(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_some_on_queue(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_some_on_queue(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_some_on_queue(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_some_on_queue(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_some_on_queue(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_some_on_queue(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_some_on_queue(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_some_on_queue(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_size_wait_until_some_on_queue(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_some_on_queue(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t cmp_value, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int_wait_until_all_vector_on_queue(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, ishmemx_queue_t q);
+void ishmemx_long_wait_until_all_vector_on_queue(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_all_vector_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_all_vector_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_all_vector_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_all_vector_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_all_vector_on_queue(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_all_vector_on_queue(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_all_vector_on_queue(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_all_vector_on_queue(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_size_wait_until_all_vector_on_queue(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_all_vector_on_queue(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values, ishmemx_queue_t q);
+void ishmemx_int_wait_until_any_vector_on_queue(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_long_wait_until_any_vector_on_queue(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_any_vector_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_any_vector_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_any_vector_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_any_vector_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_any_vector_on_queue(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_any_vector_on_queue(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_any_vector_on_queue(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_any_vector_on_queue(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_size_wait_until_any_vector_on_queue(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_any_vector_on_queue(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int_wait_until_some_vector_on_queue(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_long_wait_until_some_vector_on_queue(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_longlong_wait_until_some_vector_on_queue(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint_wait_until_some_vector_on_queue(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulong_wait_until_some_vector_on_queue(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_wait_until_some_vector_on_queue(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int32_wait_until_some_vector_on_queue(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_int64_wait_until_some_vector_on_queue(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint32_wait_until_some_vector_on_queue(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_uint64_wait_until_some_vector_on_queue(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_size_wait_until_some_vector_on_queue(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_wait_until_some_vector_on_queue(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -152,6 +535,84 @@ void ishmemx_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t s
 #define ISHMEMI_HD
 #endif
 #endif
+inline void ishmemx_put_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_put_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iput_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_iput_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_get_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_get_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_iget_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_iget_on_queue(dest, source, dst, sst, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_put_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_put_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(float *dest, const float *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_float_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(double *dest, const double *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_double_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(char *dest, const char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_char_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_schar_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(short *dest, const short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_short_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(int *dest, const int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_int_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(long *dest, const long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_long_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(long long *dest, const long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_longlong_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uchar_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ushort_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_uint_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulong_get_nbi_on_queue(dest, source, nelems, pe, q); }
+inline void ishmemx_get_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_get_nbi_on_queue(dest, source, nelems, pe, q); }
 ISHMEMI_HD inline void ishmemx_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
@@ -165,6 +626,19 @@ ISHMEMI_HD inline void ishmemx_ibput(unsigned short *dest, const unsigned short 
 ISHMEMI_HD inline void ishmemx_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+inline void ishmemx_ibput_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_float_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_double_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_char_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_schar_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_short_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_int_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_long_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_longlong_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_uchar_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ushort_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_uint_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ulong_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibput_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
 ISHMEMI_HD inline void ishmemx_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
@@ -178,7 +652,178 @@ ISHMEMI_HD inline void ishmemx_ibget(unsigned short *dest, const unsigned short 
 ISHMEMI_HD inline void ishmemx_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 ISHMEMI_HD inline void ishmemx_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return ishmemx_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+inline void ishmemx_ibget_on_queue(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_float_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_double_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_char_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_schar_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_short_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_int_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_long_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_longlong_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_uchar_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ushort_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_uint_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ulong_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_ibget_on_queue(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q); }
+inline void ishmemx_put_signal_on_queue(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_float_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_double_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_char_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_schar_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_short_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_int_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_long_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_longlong_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_uchar_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ushort_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_uint_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ulong_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_float_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_double_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_char_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_schar_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_short_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_int_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_long_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_longlong_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_uchar_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ushort_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_uint_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ulong_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_put_signal_nbi_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, ishmemx_queue_t q) { return ishmemx_ulonglong_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q); }
+inline void ishmemx_wait_until_on_queue(int *ivar, int cmp, int cmp_value, ishmemx_queue_t q) { return ishmemx_int_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_on_queue(long *ivar, int cmp, long cmp_value, ishmemx_queue_t q) { return ishmemx_long_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_on_queue(long long *ivar, int cmp, long long cmp_value, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_on_queue(unsigned int *ivar, int cmp, unsigned int cmp_value, ishmemx_queue_t q) { return ishmemx_uint_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_on_queue(unsigned long *ivar, int cmp, unsigned long cmp_value, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_on_queue(unsigned long long *ivar, int cmp, unsigned long long cmp_value, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_on_queue(ivar, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, ishmemx_queue_t q) { return ishmemx_int_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, ishmemx_queue_t q) { return ishmemx_long_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value, ishmemx_queue_t q) { return ishmemx_uint_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_all_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q); }
+inline void ishmemx_wait_until_any_on_queue(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_int_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_any_on_queue(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_long_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_any_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_any_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_uint_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_any_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_any_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_int_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_long_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_uint_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_some_on_queue(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, ishmemx_queue_t q) { return ishmemx_int_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values, ishmemx_queue_t q) { return ishmemx_long_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values, ishmemx_queue_t q) { return ishmemx_uint_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_all_vector_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_int_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_long_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_uint_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_any_vector_on_queue(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_int_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_long_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_longlong_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_uint_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+inline void ishmemx_wait_until_some_vector_on_queue(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
 #else /* C11 */
+#define ishmemx_put_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_put_on_queue, \
+    double: ishmemx_double_put_on_queue, \
+    char: ishmemx_char_put_on_queue, \
+    signed char: ishmemx_schar_put_on_queue, \
+    short: ishmemx_short_put_on_queue, \
+    int: ishmemx_int_put_on_queue, \
+    long: ishmemx_long_put_on_queue, \
+    long long: ishmemx_longlong_put_on_queue, \
+    unsigned char: ishmemx_uchar_put_on_queue, \
+    unsigned short: ishmemx_ushort_put_on_queue, \
+    unsigned int: ishmemx_uint_put_on_queue, \
+    unsigned long: ishmemx_ulong_put_on_queue, \
+    unsigned long long: ishmemx_ulonglong_put_on_queue \
+    )(dest, source, nelems, pe, q)
+#define ishmemx_iput_on_queue(dest, source, dst, sst, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_iput_on_queue, \
+    double: ishmemx_double_iput_on_queue, \
+    char: ishmemx_char_iput_on_queue, \
+    signed char: ishmemx_schar_iput_on_queue, \
+    short: ishmemx_short_iput_on_queue, \
+    int: ishmemx_int_iput_on_queue, \
+    long: ishmemx_long_iput_on_queue, \
+    long long: ishmemx_longlong_iput_on_queue, \
+    unsigned char: ishmemx_uchar_iput_on_queue, \
+    unsigned short: ishmemx_ushort_iput_on_queue, \
+    unsigned int: ishmemx_uint_iput_on_queue, \
+    unsigned long: ishmemx_ulong_iput_on_queue, \
+    unsigned long long: ishmemx_ulonglong_iput_on_queue \
+    )(dest, source, dst, sst, nelems, pe, q)
+#define ishmemx_get_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_get_on_queue, \
+    double: ishmemx_double_get_on_queue, \
+    char: ishmemx_char_get_on_queue, \
+    signed char: ishmemx_schar_get_on_queue, \
+    short: ishmemx_short_get_on_queue, \
+    int: ishmemx_int_get_on_queue, \
+    long: ishmemx_long_get_on_queue, \
+    long long: ishmemx_longlong_get_on_queue, \
+    unsigned char: ishmemx_uchar_get_on_queue, \
+    unsigned short: ishmemx_ushort_get_on_queue, \
+    unsigned int: ishmemx_uint_get_on_queue, \
+    unsigned long: ishmemx_ulong_get_on_queue, \
+    unsigned long long: ishmemx_ulonglong_get_on_queue \
+    )(dest, source, nelems, pe, q)
+#define ishmemx_iget_on_queue(dest, source, dst, sst, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_iget_on_queue, \
+    double: ishmemx_double_iget_on_queue, \
+    char: ishmemx_char_iget_on_queue, \
+    signed char: ishmemx_schar_iget_on_queue, \
+    short: ishmemx_short_iget_on_queue, \
+    int: ishmemx_int_iget_on_queue, \
+    long: ishmemx_long_iget_on_queue, \
+    long long: ishmemx_longlong_iget_on_queue, \
+    unsigned char: ishmemx_uchar_iget_on_queue, \
+    unsigned short: ishmemx_ushort_iget_on_queue, \
+    unsigned int: ishmemx_uint_iget_on_queue, \
+    unsigned long: ishmemx_ulong_iget_on_queue, \
+    unsigned long long: ishmemx_ulonglong_iget_on_queue \
+    )(dest, source, dst, sst, nelems, pe, q)
+#define ishmemx_put_nbi_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_put_nbi_on_queue, \
+    double: ishmemx_double_put_nbi_on_queue, \
+    char: ishmemx_char_put_nbi_on_queue, \
+    signed char: ishmemx_schar_put_nbi_on_queue, \
+    short: ishmemx_short_put_nbi_on_queue, \
+    int: ishmemx_int_put_nbi_on_queue, \
+    long: ishmemx_long_put_nbi_on_queue, \
+    long long: ishmemx_longlong_put_nbi_on_queue, \
+    unsigned char: ishmemx_uchar_put_nbi_on_queue, \
+    unsigned short: ishmemx_ushort_put_nbi_on_queue, \
+    unsigned int: ishmemx_uint_put_nbi_on_queue, \
+    unsigned long: ishmemx_ulong_put_nbi_on_queue, \
+    unsigned long long: ishmemx_ulonglong_put_nbi_on_queue \
+    )(dest, source, nelems, pe, q)
+#define ishmemx_get_nbi_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_get_nbi_on_queue, \
+    double: ishmemx_double_get_nbi_on_queue, \
+    char: ishmemx_char_get_nbi_on_queue, \
+    signed char: ishmemx_schar_get_nbi_on_queue, \
+    short: ishmemx_short_get_nbi_on_queue, \
+    int: ishmemx_int_get_nbi_on_queue, \
+    long: ishmemx_long_get_nbi_on_queue, \
+    long long: ishmemx_longlong_get_nbi_on_queue, \
+    unsigned char: ishmemx_uchar_get_nbi_on_queue, \
+    unsigned short: ishmemx_ushort_get_nbi_on_queue, \
+    unsigned int: ishmemx_uint_get_nbi_on_queue, \
+    unsigned long: ishmemx_ulong_get_nbi_on_queue, \
+    unsigned long long: ishmemx_ulonglong_get_nbi_on_queue \
+    )(dest, source, nelems, pe, q)
 #define ishmemx_ibput(dest, source, dst, sst, bsize, nblocks, pe) _Generic(*(dest), \
     float: ishmemx_float_ibput, \
     double: ishmemx_double_ibput, \
@@ -194,6 +839,21 @@ ISHMEMI_HD inline void ishmemx_ibget(unsigned long long *dest, const unsigned lo
     unsigned long: ishmemx_ulong_ibput, \
     unsigned long long: ishmemx_ulonglong_ibput \
     )(dest, source, dst, sst, bsize, nblocks, pe)
+#define ishmemx_ibput_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_ibput_on_queue, \
+    double: ishmemx_double_ibput_on_queue, \
+    char: ishmemx_char_ibput_on_queue, \
+    signed char: ishmemx_schar_ibput_on_queue, \
+    short: ishmemx_short_ibput_on_queue, \
+    int: ishmemx_int_ibput_on_queue, \
+    long: ishmemx_long_ibput_on_queue, \
+    long long: ishmemx_longlong_ibput_on_queue, \
+    unsigned char: ishmemx_uchar_ibput_on_queue, \
+    unsigned short: ishmemx_ushort_ibput_on_queue, \
+    unsigned int: ishmemx_uint_ibput_on_queue, \
+    unsigned long: ishmemx_ulong_ibput_on_queue, \
+    unsigned long long: ishmemx_ulonglong_ibput_on_queue \
+    )(dest, source, dst, sst, bsize, nblocks, pe, q)
 #define ishmemx_ibget(dest, source, dst, sst, bsize, nblocks, pe) _Generic(*(dest), \
     float: ishmemx_float_ibget, \
     double: ishmemx_double_ibget, \
@@ -209,6 +869,107 @@ ISHMEMI_HD inline void ishmemx_ibget(unsigned long long *dest, const unsigned lo
     unsigned long: ishmemx_ulong_ibget, \
     unsigned long long: ishmemx_ulonglong_ibget \
     )(dest, source, dst, sst, bsize, nblocks, pe)
+#define ishmemx_ibget_on_queue(dest, source, dst, sst, bsize, nblocks, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_ibget_on_queue, \
+    double: ishmemx_double_ibget_on_queue, \
+    char: ishmemx_char_ibget_on_queue, \
+    signed char: ishmemx_schar_ibget_on_queue, \
+    short: ishmemx_short_ibget_on_queue, \
+    int: ishmemx_int_ibget_on_queue, \
+    long: ishmemx_long_ibget_on_queue, \
+    long long: ishmemx_longlong_ibget_on_queue, \
+    unsigned char: ishmemx_uchar_ibget_on_queue, \
+    unsigned short: ishmemx_ushort_ibget_on_queue, \
+    unsigned int: ishmemx_uint_ibget_on_queue, \
+    unsigned long: ishmemx_ulong_ibget_on_queue, \
+    unsigned long long: ishmemx_ulonglong_ibget_on_queue \
+    )(dest, source, dst, sst, bsize, nblocks, pe, q)
+#define ishmemx_put_signal_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_put_signal_on_queue, \
+    double: ishmemx_double_put_signal_on_queue, \
+    char: ishmemx_char_put_signal_on_queue, \
+    signed char: ishmemx_schar_put_signal_on_queue, \
+    short: ishmemx_short_put_signal_on_queue, \
+    int: ishmemx_int_put_signal_on_queue, \
+    long: ishmemx_long_put_signal_on_queue, \
+    long long: ishmemx_longlong_put_signal_on_queue, \
+    unsigned char: ishmemx_uchar_put_signal_on_queue, \
+    unsigned short: ishmemx_ushort_put_signal_on_queue, \
+    unsigned int: ishmemx_uint_put_signal_on_queue, \
+    unsigned long: ishmemx_ulong_put_signal_on_queue, \
+    unsigned long long: ishmemx_ulonglong_put_signal_on_queue \
+    )(dest, source, nelems, sig_addr, signal, sig_op, pe, q)
+#define ishmemx_put_signal_nbi_on_queue(dest, source, nelems, sig_addr, signal, sig_op, pe, q) _Generic(*(dest), \
+    float: ishmemx_float_put_signal_nbi_on_queue, \
+    double: ishmemx_double_put_signal_nbi_on_queue, \
+    char: ishmemx_char_put_signal_nbi_on_queue, \
+    signed char: ishmemx_schar_put_signal_nbi_on_queue, \
+    short: ishmemx_short_put_signal_nbi_on_queue, \
+    int: ishmemx_int_put_signal_nbi_on_queue, \
+    long: ishmemx_long_put_signal_nbi_on_queue, \
+    long long: ishmemx_longlong_put_signal_nbi_on_queue, \
+    unsigned char: ishmemx_uchar_put_signal_nbi_on_queue, \
+    unsigned short: ishmemx_ushort_put_signal_nbi_on_queue, \
+    unsigned int: ishmemx_uint_put_signal_nbi_on_queue, \
+    unsigned long: ishmemx_ulong_put_signal_nbi_on_queue, \
+    unsigned long long: ishmemx_ulonglong_put_signal_nbi_on_queue \
+    )(dest, source, nelems, sig_addr, signal, sig_op, pe, q)
+#define ishmemx_wait_until_on_queue(ivar, cmp, cmp_value, q) _Generic(*(ivar), \
+    int: ishmemx_int_wait_until_on_queue, \
+    long: ishmemx_long_wait_until_on_queue, \
+    long long: ishmemx_longlong_wait_until_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_on_queue \
+    )(ivar, cmp, cmp_value, q)
+#define ishmemx_wait_until_all_on_queue(ivars, nelems, status, cmp, cmp_value, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_all_on_queue, \
+    long: ishmemx_long_wait_until_all_on_queue, \
+    long long: ishmemx_longlong_wait_until_all_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_all_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_all_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_all_on_queue \
+    )(ivars, nelems, status, cmp, cmp_value, q)
+#define ishmemx_wait_until_any_on_queue(ivars, nelems, status, cmp, cmp_value, ret, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_any_on_queue, \
+    long: ishmemx_long_wait_until_any_on_queue, \
+    long long: ishmemx_longlong_wait_until_any_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_any_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_any_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_any_on_queue \
+    )(ivars, nelems, status, cmp, cmp_value, ret, q)
+#define ishmemx_wait_until_some_on_queue(ivars, nelems, indices, status, cmp, cmp_value, ret, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_some_on_queue, \
+    long: ishmemx_long_wait_until_some_on_queue, \
+    long long: ishmemx_longlong_wait_until_some_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_some_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_some_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_some_on_queue \
+    )(ivars, nelems, indices, status, cmp, cmp_value, ret, q)
+#define ishmemx_wait_until_all_vector_on_queue(ivars, nelems, status, cmp, cmp_values, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_all_vector_on_queue, \
+    long: ishmemx_long_wait_until_all_vector_on_queue, \
+    long long: ishmemx_longlong_wait_until_all_vector_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_all_vector_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_all_vector_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_all_vector_on_queue \
+    )(ivars, nelems, status, cmp, cmp_values, q)
+#define ishmemx_wait_until_any_vector_on_queue(ivars, nelems, status, cmp, cmp_values, ret, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_any_vector_on_queue, \
+    long: ishmemx_long_wait_until_any_vector_on_queue, \
+    long long: ishmemx_longlong_wait_until_any_vector_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_any_vector_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_any_vector_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_any_vector_on_queue \
+    )(ivars, nelems, status, cmp, cmp_values, ret, q)
+#define ishmemx_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q) _Generic(*(ivars), \
+    int: ishmemx_int_wait_until_some_vector_on_queue, \
+    long: ishmemx_long_wait_until_some_vector_on_queue, \
+    long long: ishmemx_longlong_wait_until_some_vector_on_queue, \
+    unsigned int: ishmemx_uint_wait_until_some_vector_on_queue, \
+    unsigned long: ishmemx_ulong_wait_until_some_vector_on_queue, \
+    unsigned long long: ishmemx_ulonglong_wait_until_some_vector_on_queue \
+    )(ivars, nelems, indices, status, cmp, cmp_values, ret, q)
 #endif /* __cplusplus */
 
 #endif /* ISHMEMX_H */

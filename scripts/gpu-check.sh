@@ -82,6 +82,8 @@ build dstate_module -cubin -I"$PREFIX/include" tests/gpu/modules/dstate_module.c
 build cumodule tests/gpu/cumodule.cu $FLAGS -ldl -o "$B/cumodule"
 # shellcheck disable=SC2086
 build kernel_api tests/gpu/kernel_api.cu $FLAGS -o "$B/kernel_api"
+# shellcheck disable=SC2086
+build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
 if [ -e examples/hello_gpu.cu ]; then
     # shellcheck disable=SC2086
     build hello_gpu examples/hello_gpu.cu $FLAGS -o "$B/hello_gpu"
@@ -136,6 +138,19 @@ run kernel_state.samegpu kernel_state -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2
 run cumodule.ishmrun cumodule -- "${RUN[@]}" -n "$NP" "$B/cumodule" "$B/dstate_module.cubin"
 run kernel_api.ishmrun kernel_api -- "${RUN[@]}" -n "$NP" "$B/kernel_api"
 run kernel_api.samegpu kernel_api -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_api"
+run queue_ops.ishmrun queue_ops -- "${RUN[@]}" -n "$NP" "$B/queue_ops"
+run queue_ops.samegpu queue_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/queue_ops"
+if [ -n "${built[queue_ops]:-}" ]; then
+    # Every exported _on_queue name must be referenced by queue_ops (it calls and checks each).
+    grep '_on_queue$' "$PREFIX/share/doc/ishmem/symbols.txt" | sort -u >"$B/queue_syms.txt"
+    nm -u "$B/queue_ops" | awk '{print $2}' | grep '_on_queue$' | sort -u >"$B/queue_refs.txt"
+    comm -23 "$B/queue_syms.txt" "$B/queue_refs.txt" >"$OUTDIR/queue_coverage.log"
+    if [ ! -s "$OUTDIR/queue_coverage.log" ] && [ -s "$B/queue_syms.txt" ]; then
+        ok "queue_ops.coverage"
+    else
+        bad "queue_ops.coverage" "(see queue_coverage.log)"
+    fi
+fi
 if [ -e examples/hello_gpu.cu ]; then
     run hello_gpu.ishmrun hello_gpu -- "${RUN[@]}" -n "$NP" "$B/hello_gpu"
 fi

@@ -35,6 +35,40 @@ fn instances(op: &Op) -> Vec<Inst<'_>> {
     v
 }
 
+/// Whether an op family has `_on_queue` forms: the RMA copies (not p/g), put-with-signal, the
+/// wait_until families.
+fn has_on_queue(op: &Op) -> bool {
+    has_work_group(op) && !(op.section == "p2p_sync" && op.typed.is_some_and(|t| t.contains("_test")))
+}
+
+/// The wait_until_any/some forms return their result through a device pointer on the queue.
+fn queue_ret(op: &Op) -> bool {
+    op.typed.is_some_and(|t| t.contains("wait_until_any") || t.contains("wait_until_some"))
+}
+
+fn queue_name(name: &str) -> String {
+    let base = name.strip_prefix("ishmemx_").or_else(|| name.strip_prefix("ishmem_")).unwrap_or(name);
+    format!("ishmemx_{base}_on_queue")
+}
+
+fn queue_params(op: &Op) -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&str, &str)> = op.params.to_vec();
+    if queue_ret(op) {
+        v.push(("size_t *", "ret"));
+    }
+    v.push(("ishmemx_queue_t", "q"));
+    v
+}
+
+/// The Rust body of an `_on_queue` shim: the same core call, in `api::queue`, with the queue.
+fn queue_body(op: &Op) -> String {
+    let b = op.body.replacen("rma::", "queue::", 1).replacen("signal::", "queue::", 1).replacen("sync::", "queue::", 1);
+    let b = b.replace("sync::Values", "queue::Values");
+    let close = b.rfind(')').expect("a call");
+    let extra = if queue_ret(op) { ", ret, q" } else { ", q" };
+    format!("{}{extra})", &b[..close])
+}
+
 fn c_type(tmpl: &str, ty: Option<&CType>) -> String {
     let t = ty.map_or("void", |t| t.c);
     let s = tmpl.replace('T', t);
@@ -43,17 +77,19 @@ fn c_type(tmpl: &str, ty: Option<&CType>) -> String {
 }
 
 fn c_decl(i: &Inst) -> String {
-    let ret = if i.op.ret == "T" { c_type("T", i.ty) } else { i.op.ret.to_string() };
-    let params: Vec<String> = i
-        .op
-        .params
+    c_decl_of(&i.name, i.op.ret, i.op.params, i.ty)
+}
+
+fn c_decl_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>) -> String {
+    let ret = if ret == "T" { c_type("T", ty) } else { ret.to_string() };
+    let params: Vec<String> = params
         .iter()
         .map(|(t, n)| {
-            let ct = c_type(t, i.ty);
+            let ct = c_type(t, ty);
             if ct.ends_with('*') { format!("{ct}{n}") } else { format!("{ct} {n}") }
         })
         .collect();
-    format!("{ret} {}({})", i.name, params.join(", "))
+    format!("{ret} {name}({})", params.join(", "))
 }
 
 fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
@@ -69,28 +105,40 @@ fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
         "uint64_t" => "u64".into(),
         "const int *" => "*const c_int".into(),
         "size_t *" => "*mut usize".into(),
+        "ishmemx_queue_t" => "crate::api::queue::Queue".into(),
         other => panic!("no Rust spelling for C type template {other:?}"),
     }
 }
 
 fn rust_shim(i: &Inst) -> String {
-    let params: Vec<String> = i.op.params.iter().map(|(t, n)| format!("{n}: {}", rust_type(t, i.ty))).collect();
-    let ret = match i.op.ret {
+    rust_shim_of(&i.name, i.op.ret, i.op.params, i.ty, i.op.body, i.elem)
+}
+
+fn rust_shim_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>, body: &str, elem: usize) -> String {
+    let params: Vec<String> = params.iter().map(|(t, n)| format!("{n}: {}", rust_type(t, ty))).collect();
+    let ret = match ret {
         "void" => String::new(),
-        "T" => format!(" -> {}", rust_type("T", i.ty)),
+        "T" => format!(" -> {}", rust_type("T", ty)),
         "int" => " -> c_int".into(),
         "size_t" => " -> usize".into(),
         other => panic!("no Rust spelling for return type {other:?}"),
     };
-    let r = i.ty.map_or("u8", |t| t.rust);
-    let body = i.op.body.replace("{F}", "F").replace("{R}", r).replace("{E}", &i.elem.to_string());
+    let r = ty.map_or("u8", |t| t.rust);
+    let body = body.replace("{F}", "F").replace("{R}", r).replace("{E}", &elem.to_string());
     format!(
         "#[no_mangle]\npub unsafe extern \"C\" fn {name}({params}){ret} {{\n    const F: &str = \"{name}\";\n    \
          // SAFETY: the C caller passes pointers as the API defines them; the core checks them.\n    \
          guard(F, || unsafe {{ {body} }})\n}}\n",
-        name = i.name,
         params = params.join(", "),
     )
+}
+
+/// The `_on_queue` instances of an op: (name, parameters, Rust body), one per typed/SIZE/mem name.
+fn queue_instances(op: &Op) -> Vec<(Inst<'_>, String)> {
+    if !has_on_queue(op) {
+        return Vec::new();
+    }
+    instances(op).into_iter().map(|i| (Inst { name: queue_name(&i.name), ..i }, queue_body(op))).collect()
 }
 
 /// Every exported name with its header, section and C declaration.
@@ -102,30 +150,66 @@ fn all_decls() -> Vec<(&'static str, &'static str, String, String)> {
             v.push((op.header, op.section, i.name.clone(), c_decl(&i)));
         }
     }
+    for op in OPS {
+        let params = queue_params(op);
+        for (i, _) in queue_instances(op) {
+            v.push(("ishmemx.h", "on_queue", i.name.clone(), c_decl_of(&i.name, "void", &params, i.ty)));
+        }
+    }
     v
 }
 
-fn generic_c(op: &Op, gname: &str) -> String {
-    let args: Vec<&str> = op.params.iter().map(|(_, n)| *n).collect();
+/// One generic name: its parameters, the typed pattern it dispatches to, and its return type.
+struct Generic<'a> {
+    op: &'a Op,
+    name: String,
+    pattern: String,
+    params: Vec<(&'static str, &'static str)>,
+    ret: &'static str,
+    /// `__host__ __device__` under CUDA (host-only names, like the queue forms, are not).
+    hd: bool,
+}
+
+/// The generic names a header declares: the plain ones and their `_on_queue` forms.
+fn generics(header: &str) -> Vec<Generic<'static>> {
+    let mut v = Vec::new();
+    for op in OPS.iter() {
+        let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
+        if op.header == header {
+            v.push(Generic { op, name: g.to_string(), pattern: pat.to_string(), params: op.params.to_vec(), ret: op.ret, hd: true });
+        }
+        if header == "ishmemx.h" && has_on_queue(op) {
+            v.push(Generic { op, name: queue_name(g), pattern: queue_name(pat), params: queue_params(op), ret: "void", hd: false });
+        }
+    }
+    v
+}
+
+fn generic_c(g: &Generic) -> String {
+    let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
     let first = args[0];
-    let mut s = format!("#define {gname}({}) _Generic(*({first}), \\\n", args.join(", "));
-    let pat = op.typed.expect("generic ops are typed");
-    let types: Vec<&CType> = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
+    let mut s = format!("#define {}({}) _Generic(*({first}), \\\n", g.name, args.join(", "));
+    let types: Vec<&CType> = table::of_class(g.op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
     for (k, t) in types.iter().enumerate() {
         let sep = if k + 1 == types.len() { "" } else { "," };
-        let _ = writeln!(s, "    {}: {}{sep} \\", t.c, pat.replace("{T}", t.name));
+        let _ = writeln!(s, "    {}: {}{sep} \\", t.c, g.pattern.replace("{T}", t.name));
     }
     let _ = writeln!(s, "    )({})", args.join(", "));
     s
 }
 
-fn generic_cxx(op: &Op, gname: &str) -> String {
+fn generic_cxx(g: &Generic) -> String {
     let mut s = String::new();
-    let pat = op.typed.expect("generic ops are typed");
-    for t in table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0) {
-        let inst = Inst { op, name: gname.to_string(), ty: Some(t), elem: t.size };
-        let args: Vec<&str> = op.params.iter().map(|(_, n)| *n).collect();
-        let _ = writeln!(s, "ISHMEMI_HD inline {} {{ return {}({}); }}", c_decl(&inst), pat.replace("{T}", t.name), args.join(", "));
+    let hd = if g.hd { "ISHMEMI_HD " } else { "" };
+    for t in table::of_class(g.op.class).filter(|t| t.classes & table::GENERIC != 0) {
+        let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
+        let _ = writeln!(
+            s,
+            "{hd}inline {} {{ return {}({}); }}",
+            c_decl_of(&g.name, g.ret, &g.params, Some(t)),
+            g.pattern.replace("{T}", t.name),
+            args.join(", ")
+        );
     }
     s
 }
@@ -153,16 +237,12 @@ fn header(name: &str, pre: &str) -> String {
     );
     s.push_str("/* ---- generic names: C11 _Generic, C++ overloads ---- */\n#ifdef __cplusplus\n");
     s.push_str("#ifndef ISHMEMI_HD\n#if defined(__CUDACC__)\n#define ISHMEMI_HD __host__ __device__\n#else\n#define ISHMEMI_HD\n#endif\n#endif\n");
-    for op in OPS.iter().filter(|o| o.header == name) {
-        if let Some(g) = op.generic {
-            s.push_str(&generic_cxx(op, g));
-        }
+    for g in generics(name) {
+        s.push_str(&generic_cxx(&g));
     }
     s.push_str("#else /* C11 */\n");
-    for op in OPS.iter().filter(|o| o.header == name) {
-        if let Some(g) = op.generic {
-            s.push_str(&generic_c(op, g));
-        }
+    for g in generics(name) {
+        s.push_str(&generic_c(&g));
     }
     let guard = if name == "ishmem.h" { "ISHMEM_H" } else { "ISHMEMX_H" };
     let _ = write!(s, "#endif /* __cplusplus */\n\n#endif /* {guard} */\n");
@@ -175,11 +255,17 @@ fn rust_shims() -> String {
          //! shims of the sections rma, amo, signal and p2p_sync. Do not edit.\n\
          //! Their safety contract is the C API's: pointers as the specification defines them.\n\n\
          #![allow(clippy::missing_safety_doc)]\n\n\
-         use crate::api::{amo, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
+         use crate::api::{amo, queue, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
     );
     for op in OPS {
         for i in instances(op) {
             s.push_str(&rust_shim(&i));
+        }
+    }
+    for op in OPS {
+        let params = queue_params(op);
+        for (i, body) in queue_instances(op) {
+            s.push_str(&rust_shim_of(&i.name, "void", &params, i.ty, &body, i.elem));
         }
     }
     s

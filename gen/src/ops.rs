@@ -249,6 +249,10 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmemx.h", "gpu", "ishmemx_gpu_device", "int ishmemx_gpu_device(void)"),
     ("ishmemx.h", "gpu", "ishmemx_cumodule_init", "int ishmemx_cumodule_init(void *cumodule)"),
     ("ishmemx.h", "gpu", "ishmemx_cuda_register_binder", "void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes))"),
+    ("ishmemx.h", "on_queue", "ishmemx_signal_wait_until_on_queue", "void ishmemx_signal_wait_until_on_queue(uint64_t *sig_addr, int cmp, uint64_t cmp_value, ishmemx_queue_t q)"),
+    ("ishmemx.h", "on_queue", "ishmemx_quiet_on_queue", "void ishmemx_quiet_on_queue(ishmemx_queue_t q)"),
+    ("ishmemx.h", "on_queue", "ishmemx_barrier_all_on_queue", "void ishmemx_barrier_all_on_queue(ishmemx_queue_t q)"),
+    ("ishmemx.h", "on_queue", "ishmemx_sync_all_on_queue", "void ishmemx_sync_all_on_queue(ishmemx_queue_t q)"),
     ("ishmemx.h", "signal", "ishmemx_signal_add", "void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)"),
     ("ishmemx.h", "signal", "ishmemx_signal_set", "void ishmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)"),
 ];

@@ -15,6 +15,11 @@
 #define ISHMEMX_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
+/* The queue of the _on_queue forms: a CUDA stream (cudaStream_t / CUstream; NULL is the
+ * legacy default stream). Operations are ordered on the stream and can be captured in CUDA
+ * graphs. C code needs no CUDA header for it. */
+typedef struct CUstream_st *ishmemx_queue_t;
+
 /* How the PEs of a job find each other. AUTO (0, the default) reads the launcher from the
  * environment: ishmrun, OpenMPI mpirun (PMIx), MPICH mpiexec (PMI-1), else a job of 1 PE.
  * No MPI library is ever linked: MPI means "started by mpirun/mpiexec" and is served by the

@@ -4,7 +4,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use crate::api::{amo, rma, signal, sync};
+use crate::api::{amo, queue, rma, signal, sync};
 use crate::ffi::guard;
 use std::ffi::c_int;
 
@@ -4465,4 +4465,2224 @@ pub unsafe extern "C" fn ishmem_ptrdiff_wait_until_some_vector(ivars: *mut isize
     const F: &str = "ishmem_ptrdiff_wait_until_some_vector";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { sync::wait_until_some::<isize>(F, ivars, nelems, indices, status, cmp, sync::Values::Many(cmp_values)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_put_on_queue(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_put_on_queue(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_put_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_put_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_put_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_put_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_put_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_put_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_put_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_put_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_put_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_put_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_put_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_put_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_put_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_put_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_put_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_put_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_put_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_put_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_put_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_put_on_queue(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_put_on_queue(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_put_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_putmem_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_putmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_iput_on_queue(dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_iput_on_queue(dest: *mut f64, source: *const f64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_iput_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_iput_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_iput_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_iput_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_iput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_iput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_iput_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_iput_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_iput_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_iput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_iput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_iput_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_iput_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_iput_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_iput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_iput_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_iput_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_iput_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_iput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_iput_on_queue(dest: *mut usize, source: *const usize, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_iput_on_queue(dest: *mut isize, source: *const isize, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_iput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iput8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iput8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iput16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iput16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iput32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iput32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iput64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iput64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iput128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iput128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_get_on_queue(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_get_on_queue(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_get_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_get_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_get_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_get_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_get_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_get_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_get_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_get_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_get_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_get_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_get_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_get_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_get_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_get_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_get_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_get_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_get_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_get_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_get_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_get_on_queue(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_get_on_queue(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_get_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_getmem_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_getmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_iget_on_queue(dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_iget_on_queue(dest: *mut f64, source: *const f64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_iget_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_iget_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_iget_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_iget_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_iget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_iget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_iget_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_iget_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_iget_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_iget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_iget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_iget_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_iget_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_iget_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_iget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_iget_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_iget_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_iget_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_iget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_iget_on_queue(dest: *mut usize, source: *const usize, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_iget_on_queue(dest: *mut isize, source: *const isize, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_iget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iget8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iget8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iget16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iget16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iget32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iget32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iget64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iget64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_iget128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_iget128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_put_nbi_on_queue(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_put_nbi_on_queue(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_put_nbi_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_put_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_put_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_put_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_put_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_put_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_put_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_put_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_put_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_put_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_put_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_put_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_put_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_put_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_put_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_put_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_put_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_put_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_put_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_put_nbi_on_queue(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_put_nbi_on_queue(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_put_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put8_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put8_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put16_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put16_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put32_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put32_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put64_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put64_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put128_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put128_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_putmem_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_putmem_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_get_nbi_on_queue(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_get_nbi_on_queue(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_get_nbi_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_get_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_get_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_get_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_get_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_get_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_get_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_get_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_get_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_get_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_get_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_get_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_get_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_get_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_get_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_get_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_get_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_get_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_get_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_get_nbi_on_queue(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_get_nbi_on_queue(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_get_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get8_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get8_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get16_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get16_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get32_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get32_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get64_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get64_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_get128_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_get128_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_getmem_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_getmem_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::get(F, dest.cast(), source.cast(), nelems, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_ibput_on_queue(dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_ibput_on_queue(dest: *mut f64, source: *const f64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_ibput_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_ibput_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_ibput_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_ibput_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_ibput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_ibput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_ibput_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_ibput_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_ibput_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_ibput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_ibput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_ibput_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_ibput_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_ibput_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_ibput_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_ibput_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_ibput_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_ibput_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_ibput_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_ibput_on_queue(dest: *mut usize, source: *const usize, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_ibput_on_queue(dest: *mut isize, source: *const isize, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_ibput_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibput8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibput8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibput16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibput16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibput32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibput32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibput64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibput64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibput128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibput128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_ibget_on_queue(dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_ibget_on_queue(dest: *mut f64, source: *const f64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_ibget_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_ibget_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_ibget_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_ibget_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_ibget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_ibget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_ibget_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_ibget_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_ibget_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_ibget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_ibget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_ibget_on_queue(dest: *mut i8, source: *const i8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_ibget_on_queue(dest: *mut i16, source: *const i16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_ibget_on_queue(dest: *mut i32, source: *const i32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_ibget_on_queue(dest: *mut i64, source: *const i64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_ibget_on_queue(dest: *mut u8, source: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_ibget_on_queue(dest: *mut u16, source: *const u16, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_ibget_on_queue(dest: *mut u32, source: *const u32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_ibget_on_queue(dest: *mut u64, source: *const u64, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_ibget_on_queue(dest: *mut usize, source: *const usize, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_ibget_on_queue(dest: *mut isize, source: *const isize, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_ibget_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibget8_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibget8_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 1, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibget16_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibget16_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 2, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibget32_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibget32_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 4, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibget64_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibget64_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ibget128_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ibget128_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_put_signal_on_queue(dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_put_signal_on_queue(dest: *mut f64, source: *const f64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_put_signal_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_put_signal_on_queue(dest: *mut i8, source: *const i8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_put_signal_on_queue(dest: *mut i16, source: *const i16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_put_signal_on_queue(dest: *mut i32, source: *const i32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_put_signal_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_put_signal_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_put_signal_on_queue(dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_put_signal_on_queue(dest: *mut u16, source: *const u16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_put_signal_on_queue(dest: *mut u32, source: *const u32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_put_signal_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_put_signal_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_put_signal_on_queue(dest: *mut i8, source: *const i8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_put_signal_on_queue(dest: *mut i16, source: *const i16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_put_signal_on_queue(dest: *mut i32, source: *const i32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_put_signal_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_put_signal_on_queue(dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_put_signal_on_queue(dest: *mut u16, source: *const u16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_put_signal_on_queue(dest: *mut u32, source: *const u32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_put_signal_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_put_signal_on_queue(dest: *mut usize, source: *const usize, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_put_signal_on_queue(dest: *mut isize, source: *const isize, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_put_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put8_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put8_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put16_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put16_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put32_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put32_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put64_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put64_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put128_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put128_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_putmem_signal_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_putmem_signal_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_put_signal_nbi_on_queue(dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_put_signal_nbi_on_queue(dest: *mut f64, source: *const f64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_put_signal_nbi_on_queue(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_put_signal_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_put_signal_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_put_signal_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_put_signal_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_put_signal_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_put_signal_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_put_signal_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_put_signal_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_put_signal_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_put_signal_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_put_signal_nbi_on_queue(dest: *mut i8, source: *const i8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_put_signal_nbi_on_queue(dest: *mut i16, source: *const i16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_put_signal_nbi_on_queue(dest: *mut i32, source: *const i32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_put_signal_nbi_on_queue(dest: *mut i64, source: *const i64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_put_signal_nbi_on_queue(dest: *mut u8, source: *const u8, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_put_signal_nbi_on_queue(dest: *mut u16, source: *const u16, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_put_signal_nbi_on_queue(dest: *mut u32, source: *const u32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_put_signal_nbi_on_queue(dest: *mut u64, source: *const u64, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_put_signal_nbi_on_queue(dest: *mut usize, source: *const usize, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_put_signal_nbi_on_queue(dest: *mut isize, source: *const isize, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_put_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put8_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put8_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put16_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put16_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 2, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put32_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put32_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 4, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put64_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put64_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_put128_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_put128_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_putmem_signal_nbi_on_queue(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_putmem_signal_nbi_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_on_queue(ivar: *mut i32, cmp: c_int, cmp_value: i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<i32>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_on_queue(ivar: *mut i64, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<i64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_on_queue(ivar: *mut i64, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<i64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_on_queue(ivar: *mut u32, cmp: c_int, cmp_value: u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<u32>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_on_queue(ivar: *mut u64, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<u64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_on_queue(ivar: *mut u64, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<u64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_on_queue(ivar: *mut i32, cmp: c_int, cmp_value: i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<i32>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_on_queue(ivar: *mut i64, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<i64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_on_queue(ivar: *mut u32, cmp: c_int, cmp_value: u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<u32>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_on_queue(ivar: *mut u64, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<u64>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_on_queue(ivar: *mut usize, cmp: c_int, cmp_value: usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<usize>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_on_queue(ivar: *mut isize, cmp: c_int, cmp_value: isize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until::<isize>(F, ivar, cmp, cmp_value, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_all_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_all_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_all_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_all_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_all_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_all_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_all_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_all_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_all_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_all_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_all_on_queue(ivars: *mut usize, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<usize>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_all_on_queue(ivars: *mut isize, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: isize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_all_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<isize>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_any_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_any_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_any_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_any_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_any_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_any_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_any_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_any_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_any_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u32>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_any_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_any_on_queue(ivars: *mut usize, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: usize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<usize>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_any_on_queue(ivars: *mut isize, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: isize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_any_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<isize>(F, ivars, nelems, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_some_on_queue(ivars: *mut i32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i32>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_some_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_some_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_some_on_queue(ivars: *mut u32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u32>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_some_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_some_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_some_on_queue(ivars: *mut i32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i32>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_some_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_some_on_queue(ivars: *mut u32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u32>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_some_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_some_on_queue(ivars: *mut usize, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: usize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<usize>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_some_on_queue(ivars: *mut isize, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: isize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_some_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<isize>(F, ivars, nelems, indices, status, cmp, queue::Values::One(cmp_value), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_all_vector_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_all_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_all_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_all_vector_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_all_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_all_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_all_vector_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_all_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_all_vector_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_all_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_all_vector_on_queue(ivars: *mut usize, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<usize>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_all_vector_on_queue(ivars: *mut isize, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const isize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_all_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_all::<isize>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_any_vector_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_any_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_any_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_any_vector_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_any_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_any_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_any_vector_on_queue(ivars: *mut i32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_any_vector_on_queue(ivars: *mut i64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<i64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_any_vector_on_queue(ivars: *mut u32, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u32>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_any_vector_on_queue(ivars: *mut u64, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<u64>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_any_vector_on_queue(ivars: *mut usize, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const usize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<usize>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_any_vector_on_queue(ivars: *mut isize, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *const isize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_any_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_any::<isize>(F, ivars, nelems, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_wait_until_some_vector_on_queue(ivars: *mut i32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i32>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_wait_until_some_vector_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_wait_until_some_vector_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_wait_until_some_vector_on_queue(ivars: *mut u32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u32>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_wait_until_some_vector_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_wait_until_some_vector_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_wait_until_some_vector_on_queue(ivars: *mut i32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const i32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i32>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_wait_until_some_vector_on_queue(ivars: *mut i64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const i64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<i64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_wait_until_some_vector_on_queue(ivars: *mut u32, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const u32, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u32>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_wait_until_some_vector_on_queue(ivars: *mut u64, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const u64, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<u64>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_wait_until_some_vector_on_queue(ivars: *mut usize, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const usize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<usize>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_some_vector_on_queue(ivars: *mut isize, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *const isize, ret: *mut usize, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_wait_until_some_vector_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue::wait_until_some::<isize>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
 }

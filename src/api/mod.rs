@@ -9,6 +9,7 @@ pub mod cuda;
 pub mod generated;
 pub mod memory;
 pub mod order;
+pub mod queue;
 pub mod rma;
 pub mod setup;
 pub mod signal;

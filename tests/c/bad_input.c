@@ -166,6 +166,11 @@ int main(int argc, char **argv) {
         ishmem_int_iput(buf, src, 0, 1, 4, 0);
         return survived("ishmem_int_iput with dst stride 0");
     }
+    if (!strcmp(c, "queue_on_cpu")) {
+        BAD_ONLY();
+        ishmemx_putmem_on_queue(buf, buf, 4, 0, NULL);
+        return survived("ishmemx_putmem_on_queue on the CPU backend");
+    }
     if (!strcmp(c, "null_source")) {
         BAD_ONLY();
         ishmem_int_put(buf, NULL, 4, 0);

@@ -1,0 +1,218 @@
+/* queue_ops.cu: every _on_queue name, enqueued on a CUDA stream, with its effect checked.
+ * Each PE works on the next PE (puts, signals) or the previous one (gets); the data is checked
+ * after the stream is synchronized and a barrier. The typed names come from the X-macro lists
+ * of tests/c/gen_types.h, so a type added to the table is tested here too. */
+#include <ishmem.h>
+#include <ishmemx.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../c/gen_types.h"
+#include "gpu_test.h"
+
+#define BYTES 4096
+static int me, npes, next_pe, prev_pe;
+static cudaStream_t q;
+static char *sym;      /* symmetric, BYTES */
+static char *dsrc;     /* device-local source/destination, BYTES */
+static char host[BYTES];
+
+static unsigned char pat(int pe, int k) { return (unsigned char)(pe * 37 + k * 11 + 1); }
+
+static void sync_all_pes(void) {
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "stream: %s", cudaGetErrorString(cudaGetLastError()));
+    ishmem_barrier_all();
+}
+
+/* Fills the local symmetric buffer and the device source with this PE's pattern k. */
+static void prepare(int k) {
+    memset(host, pat(me, k), BYTES);
+    cudaMemcpy(dsrc, host, BYTES, cudaMemcpyHostToDevice);
+    cudaMemcpy(sym, host, BYTES, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    ishmem_barrier_all();
+}
+
+/* Checks `n` bytes at `p` (device memory), every `stride` bytes `width` bytes, hold value v. */
+static void expect(const char *what, const char *p, size_t n, size_t stride, size_t width, unsigned char v) {
+    cudaMemcpy(host, p, BYTES, cudaMemcpyDeviceToHost);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i += stride)
+        for (size_t j = 0; j < width; j++)
+            bad += (unsigned char)host[i + j] != v;
+    CHECK(bad == 0, "%s: %zu bytes differ from %d", what, bad, v);
+}
+
+static int k = 0;
+
+/* Contiguous put/get families of one element size. */
+#define CONTIG(name_put, name_get, name_put_nbi, name_get_nbi, T, ES)                                   \
+    do {                                                                                              \
+        size_t n = 64 / (ES);                                                                         \
+        prepare(++k);                                                                                 \
+        name_put((T *)sym, (const T *)dsrc, n, next_pe, q);                                           \
+        sync_all_pes();                                                                               \
+        expect(#name_put, sym, n *(ES), 1, 1, pat(prev_pe, k));                                       \
+        prepare(++k);                                                                                 \
+        name_put_nbi((T *)(sym + 1024), (const T *)dsrc, n, next_pe, q);                              \
+        ishmemx_quiet_on_queue(q);                                                                    \
+        sync_all_pes();                                                                               \
+        expect(#name_put_nbi, sym + 1024, n *(ES), 1, 1, pat(prev_pe, k));                            \
+        prepare(++k);                                                                                 \
+        name_get((T *)dsrc, (const T *)sym, n, next_pe, q);                                           \
+        sync_all_pes();                                                                               \
+        expect(#name_get, dsrc, n *(ES), 1, 1, pat(next_pe, k));                                      \
+        prepare(++k);                                                                                 \
+        name_get_nbi((T *)(dsrc + 1024), (const T *)sym, n, next_pe, q);                              \
+        sync_all_pes();                                                                               \
+        expect(#name_get_nbi, dsrc + 1024, n *(ES), 1, 1, pat(next_pe, k));                           \
+    } while (0)
+
+/* Strided families: 8 elements, stride 3 (iput/iget) or blocks of 2 every 4 (ibput/ibget). */
+#define STRIDED(name_iput, name_iget, name_ibput, name_ibget, T, ES)                                  \
+    do {                                                                                              \
+        prepare(++k);                                                                                 \
+        cudaMemset(sym, 0, BYTES);                                                                    \
+        cudaDeviceSynchronize();                                                                      \
+        ishmem_barrier_all();                                                                         \
+        name_iput((T *)sym, (const T *)dsrc, 3, 1, 8, next_pe, q);                                    \
+        sync_all_pes();                                                                               \
+        expect(#name_iput, sym, 8 * 3 * (ES), 3 * (ES), (ES), pat(prev_pe, k));                        \
+        expect(#name_iput " gaps", sym + (ES), 7 * 3 * (ES), 3 * (ES), (ES), 0);                       \
+        prepare(++k);                                                                                 \
+        name_iget((T *)dsrc, (const T *)sym, 2, 1, 8, next_pe, q);                                    \
+        sync_all_pes();                                                                               \
+        expect(#name_iget, dsrc, 8 * 2 * (ES), 2 * (ES), (ES), pat(next_pe, k));                       \
+        prepare(++k);                                                                                 \
+        name_ibput((T *)sym, (const T *)dsrc, 4, 2, 2, 4, next_pe, q);                                \
+        sync_all_pes();                                                                               \
+        expect(#name_ibput, sym, 4 * 4 * (ES), 4 * (ES), 2 * (ES), pat(prev_pe, k));                   \
+        prepare(++k);                                                                                 \
+        name_ibget((T *)dsrc, (const T *)sym, 2, 4, 2, 4, next_pe, q);                                \
+        sync_all_pes();                                                                               \
+        expect(#name_ibget, dsrc, 4 * 2 * (ES), 2 * (ES), 2 * (ES), pat(next_pe, k));                  \
+    } while (0)
+
+static uint64_t *sig;
+
+/* Put-with-signal families: SET then ADD; the signal is awaited on the queue. */
+#define SIGNAL(name, name_nbi, T, ES)                                                                 \
+    do {                                                                                              \
+        prepare(++k);                                                                                 \
+        ishmem_uint64_p(sig, 0, me);                                                                  \
+        ishmem_barrier_all();                                                                         \
+        name((T *)sym, (const T *)dsrc, 32 / (ES), sig, 5, ISHMEM_SIGNAL_SET, next_pe, q);             \
+        ishmemx_signal_wait_until_on_queue(sig, ISHMEM_CMP_EQ, 5, q);                                 \
+        sync_all_pes();                                                                               \
+        expect(#name, sym, 32, 1, 1, pat(prev_pe, k));                                                \
+        CHECK(ishmem_signal_fetch(sig) == 5, #name ": signal %llu", (unsigned long long)ishmem_signal_fetch(sig)); \
+        prepare(++k);                                                                                 \
+        name_nbi((T *)(sym + 2048), (const T *)dsrc, 1024 / (ES), sig, 2, ISHMEM_SIGNAL_ADD, next_pe, q); \
+        ishmemx_signal_wait_until_on_queue(sig, ISHMEM_CMP_GE, 7, q);                                 \
+        sync_all_pes();                                                                               \
+        expect(#name_nbi, sym + 2048, 1024, 1, 1, pat(prev_pe, k));                                   \
+        CHECK(ishmem_signal_fetch(sig) == 7, #name_nbi ": signal %llu", (unsigned long long)ishmem_signal_fetch(sig)); \
+    } while (0)
+
+#define RMA_TYPE(TN, CT)                                                                              \
+    CONTIG(ishmemx_##TN##_put_on_queue, ishmemx_##TN##_get_on_queue, ishmemx_##TN##_put_nbi_on_queue, \
+           ishmemx_##TN##_get_nbi_on_queue, CT, sizeof(CT));                                          \
+    STRIDED(ishmemx_##TN##_iput_on_queue, ishmemx_##TN##_iget_on_queue, ishmemx_##TN##_ibput_on_queue, \
+            ishmemx_##TN##_ibget_on_queue, CT, sizeof(CT));                                           \
+    SIGNAL(ishmemx_##TN##_put_signal_on_queue, ishmemx_##TN##_put_signal_nbi_on_queue, CT, sizeof(CT));
+
+struct b16 { char b[16]; };
+#define SIZE_FORMS(BITS)                                                                              \
+    CONTIG(ishmemx_put##BITS##_on_queue, ishmemx_get##BITS##_on_queue, ishmemx_put##BITS##_nbi_on_queue, \
+           ishmemx_get##BITS##_nbi_on_queue, void, (BITS) / 8);                                       \
+    STRIDED(ishmemx_iput##BITS##_on_queue, ishmemx_iget##BITS##_on_queue, ishmemx_ibput##BITS##_on_queue, \
+            ishmemx_ibget##BITS##_on_queue, void, (BITS) / 8);                                        \
+    SIGNAL(ishmemx_put##BITS##_signal_on_queue, ishmemx_put##BITS##_signal_nbi_on_queue, void, (BITS) / 8);
+
+/* wait_until families on the queue: the previous PE sets our ivars from the host. */
+#define P2P_TYPE(TN, CT)                                                                              \
+    do {                                                                                              \
+        CT *iv = (CT *)(sym + 3072);                                                                  \
+        cudaMemset(iv, 0, 4 * sizeof(CT));                                                            \
+        cudaDeviceSynchronize();                                                                      \
+        ishmem_barrier_all();                                                                         \
+        for (int i = 0; i < 4; i++) ishmem_##TN##_p(iv + i, (CT)(i + 1), next_pe);                    \
+        *status = 0; status[1] = 1; status[2] = 0; status[3] = 0;                                     \
+        for (int i = 0; i < 4; i++) values[i] = (CT)(i + 1);                                          \
+        ishmemx_##TN##_wait_until_on_queue(iv, ISHMEM_CMP_EQ, (CT)1, q);                              \
+        ishmemx_##TN##_wait_until_all_on_queue(iv, 4, status, ISHMEM_CMP_GE, (CT)1, q);               \
+        ishmemx_##TN##_wait_until_any_on_queue(iv, 4, status, ISHMEM_CMP_EQ, (CT)3, ret, q);          \
+        ishmemx_##TN##_wait_until_some_on_queue(iv, 4, indices, status, ISHMEM_CMP_GE, (CT)2, ret + 1, q); \
+        ishmemx_##TN##_wait_until_all_vector_on_queue(iv, 4, status, ISHMEM_CMP_EQ, (CT *)values_t, q); \
+        ishmemx_##TN##_wait_until_any_vector_on_queue(iv, 4, status, ISHMEM_CMP_EQ, (CT *)values_t, ret + 2, q); \
+        ishmemx_##TN##_wait_until_some_vector_on_queue(iv, 4, indices + 4, status, ISHMEM_CMP_EQ, (CT *)values_t, ret + 3, q); \
+        sync_all_pes();                                                                               \
+        CHECK(ret[0] == 2, #TN " wait_until_any_on_queue: %zu", ret[0]);                              \
+        CHECK(ret[1] == 2 && indices[0] == 2 && indices[1] == 3, #TN " wait_until_some_on_queue: %zu", ret[1]); \
+        CHECK(ret[2] == 0, #TN " wait_until_any_vector_on_queue: %zu", ret[2]);                       \
+        CHECK(ret[3] == 3, #TN " wait_until_some_vector_on_queue: %zu", ret[3]);                      \
+    } while (0);
+
+int main(void) {
+    ishmem_init();
+    me = ishmem_my_pe();
+    npes = ishmem_n_pes();
+    gt_me = me;
+    next_pe = (me + 1) % npes;
+    prev_pe = (me + npes - 1) % npes;
+    CHECK(ishmemx_gpu_in_use() == 1, "GPU backend expected");
+    cudaStreamCreate(&q);
+    sym = (char *)ishmem_malloc(BYTES);
+    sig = (uint64_t *)ishmem_calloc(1, sizeof(uint64_t));
+    cudaMalloc(&dsrc, BYTES);
+    int *status;
+    size_t *ret, *indices;
+    long long *values;
+    cudaMallocManaged(&status, 4 * sizeof(int));
+    cudaMallocManaged(&ret, 4 * sizeof(size_t));
+    cudaMallocManaged(&indices, 8 * sizeof(size_t));
+    cudaMallocManaged(&values, 4 * sizeof(long long));
+    void *values_t;
+    cudaMallocManaged(&values_t, 4 * sizeof(long long));
+
+    ISHT_RMA_TYPES(RMA_TYPE)
+    ISHT_SIZES(SIZE_FORMS)
+    CONTIG(ishmemx_putmem_on_queue, ishmemx_getmem_on_queue, ishmemx_putmem_nbi_on_queue, ishmemx_getmem_nbi_on_queue, void, 1);
+    SIGNAL(ishmemx_putmem_signal_on_queue, ishmemx_putmem_signal_nbi_on_queue, void, 1);
+    /* Large copies take the copy-engine path (above ISHMEM_QUEUE_KERNEL_MAX). */
+    {
+        size_t big = 8 << 20;
+        char *bs = (char *)ishmem_malloc(big), *bd;
+        cudaMalloc(&bd, big);
+        cudaMemset(bd, pat(me, 99), big);
+        cudaDeviceSynchronize();
+        ishmem_barrier_all();
+        ishmemx_putmem_on_queue(bs, bd, big, next_pe, q);
+        ishmemx_barrier_all_on_queue(q);
+        CHECK(cudaStreamSynchronize(q) == cudaSuccess, "big put");
+        char *h = (char *)malloc(big);
+        cudaMemcpy(h, bs, big, cudaMemcpyDeviceToHost);
+        size_t bad = 0;
+        for (size_t i = 0; i < big; i++) bad += (unsigned char)h[i] != pat(prev_pe, 99);
+        CHECK(bad == 0, "8 MiB putmem_on_queue: %zu bytes wrong", bad);
+        free(h);
+        ishmemx_sync_all_on_queue(q);
+        cudaStreamSynchronize(q);
+        ishmem_barrier_all();
+        ishmem_free(bs);
+        cudaFree(bd);
+    }
+#define P2P_ALL(TN, CT)                                                                               \
+    for (int i = 0; i < 4; i++) ((CT *)values_t)[i] = (CT)(i + 1);                                    \
+    P2P_TYPE(TN, CT)
+    ISHT_P2P_TYPES(P2P_ALL)
+    (void)values;
+
+    cudaStreamDestroy(q);
+    ishmem_barrier_all();
+    ishmem_free(sig);
+    ishmem_free(sym);
+    ishmem_finalize();
+    return gpu_test_end("queue_ops");
+}
