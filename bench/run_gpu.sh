@@ -162,7 +162,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
     if [ ! -f "$so" ]; then
         note "no $so: ishmem GPU rows skipped (build it on the CPU machine and carry build/prefix)"
         [ "$ONLY" = ishmem ] && status=1
-    elif ! nm -D "$so" 2>/dev/null | grep -q ' T ishmemx_cuda_register_binder'; then
+    elif ! nm -D "$so" 2>/dev/null | grep -c ' T ishmemx_cuda_register_binder' >/dev/null; then
         note "$so has no CUDA device support (ishmemx_cuda_register_binder): ishmem GPU rows skipped"
         [ "$ONLY" = ishmem ] && status=1
     else

@@ -11,7 +11,7 @@
 use crate::api::amo::Atom;
 use crate::core::{bytes, state, State};
 use crate::ffi::{fatal, guard};
-use crate::transport::cuda::{driver, Gpu};
+use crate::transport::cuda::{self, driver, Gpu};
 use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
 use std::ffi::{c_int, c_void, CString};
 use std::sync::OnceLock;
@@ -186,17 +186,7 @@ unsafe fn strided(
         (dest as usize, st.remote(func, "source", src as usize, span, pe))
     };
     let _c = gpu.enter(func);
-    let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
-    // SAFETY: CUDA_MEMCPY2D is plain data; every field used is set below.
-    let mut c: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-    c.srcMemoryType = unified;
-    c.srcDevice = s as u64;
-    c.srcPitch = sst * elem;
-    c.dstMemoryType = unified;
-    c.dstDevice = d as u64;
-    c.dstPitch = dst * elem;
-    c.WidthInBytes = bsize * elem;
-    c.Height = nblocks;
+    let c = cuda::copy_2d_desc(d, dst * elem, s, sst * elem, bsize * elem, nblocks);
     // SAFETY: the descriptor spans the checked symmetric range and the caller's local one.
     driver::check(func, "cuMemcpy2DAsync", unsafe { sys::cuMemcpy2DAsync_v2(&c, q.cast()) });
 }

@@ -36,7 +36,7 @@ static void prepare(int k) {
 
 /* Checks `n` bytes at `p` (device memory), every `stride` bytes `width` bytes, hold value v. */
 static void expect(const char *what, const char *p, size_t n, size_t stride, size_t width, unsigned char v) {
-    cudaMemcpy(host, p, BYTES, cudaMemcpyDeviceToHost);
+    CHECK(cudaMemcpy(host, p, n, cudaMemcpyDeviceToHost) == cudaSuccess, "%s: copy back", what);
     size_t bad = 0;
     for (size_t i = 0; i < n; i += stride)
         for (size_t j = 0; j < width; j++)

@@ -69,6 +69,31 @@ impl GpuSlot {
     }
 }
 
+/// The descriptor of a 2D copy between unified addresses: `height` rows of `width` bytes,
+/// `dpitch`/`spitch` bytes apart. Every field is spelled out: the memory-type enums have no zero
+/// value, so the descriptor cannot be zero-initialized.
+pub fn copy_2d_desc(dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize) -> sys::CUDA_MEMCPY2D {
+    let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
+    sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: unified,
+        srcHost: std::ptr::null(),
+        srcDevice: src as u64,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: spitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: unified,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst as u64,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dpitch,
+        WidthInBytes: width,
+        Height: height,
+    }
+}
+
 /// A PE's GPU: device, context, heap, peers' heaps, stream and host kernels.
 pub struct Gpu {
     pub ordinal: i32,
@@ -376,27 +401,7 @@ impl Gpu {
         let _c = self.enter(func);
         let fits = dpitch <= self.max_pitch && spitch <= self.max_pitch;
         if height > 1 && fits {
-            let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
-            // Every field spelled out: the memory-type enums have no zero value, so the
-            // descriptor cannot be zero-initialized.
-            let c = sys::CUDA_MEMCPY2D {
-                srcXInBytes: 0,
-                srcY: 0,
-                srcMemoryType: unified,
-                srcHost: std::ptr::null(),
-                srcDevice: src as u64,
-                srcArray: std::ptr::null_mut(),
-                srcPitch: spitch,
-                dstXInBytes: 0,
-                dstY: 0,
-                dstMemoryType: unified,
-                dstHost: std::ptr::null_mut(),
-                dstDevice: dst as u64,
-                dstArray: std::ptr::null_mut(),
-                dstPitch: dpitch,
-                WidthInBytes: width,
-                Height: height,
-            };
+            let c = copy_2d_desc(dst, dpitch, src, spitch, width, height);
             // SAFETY: the descriptor spans ranges checked by the caller.
             let r = unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream) };
             if r == CUresult::CUDA_SUCCESS {
