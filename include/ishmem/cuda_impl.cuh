@@ -70,29 +70,35 @@ __device__ __forceinline__ uint64_t *sync_word(int word, int pe) {
 
 /* ---- copies ---- */
 
-/* Copies n bytes with the threads [rank, size) of a group: 16-byte words when both sides
- * allow it, four in flight per thread, then the tail byte by byte. */
-__device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
-    if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
-        size_t words = n / 16;
-        const int4 *s4 = (const int4 *)s;
-        int4 *d4 = (int4 *)d;
-        size_t i = rank;
-        for (; i + 3 * (size_t)size < words; i += 4 * (size_t)size) {
-            int4 a = s4[i], b = s4[i + size], c = s4[i + 2 * (size_t)size], e = s4[i + 3 * (size_t)size];
-            d4[i] = a;
-            d4[i + size] = b;
-            d4[i + 2 * (size_t)size] = c;
-            d4[i + 3 * (size_t)size] = e;
-        }
-        for (; i < words; i += size)
-            d4[i] = s4[i];
-        for (size_t j = words * 16 + rank; j < n; j += size)
-            d[j] = s[j];
-    } else {
-        for (size_t j = rank; j < n; j += size)
-            d[j] = s[j];
+/* Copies n bytes with the threads [rank, size) of a group: in the widest words (16, 8 or 4
+ * bytes) both addresses allow, four 16-byte words in flight per thread, then the tail. */
+template <class W>
+__device__ __forceinline__ size_t copy_words(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
+    size_t words = n / sizeof(W);
+    const W *sw = (const W *)s;
+    W *dw = (W *)d;
+    size_t i = rank;
+    for (; i + 3 * (size_t)size < words; i += 4 * (size_t)size) {
+        W a = sw[i], b = sw[i + size], c = sw[i + 2 * (size_t)size], e = sw[i + 3 * (size_t)size];
+        dw[i] = a;
+        dw[i + size] = b;
+        dw[i + 2 * (size_t)size] = c;
+        dw[i + 3 * (size_t)size] = e;
     }
+    for (; i < words; i += size)
+        dw[i] = sw[i];
+    return words * sizeof(W);
+}
+
+__device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
+    uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+    size_t done;
+    if ((a & 15) == 0) done = copy_words<int4>(d, s, n, rank, size);
+    else if ((a & 7) == 0) done = copy_words<uint64_t>(d, s, n, rank, size);
+    else if ((a & 3) == 0) done = copy_words<uint32_t>(d, s, n, rank, size);
+    else done = 0;
+    for (size_t j = done + rank; j < n; j += size)
+        d[j] = s[j];
 }
 
 __device__ __forceinline__ void put(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
@@ -191,6 +197,13 @@ template <class T> __device__ __forceinline__ T load_acquire(T *p) {
     return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_acquire);
 }
 
+/* Polling loads: relaxed (no fence per poll); the caller fences once the wait is over. */
+template <class T> __device__ __forceinline__ T load_relaxed(T *p) {
+    return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_relaxed);
+}
+
+__device__ __forceinline__ void acquire_fence() { cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system); }
+
 template <class T> struct values {
     const T *many;
     T one;
@@ -198,7 +211,7 @@ template <class T> struct values {
 };
 
 template <class T> __device__ __forceinline__ bool holds(T *ivars, size_t i, int op, values<T> v) {
-    return cmp(load_acquire(ivars + i), op, v[i]);
+    return cmp(load_relaxed(ivars + i), op, v[i]);
 }
 __device__ __forceinline__ bool active(const int *status, size_t i) { return !status || status[i] == 0; }
 
@@ -207,13 +220,17 @@ template <class T> __device__ __forceinline__ int test_all(T *iv, size_t n, cons
     if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
     for (size_t i = 0; i < n; i++)
         if (active(st, i) && !holds(iv, i, op, v)) return 0;
+    acquire_fence();
     return 1;
 }
 template <class T> __device__ __forceinline__ size_t test_any(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
     check_cmp(op, fn);
     if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
     for (size_t i = 0; i < n; i++)
-        if (active(st, i) && holds(iv, i, op, v)) return i;
+        if (active(st, i) && holds(iv, i, op, v)) {
+            acquire_fence();
+            return i;
+        }
     return SIZE_MAX;
 }
 template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, size_t *idx, const int *st, int op, values<T> v, const char *fn) {
@@ -222,6 +239,7 @@ template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, 
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (active(st, i) && holds(iv, i, op, v)) idx[k++] = i;
+    if (k) acquire_fence();
     return k;
 }
 __device__ __forceinline__ bool any_active(const int *st, size_t n) {
@@ -266,6 +284,9 @@ __device__ __forceinline__ void put_signal(void *dest, const void *src, size_t b
 /* ---- whole-job barrier from a kernel: one thread per PE calls it ---- */
 __device__ __forceinline__ void barrier_all(const char *fn) {
     (void)fn;
+    /* One system fence makes this PE's earlier puts and AMOs visible before it arrives
+     * anywhere; the arrivals themselves are relaxed atomics, the wait relaxed polls and one
+     * acquire fence. */
     __threadfence_system();
     int n = ishmemi_dstate.n_pes;
     uint64_t *epoch = sync_word(ISHMEMI_SYNC_BARRIER_EPOCH, ishmemi_dstate.my_pe);
@@ -273,10 +294,11 @@ __device__ __forceinline__ void barrier_all(const char *fn) {
     *epoch = e;
     for (int pe = 0; pe < n; pe++)
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, pe))
-            .fetch_add(1, cuda::memory_order_release);
+            .fetch_add(1, cuda::memory_order_relaxed);
     uint64_t *arrive = sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, ishmemi_dstate.my_pe);
-    while (load_acquire(arrive) < e * (uint64_t)n) {
+    while (load_relaxed(arrive) < e * (uint64_t)n) {
     }
+    acquire_fence();
 }
 
 /* ---- work-group forms (Group: any cooperative group with thread_rank, num_threads, sync) ---- */
