@@ -274,7 +274,7 @@ pub const DEVICE_FIXED: &[(&str, &str, &str, &str, &str, &str)] = &[
      "return ishmemi::fetch<uint64_t>((uint64_t *)sig_addr, ishmemi_dstate.my_pe, F);"),
     ("ishmem.h", "ishmem_signal_wait_until", "uint64_t", "uint64_t *sig_addr, int cmp, uint64_t cmp_value", "sig_addr, cmp, cmp_value",
      "ishmemi::check_cmp(cmp, F); ishmemi::ptr(sig_addr, 8, ishmemi_dstate.my_pe, F); uint64_t v; \
-      while (!ishmemi::cmp(v = ishmemi::load_relaxed(sig_addr), cmp, cmp_value)) { } ishmemi::acquire_fence(); return v;"),
+      while (!ishmemi::cmp(v = ishmemi::load_acquire(sig_addr), cmp, cmp_value)) { } return v;"),
     ("ishmem.h", "ishmem_fence", "void", "void", "", "ishmemi::quiet();"),
     ("ishmem.h", "ishmem_quiet", "void", "void", "", "ishmemi::quiet();"),
     ("ishmem.h", "ishmem_barrier_all", "void", "void", "", "ishmemi::barrier_all(F);"),

@@ -59,7 +59,7 @@ __host__ __device__ __forceinline__ uint64_t ishmemi_hd_ishmem_signal_fetch(cons
 __host__ __device__ __forceinline__ uint64_t ishmemi_hd_ishmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) {
 #ifdef __CUDA_ARCH__
     const char *F = "ishmem_signal_wait_until";
-    ishmemi::check_cmp(cmp, F); ishmemi::ptr(sig_addr, 8, ishmemi_dstate.my_pe, F); uint64_t v; while (!ishmemi::cmp(v = ishmemi::load_relaxed(sig_addr), cmp, cmp_value)) { } ishmemi::acquire_fence(); return v;;
+    ishmemi::check_cmp(cmp, F); ishmemi::ptr(sig_addr, 8, ishmemi_dstate.my_pe, F); uint64_t v; while (!ishmemi::cmp(v = ishmemi::load_acquire(sig_addr), cmp, cmp_value)) { } return v;;
 #else
     return ishmem_signal_wait_until(sig_addr, cmp, cmp_value);
 #endif

@@ -92,11 +92,10 @@ __device__ __forceinline__ size_t copy_words(char *d, const char *s, size_t n, u
 
 __device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
     uintptr_t a = (uintptr_t)d | (uintptr_t)s;
-    size_t done;
-    if ((a & 15) == 0) done = copy_words<int4>(d, s, n, rank, size);
-    else if ((a & 7) == 0) done = copy_words<uint64_t>(d, s, n, rank, size);
-    else if ((a & 3) == 0) done = copy_words<uint32_t>(d, s, n, rank, size);
-    else done = 0;
+    size_t done = 0;
+    if ((a & 15) == 0) done += copy_words<int4>(d, s, n, rank, size);
+    if ((a & 7) == 0) done += copy_words<uint64_t>(d + done, s + done, n - done, rank, size);
+    if ((a & 3) == 0) done += copy_words<uint32_t>(d + done, s + done, n - done, rank, size);
     for (size_t j = done + rank; j < n; j += size)
         d[j] = s[j];
 }
@@ -197,12 +196,7 @@ template <class T> __device__ __forceinline__ T load_acquire(T *p) {
     return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_acquire);
 }
 
-/* Polling loads: relaxed (no fence per poll); the caller fences once the wait is over. */
-template <class T> __device__ __forceinline__ T load_relaxed(T *p) {
-    return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_relaxed);
-}
 
-__device__ __forceinline__ void acquire_fence() { cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system); }
 
 template <class T> struct values {
     const T *many;
@@ -211,7 +205,7 @@ template <class T> struct values {
 };
 
 template <class T> __device__ __forceinline__ bool holds(T *ivars, size_t i, int op, values<T> v) {
-    return cmp(load_relaxed(ivars + i), op, v[i]);
+    return cmp(load_acquire(ivars + i), op, v[i]);
 }
 __device__ __forceinline__ bool active(const int *status, size_t i) { return !status || status[i] == 0; }
 
@@ -220,17 +214,13 @@ template <class T> __device__ __forceinline__ int test_all(T *iv, size_t n, cons
     if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
     for (size_t i = 0; i < n; i++)
         if (active(st, i) && !holds(iv, i, op, v)) return 0;
-    acquire_fence();
     return 1;
 }
 template <class T> __device__ __forceinline__ size_t test_any(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
     check_cmp(op, fn);
     if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
     for (size_t i = 0; i < n; i++)
-        if (active(st, i) && holds(iv, i, op, v)) {
-            acquire_fence();
-            return i;
-        }
+        if (active(st, i) && holds(iv, i, op, v)) return i;
     return SIZE_MAX;
 }
 template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, size_t *idx, const int *st, int op, values<T> v, const char *fn) {
@@ -239,7 +229,6 @@ template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, 
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (active(st, i) && holds(iv, i, op, v)) idx[k++] = i;
-    if (k) acquire_fence();
     return k;
 }
 __device__ __forceinline__ bool any_active(const int *st, size_t n) {
@@ -285,8 +274,8 @@ __device__ __forceinline__ void put_signal(void *dest, const void *src, size_t b
 __device__ __forceinline__ void barrier_all(const char *fn) {
     (void)fn;
     /* One system fence makes this PE's earlier puts and AMOs visible before it arrives
-     * anywhere; the arrivals themselves are relaxed atomics, the wait relaxed polls and one
-     * acquire fence. */
+     * anywhere; the arrivals themselves are relaxed atomics; the wait polls with acquire loads
+     * (cheaper than a full fence after a relaxed loop). */
     __threadfence_system();
     int n = ishmemi_dstate.n_pes;
     uint64_t *epoch = sync_word(ISHMEMI_SYNC_BARRIER_EPOCH, ishmemi_dstate.my_pe);
@@ -296,9 +285,8 @@ __device__ __forceinline__ void barrier_all(const char *fn) {
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, pe))
             .fetch_add(1, cuda::memory_order_relaxed);
     uint64_t *arrive = sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, ishmemi_dstate.my_pe);
-    while (load_relaxed(arrive) < e * (uint64_t)n) {
+    while (load_acquire(arrive) < e * (uint64_t)n) {
     }
-    acquire_fence();
 }
 
 /* ---- work-group forms (Group: any cooperative group with thread_rank, num_threads, sync) ---- */

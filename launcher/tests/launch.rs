@@ -252,8 +252,10 @@ fn killed_pe_terminates_job() {
         }
         let start = Instant::now();
         let out = run(&args);
+        // The other PEs sleep 30 s; finishing well before that means they
+        // were terminated (a hang guard, not a speed check).
         assert!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < Duration::from_secs(25),
             "took {:?}",
             start.elapsed()
         );
@@ -276,7 +278,8 @@ fn failing_pe_exit_status() {
     let script = "if [ $ISHMRUN_RANK = 1 ]; then exit 3; else exec sleep 30; fi";
     let start = Instant::now();
     let out = run(&["-n", "3", "sh", "-c", script]);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // Hang guard: PEs 0 and 2 would sleep 30 s unless terminated.
+    assert!(start.elapsed() < Duration::from_secs(25));
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
     assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
@@ -292,16 +295,28 @@ fn failing_pe_exit_status() {
 
 #[test]
 fn sigterm_resistant_pe_is_killed_after_grace() {
-    let script = "if [ $ISHMRUN_RANK = 0 ]; then exit 4; else trap '' TERM; exec sleep 30; fi";
-    let start = Instant::now();
-    let out = run(&["-n", "2", "sh", "-c", script]);
-    let elapsed = start.elapsed();
-    assert_eq!(out.status.code(), Some(4));
-    assert!(
-        elapsed >= Duration::from_millis(1500),
-        "no grace period: {elapsed:?}"
+    // PE 1 ignores SIGTERM (it records that it got one) and would run for
+    // ever; PE 0 fails only once PE 1's trap is in place, so the launcher's
+    // SIGTERM is certain to be ignored and only the SIGKILL after the grace
+    // period can end PE 1. Markers, not clocks, tell what happened.
+    let dir = scratch_dir("sigterm-resistant");
+    let d = dir.display();
+    let script = format!(
+        "if [ $ISHMRUN_RANK = 0 ]; then \
+             while [ ! -e {d}/ready ]; do sleep 0.02; done; exit 4; \
+         else \
+             trap 'echo term > {d}/term' TERM; touch {d}/ready; \
+             i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; \
+             touch {d}/survived; \
+         fi"
     );
-    assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
+    let out = run(&["-n", "2", "sh", "-c", &script]);
+    let got_term = dir.join("term").exists();
+    let survived = dir.join("survived").exists();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(4), "stderr: {}", stderr(&out));
+    assert!(got_term, "PE 1 never received SIGTERM");
+    assert!(!survived, "PE 1 was not killed after the grace period");
     assert!(stderr(&out).contains("terminating the remaining 1 PE\n"));
 }
 
@@ -315,7 +330,8 @@ fn timeout_kills_job() {
         elapsed >= Duration::from_millis(900),
         "too early: {elapsed:?}"
     );
-    assert!(elapsed < Duration::from_secs(3), "too late: {elapsed:?}");
+    // Hang guard: the PEs would sleep 30 s unless killed.
+    assert!(elapsed < Duration::from_secs(25), "too late: {elapsed:?}");
     assert!(stderr(&out).contains("ishmrun: job timed out after 1 s; killing the PEs"));
 }
 

@@ -945,19 +945,29 @@ mod tests {
 
     #[test]
     fn abort_sends_line_and_does_not_wait() {
+        // The fake server keeps the connection open and silent until the
+        // test says abort() has returned: an abort that waited for a reply
+        // would leave the server's wait to expire, which the flag reports.
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let returned_first = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = returned_first.clone();
         let (mut p, h) = connect(
-            |s| {
+            move |s| {
                 s.serve_init();
                 s.expect("cmd=abort exitcode=3");
-                thread::sleep(Duration::from_millis(200));
+                let ok = done_rx.recv_timeout(Duration::from_secs(30)).is_ok();
+                flag.store(ok, std::sync::atomic::Ordering::SeqCst);
             },
             0,
             1,
         );
-        let t = Instant::now();
         p.abort(3, "unit test abort");
-        assert!(t.elapsed() < Duration::from_millis(150));
+        let _ = done_tx.send(());
         h.join().unwrap();
+        assert!(
+            returned_first.load(std::sync::atomic::Ordering::SeqCst),
+            "abort() waited for the PMI server"
+        );
         assert!(p.barrier().unwrap_err().contains("aborted"));
     }
 
