@@ -36,6 +36,24 @@ for f in examples/*.cu tests/gpu/*.cu; do
         fail=$((fail + 1))
     fi
 done
+# A program made of several .cu files, one plain line, no -rdc.
+# shellcheck disable=SC2046
+if nvcc -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra tests/gpu/multi/main.cu tests/gpu/multi/part.cu $(pkg-config --cflags --libs ishmem) "${EXTRA[@]}" -o "$out/multi"; then
+    pass=$((pass + 1))
+else
+    echo "cuda-compile-check: FAILED to build tests/gpu/multi" >&2
+    fail=$((fail + 1))
+fi
+# A kernel module loaded at run time (cubin), as tests/gpu/cumodule.cu loads it.
+for f in tests/gpu/modules/*.cu; do
+    [ -e "$f" ] || continue
+    if nvcc -std=c++17 -arch=sm_90 -cubin -I"$PREFIX/include" "$f" -o "$out/$(basename "$f" .cu).cubin"; then
+        pass=$((pass + 1))
+    else
+        echo "cuda-compile-check: FAILED to build $f" >&2
+        fail=$((fail + 1))
+    fi
+done
 # The benchmark source, against ishmem's headers (its NVSHMEM variant is built on the GPU machine).
 if [ -e bench/gpu_bench.cu ]; then
     # shellcheck disable=SC2046

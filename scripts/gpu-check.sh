@@ -84,6 +84,8 @@ build cumodule tests/gpu/cumodule.cu $FLAGS -ldl -o "$B/cumodule"
 build kernel_api tests/gpu/kernel_api.cu $FLAGS -o "$B/kernel_api"
 # shellcheck disable=SC2086
 build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
+# shellcheck disable=SC2086
+build multi tests/gpu/multi/main.cu tests/gpu/multi/part.cu $FLAGS -o "$B/multi"
 if [ -e examples/hello_gpu.cu ]; then
     # shellcheck disable=SC2086
     build hello_gpu examples/hello_gpu.cu $FLAGS -o "$B/hello_gpu"
@@ -140,6 +142,9 @@ run kernel_api.ishmrun kernel_api -- "${RUN[@]}" -n "$NP" "$B/kernel_api"
 run kernel_api.samegpu kernel_api -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_api"
 run queue_ops.ishmrun queue_ops -- "${RUN[@]}" -n "$NP" "$B/queue_ops"
 run queue_ops.samegpu queue_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/queue_ops"
+run multi.ishmrun multi -- "${RUN[@]}" -n "$NP" "$B/multi"
+run multi.samegpu multi -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/multi"
+run multi.mpirun multi -- "${MPIRUN[@]}" "$NP" "$B/multi"
 if [ -n "${built[queue_ops]:-}" ]; then
     # Every exported _on_queue name must be referenced by queue_ops (it calls and checks each).
     grep '_on_queue$' "$PREFIX/share/doc/ishmem/symbols.txt" | sort -u >"$B/queue_syms.txt"
