@@ -47,20 +47,33 @@ __device__ __noinline__ inline void fail(const char *fn, const char *what, long 
     __trap();
 }
 
-/* PE pe's copy of the symmetric range [addr, addr+len), checked. */
-__device__ __forceinline__ char *ptr(const void *addr, size_t len, int pe, const char *fn) {
+/* Says which check of ptr() failed (the slow path, out of line), then traps. */
+__device__ __noinline__ inline void ptr_fail(const void *addr, size_t len, int pe, const char *fn) {
     uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base;
-#ifndef ISHMEM_NO_DEVICE_CHECKS
     if (!ishmemi_dstate.initialized)
         fail(fn, "called before ishmem_init (or the kernel's module is not bound:", 0, 0);
     if (pe < 0 || pe >= ishmemi_dstate.n_pes)
         fail(fn, "pe out of range (pe, n_pes):", pe, ishmemi_dstate.n_pes);
     if (off >= ishmemi_dstate.heap_size || len > ishmemi_dstate.heap_size - off)
         fail(fn, "address outside the symmetric heap (address, bytes):", (long long)(uintptr_t)addr, (long long)len);
-    if (ishmemi_dstate.peer_base[pe] == 0)
-        fail(fn, "PE is not reachable from this GPU (pe, 0):", pe, 0);
-#endif
+    fail(fn, "PE is not reachable from this GPU (pe, 0):", pe, 0);
+}
+
+/* PE pe's copy of the symmetric range [addr, addr+len), checked. The checks are folded into
+ * one predicate and one branch: GPUs do not speculate, so every branch before the access sits
+ * on the latency path of a dependent chain of remote operations. */
+__device__ __forceinline__ char *ptr(const void *addr, size_t len, int pe, const char *fn) {
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base;
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    uint64_t size = ishmemi_dstate.heap_size;
+    bool in_range = (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES;
+    uint64_t base = ishmemi_dstate.peer_base[in_range ? pe : 0];
+    bool ok = in_range & (ishmemi_dstate.initialized != 0) & (off < size) & (len <= size - off) & (base != 0);
+    if (__builtin_expect(!ok, 0)) ptr_fail(addr, len, pe, fn);
+    return (char *)(uintptr_t)(base + off);
+#else
     return (char *)(uintptr_t)(ishmemi_dstate.peer_base[pe] + off);
+#endif
 }
 
 __device__ __forceinline__ uint64_t *sync_word(int word, int pe) {
