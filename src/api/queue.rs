@@ -11,7 +11,7 @@
 use crate::api::amo::Atom;
 use crate::core::{bytes, state, State};
 use crate::ffi::{fatal, guard};
-use crate::transport::cuda::{self, driver, Gpu};
+use crate::transport::cuda::{driver, Gpu};
 use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
 use std::ffi::{c_int, c_void, CString};
 use std::sync::OnceLock;
@@ -186,9 +186,9 @@ unsafe fn strided(
         (dest as usize, st.remote(func, "source", src as usize, span, pe))
     };
     let _c = gpu.enter(func);
-    let c = cuda::copy_2d_desc(d, dst * elem, s, sst * elem, bsize * elem, nblocks);
-    // SAFETY: the descriptor spans the checked symmetric range and the caller's local one.
-    driver::check(func, "cuMemcpy2DAsync", unsafe { sys::cuMemcpy2DAsync_v2(&c, q.cast()) });
+    // SAFETY: the rows span the checked symmetric range and the caller's local one; pitches
+    // beyond the device's 2D limit are copied row by row on the same stream.
+    unsafe { gpu.copy_2d_async(func, d, dst * elem, s, sst * elem, bsize * elem, nblocks, q.cast()) };
 }
 
 /// # Safety

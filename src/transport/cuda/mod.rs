@@ -399,13 +399,32 @@ impl Gpu {
             return;
         }
         let _c = self.enter(func);
+        // SAFETY: forwarded contract (ranges checked by the caller); our stream lives until finalize.
+        unsafe { self.copy_2d_async(func, dst, dpitch, src, spitch, width, height, self.stream) };
+        self.sync(func);
+    }
+
+    /// Enqueues the copy of `height` rows of `width` bytes on `stream`: one cuMemcpy2DAsync
+    /// where the pitches fit the device's limit (and the driver takes it), else one
+    /// cuMemcpyAsync per row. The caller has made the context current.
+    ///
+    /// # Safety
+    /// Both ranges must stay valid until the stream reaches the copy; `stream` must be a live
+    /// stream of this context (or NULL).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy_2d_async(
+        &self, func: &str, dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize, stream: CUstream,
+    ) {
+        if width == 0 || height == 0 {
+            return;
+        }
         let fits = dpitch <= self.max_pitch && spitch <= self.max_pitch;
         if height > 1 && fits {
             let c = copy_2d_desc(dst, dpitch, src, spitch, width, height);
             // SAFETY: the descriptor spans ranges checked by the caller.
-            let r = unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream) };
+            let r = unsafe { sys::cuMemcpy2DAsync_v2(&c, stream) };
             if r == CUresult::CUDA_SUCCESS {
-                return self.sync(func);
+                return;
             }
             if self.debug {
                 emit(&format!("[PE {}] DEBUG: {func}: cuMemcpy2DAsync failed ({}); copying row by row", self.me, driver::err_text(r)));
@@ -414,10 +433,9 @@ impl Gpu {
         for i in 0..height {
             // SAFETY: row i lies inside both checked ranges.
             check(func, "cuMemcpyAsync", unsafe {
-                sys::cuMemcpyAsync((dst + i * dpitch) as u64, (src + i * spitch) as u64, width, self.stream)
+                sys::cuMemcpyAsync((dst + i * dpitch) as u64, (src + i * spitch) as u64, width, stream)
             });
         }
-        self.sync(func);
     }
 
     /// Zeroes `n` bytes of GPU memory; complete at return.
