@@ -348,4 +348,6 @@ __device__ __forceinline__ void wg_put_signal(const G &g, void *dest, const void
 
 } // namespace ishmemi
 
+#include <ishmem/cuda_coll.cuh>
+
 #endif

@@ -1,0 +1,298 @@
+/* ishmem/cuda_coll.cuh: teams and collectives in CUDA kernels (included by cuda_impl.cuh).
+ *
+ * Teams live in the symmetric heap, so kernels read the same table the host keeps:
+ *  - words ISHMEMI_SYNC_TEAM_AREA and ISHMEMI_SYNC_TEAMS_MAX of this PE's sync area hold the
+ *    heap offset of team slot 0's area and the number of slots (written by libishmem at init);
+ *  - slot t's area (ISHMEMI_TEAM_AREA_BYTES at that offset + t * ISHMEMI_TEAM_AREA_BYTES) holds,
+ *    at word ISHMEMI_TEAM_DESC_WORD, {start, stride, size, my_pe} of the team in this PE's view
+ *    (size 0: no team of this PE in the slot), written by the host when the team is made;
+ *  - the same area's words hold the team's synchronization state, shared with the host side
+ *    (src/core/team.rs): a dissemination barrier whose round-k flag of team PE i is written only
+ *    by team PE (i - 2^k) mod n, with the writer's epoch, so flags only grow and back-to-back
+ *    syncs cannot mix.
+ *
+ * Every collective is a template over a group G (thread_rank, num_threads, sync): the plain
+ * device forms run it with one thread (`solo`), the _work_group forms with a cooperative group
+ * whose threads share the copies and the arithmetic. Algorithms, for PEs on NVLink/PCIe:
+ *  - team_sync: the dissemination barrier above (ceil(log2 n) rounds);
+ *  - broadcast: sync, every PE pulls the root's source (the reads run on n links at once), sync;
+ *  - fcollect / collect / alltoall: sync, every PE pushes its blocks to every PE in rotated
+ *    order (PE i starts at i + 1, spreading the load), sync; collect first publishes each PE's
+ *    size in its area and reads the others' to place its block;
+ *  - reductions and scans: sync, every PE reads every PE's source and combines in team order
+ *    (so every PE computes bit-identical floating-point results), sync. When dest overlaps
+ *    source, results are held in registers per chunk and written after a sync, so no PE reads a
+ *    source element that another has already overwritten.
+ * Bad input (invalid team, root out of range, a buffer outside the heap) prints a PE-tagged
+ * error naming the function and traps the kernel, as the rest of the device API does. */
+#ifndef ISHMEM_CUDA_COLL_CUH
+#define ISHMEM_CUDA_COLL_CUH
+
+#ifndef ISHMEMI_SYNC_TEAM_AREA
+#define ISHMEMI_SYNC_TEAM_AREA 2 /* sync-area word: heap offset of team slot 0's area */
+#define ISHMEMI_SYNC_TEAMS_MAX 3 /* sync-area word: number of team slots */
+#endif
+#ifndef ISHMEMI_TEAM_AREA_BYTES
+#define ISHMEMI_TEAM_AREA_BYTES 1024
+#define ISHMEMI_TEAM_SYNC_EPOCH 0
+#define ISHMEMI_TEAM_SYNC_VALUE 1
+#define ISHMEMI_TEAM_SYNC_ROUND 8
+#define ISHMEMI_TEAM_SYNC_ROUNDS 32
+#endif
+#ifndef ISHMEMI_TEAM_DESC_WORD
+#define ISHMEMI_TEAM_DESC_WORD 40 /* words 40-41: int32 start, stride, size, my_pe */
+#endif
+
+namespace ishmemi {
+
+/* A group of one thread: the plain (non work_group) device forms. */
+struct solo {
+    __device__ __forceinline__ unsigned thread_rank() const { return 0; }
+    __device__ __forceinline__ unsigned num_threads() const { return 1; }
+    __device__ __forceinline__ void sync() const {}
+};
+
+struct tdesc {
+    int32_t start, stride, size, my_pe;
+    __device__ __forceinline__ int world(int i) const { return start + stride * i; }
+};
+
+__device__ __forceinline__ uint64_t own_sync_word(int w) {
+    return *(volatile uint64_t *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * (uint64_t)w);
+}
+
+/* Heap offset of team slot t's area, or 0 when t is not a slot. */
+__device__ __forceinline__ uint64_t team_area_off(int t) {
+    uint64_t max = own_sync_word(ISHMEMI_SYNC_TEAMS_MAX);
+    if (t < 0 || (uint64_t)t >= max) return 0;
+    return own_sync_word(ISHMEMI_SYNC_TEAM_AREA) + (uint64_t)t * ISHMEMI_TEAM_AREA_BYTES;
+}
+
+/* This PE's view of team t; size 0 when t is not a team of this PE. */
+__device__ __forceinline__ tdesc team_lookup(int t) {
+    tdesc d = {0, 1, 0, -1};
+    if (!ishmemi_dstate.initialized) return d;
+    uint64_t off = team_area_off(t);
+    if (!off) return d;
+    const volatile int32_t *w =
+        (const volatile int32_t *)(uintptr_t)(ishmemi_dstate.heap_base + off + 8 * ISHMEMI_TEAM_DESC_WORD);
+    d.start = w[0];
+    d.stride = w[1];
+    d.size = w[2];
+    d.my_pe = w[3];
+    if (d.size <= 0 || d.my_pe < 0) d.size = 0;
+    return d;
+}
+
+__device__ __forceinline__ tdesc team_get(int t, const char *fn) {
+    if (!ishmemi_dstate.initialized) fail(fn, "called before ishmem_init (or the kernel's module is not bound:", 0, 0);
+    tdesc d = team_lookup(t);
+    if (d.size == 0) fail(fn, "invalid team, or a team this PE is not a member of (team, 0):", t, 0);
+    return d;
+}
+
+/* Address of word w of team t's area on world PE pe (symmetric: the same offset everywhere). */
+__device__ __forceinline__ uint64_t *team_word(int t, int w, int pe, const char *fn) {
+    uint64_t a = ishmemi_dstate.heap_base + team_area_off(t) + 8 * (uint64_t)w;
+    return (uint64_t *)ptr((const void *)(uintptr_t)a, 8, pe, fn);
+}
+
+__device__ __forceinline__ int team_my_pe(int t) {
+    tdesc d = team_lookup(t);
+    return d.size ? d.my_pe : -1;
+}
+
+__device__ __forceinline__ int team_n_pes(int t) {
+    tdesc d = team_lookup(t);
+    return d.size ? d.size : -1;
+}
+
+__device__ __forceinline__ int team_translate_pe(int src_team, int src_pe, int dest_team) {
+    tdesc s = team_lookup(src_team), d = team_lookup(dest_team);
+    if (!s.size || !d.size || src_pe < 0 || src_pe >= s.size) return -1;
+    int w = s.world(src_pe);
+    int rel = w - d.start;
+    if (rel % d.stride) return -1;
+    int i = rel / d.stride;
+    return (i >= 0 && i < d.size) ? i : -1;
+}
+
+/* The dissemination barrier of team t, by one thread. No fence of its own: callers that need
+ * their writes visible to the team fence first (sync_fenced). */
+__device__ __forceinline__ void team_sync_one(int t, const tdesc &d, const char *fn) {
+    int n = d.size;
+    if (n <= 1) return;
+    uint64_t *epoch = team_word(t, ISHMEMI_TEAM_SYNC_EPOCH, d.world(d.my_pe), fn);
+    uint64_t e = *(volatile uint64_t *)epoch + 1;
+    *(volatile uint64_t *)epoch = e;
+    for (int k = 0, dist = 1; dist < n && k < ISHMEMI_TEAM_SYNC_ROUNDS; k++, dist <<= 1) {
+        int to = d.world((d.my_pe + dist) % n);
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*team_word(t, ISHMEMI_TEAM_SYNC_ROUND + k, to, fn))
+            .store(e, cuda::memory_order_release);
+        uint64_t *mine = team_word(t, ISHMEMI_TEAM_SYNC_ROUND + k, d.world(d.my_pe), fn);
+        while (load_acquire(mine) < e) {
+        }
+    }
+}
+
+/* Team-wide barrier for a group: every thread's earlier writes (local and remote) are visible
+ * to the team when any PE leaves it. */
+template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t, const tdesc &d, const char *fn) {
+    __threadfence_system();
+    g.sync();
+    if (g.thread_rank() == 0) team_sync_one(t, d, fn);
+    g.sync();
+}
+
+/* Checks that [addr, addr + len) lies in the symmetric heap (for buffers every PE reaches). */
+__device__ __forceinline__ void check_sym(const void *addr, size_t len, const char *fn) {
+    if (len) ptr(addr, len, ishmemi_dstate.my_pe, fn);
+}
+
+template <class G> __device__ __forceinline__ int team_sync(const G &g, int t, const char *fn) {
+    tdesc d = team_get(t, fn);
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+/* ---- data movement collectives (bytes) ---- */
+template <class G>
+__device__ __forceinline__ int broadcast(const G &g, int t, void *dest, const void *src, size_t bytes, int root, const char *fn) {
+    tdesc d = team_get(t, fn);
+    if (root < 0 || root >= d.size) fail(fn, "PE_root out of range for the team (PE_root, team size):", root, d.size);
+    check_sym(dest, bytes, fn);
+    check_sym(src, bytes, fn);
+    sync_fenced(g, t, d, fn);
+    if (bytes) {
+        const char *from = ptr(src, bytes, d.world(root), fn);
+        if ((const void *)from != (const void *)dest)
+            copy((char *)dest, from, bytes, g.thread_rank(), g.num_threads());
+    }
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+template <class G>
+__device__ __forceinline__ int fcollect(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    tdesc d = team_get(t, fn);
+    int n = d.size;
+    check_sym(dest, bytes * (size_t)n, fn);
+    check_sym(src, bytes, fn);
+    sync_fenced(g, t, d, fn);
+    if (bytes)
+        for (int j = 1; j <= n; j++) {
+            int to = d.world((d.my_pe + j) % n);
+            copy(ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, to, fn), (const char *)src, bytes, g.thread_rank(),
+                 g.num_threads());
+        }
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+template <class G>
+__device__ __forceinline__ int collect(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    tdesc d = team_get(t, fn);
+    int n = d.size;
+    check_sym(src, bytes, fn);
+    if (g.thread_rank() == 0) *(volatile uint64_t *)team_word(t, ISHMEMI_TEAM_SYNC_VALUE, d.world(d.my_pe), fn) = bytes;
+    sync_fenced(g, t, d, fn);
+    size_t before = 0, total = 0;
+    for (int j = 0; j < n; j++) {
+        uint64_t b = *(volatile uint64_t *)team_word(t, ISHMEMI_TEAM_SYNC_VALUE, d.world(j), fn);
+        if (j < d.my_pe) before += b;
+        total += b;
+    }
+    check_sym(dest, total, fn);
+    if (bytes)
+        for (int j = 1; j <= n; j++) {
+            int to = d.world((d.my_pe + j) % n);
+            copy(ptr((char *)dest + before, bytes, to, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
+        }
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+template <class G>
+__device__ __forceinline__ int alltoall(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    tdesc d = team_get(t, fn);
+    int n = d.size;
+    check_sym(dest, bytes * (size_t)n, fn);
+    check_sym(src, bytes * (size_t)n, fn);
+    sync_fenced(g, t, d, fn);
+    if (bytes)
+        for (int j = 1; j <= n; j++) {
+            int p = (d.my_pe + j) % n;
+            copy(ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, d.world(p), fn), (const char *)src + (size_t)p * bytes,
+                 bytes, g.thread_rank(), g.num_threads());
+        }
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+/* ---- reductions and scans ---- */
+enum rop { R_AND, R_OR, R_XOR, R_MAX, R_MIN, R_SUM, R_PROD };
+
+template <int OP, class T> __device__ __forceinline__ T combine(T a, T b) {
+    if constexpr (OP == R_AND) return a & b;
+    else if constexpr (OP == R_OR) return a | b;
+    else if constexpr (OP == R_XOR) return a ^ b;
+    else if constexpr (OP == R_MAX) return a > b ? a : b;
+    else if constexpr (OP == R_MIN) return a < b ? a : b;
+    else if constexpr (OP == R_SUM) return (T)(a + b);
+    else return (T)(a * b);
+}
+
+/* mode 0: reduction over all team PEs; 1: inclusive scan (PEs 0..me); 2: exclusive scan
+ * (PEs 0..me-1; PE 0 gets zeros). */
+/* PE pe's copy of a symmetric address whose range and reachability were checked before. */
+template <class T> __device__ __forceinline__ const T *peer_raw(const T *a, int pe) {
+    return (const T *)(uintptr_t)(ishmemi_dstate.peer_base[pe] + ((uint64_t)(uintptr_t)a - ishmemi_dstate.heap_base));
+}
+
+template <int OP, class T> __device__ __forceinline__ T fold(const tdesc &d, const T *src, size_t e, int upto) {
+    T acc = *(const volatile T *)peer_raw(src + e, d.world(0));
+    for (int p = 1; p < upto; p++) acc = combine<OP, T>(acc, *(const volatile T *)peer_raw(src + e, d.world(p)));
+    return acc;
+}
+
+template <int OP, class G, class T>
+__device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, size_t n, int mode, const char *fn) {
+    tdesc d = team_get(t, fn);
+    check_sym(dest, n * sizeof(T), fn);
+    check_sym(src, n * sizeof(T), fn);
+    int upto = mode == 0 ? d.size : mode == 1 ? d.my_pe + 1 : d.my_pe;
+    bool overlap = (const char *)dest < (const char *)(src + n) && (const char *)src < (const char *)(dest + n);
+    if (n)
+        for (int p = 0; p < upto; p++) ptr(src, n * sizeof(T), d.world(p), fn); /* every source reachable */
+    sync_fenced(g, t, d, fn);
+    unsigned r = g.thread_rank(), nt = g.num_threads();
+    if (!overlap) {
+        for (size_t e = r; e < n; e += nt) dest[e] = upto > 0 ? fold<OP, T>(d, src, e, upto) : (T)0;
+    } else {
+        /* In place: each round computes up to K elements per thread into registers, waits for
+         * every PE to finish reading them, then writes them (the next round reads other
+         * elements, so it needs no second sync). */
+        const int K = 16;
+        size_t chunk = (size_t)K * nt;
+        for (size_t base = 0; base < n; base += chunk) {
+            T v[K];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                size_t e = base + (size_t)k * nt + r;
+                if (e < n) v[k] = upto > 0 ? fold<OP, T>(d, src, e, upto) : (T)0;
+            }
+            sync_fenced(g, t, d, fn);
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                size_t e = base + (size_t)k * nt + r;
+                if (e < n) dest[e] = v[k];
+            }
+        }
+    }
+    sync_fenced(g, t, d, fn);
+    return 0;
+}
+
+} // namespace ishmemi
+
+#endif
