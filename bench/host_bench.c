@@ -18,6 +18,8 @@
  * Usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]
  *                   [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]
  * ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all
+ *      broadcast fcollect alltoall sum_reduce   (collectives over all PEs,
+ *      8 B .. 1 MiB per PE, time per call; every PE takes part)
  * --target-wait=sleep (default): passive PEs wait for the end of a one-sided
  *   row in a sleep/poll loop of this program, not in the library's barrier.
  *
@@ -46,6 +48,17 @@
 
 #ifndef BENCH_LIB
 #define BENCH_LIB "ishmem"
+#endif
+/* Collectives over the world team; peer_oshmem.h maps them onto the
+ * OpenSHMEM 1.4 active-set routines. */
+#ifndef BENCH_BROADCASTMEM
+#define BENCH_COLL_INIT(max_bytes) ((void)(max_bytes))
+#define BENCH_COLL_FINI() ((void)0)
+#define BENCH_BCAST_ROOT_WRITES_DEST 1
+#define BENCH_BROADCASTMEM(d, s, n, root) ishmem_broadcastmem(ISHMEM_TEAM_WORLD, (d), (s), (n), (root))
+#define BENCH_FCOLLECTMEM(d, s, n) ishmem_fcollectmem(ISHMEM_TEAM_WORLD, (d), (s), (n))
+#define BENCH_ALLTOALLMEM(d, s, n) ishmem_alltoallmem(ISHMEM_TEAM_WORLD, (d), (s), (n))
+#define BENCH_INT_SUM_REDUCE(d, s, n) ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, (d), (s), (n))
 #endif
 #ifndef BENCH_VERSION_SUFFIX
 #define BENCH_VERSION_SUFFIX ""
@@ -81,6 +94,8 @@ static uint64_t *pp_src;    /* symmetric: ping-pong payload source       */
 static uint64_t *pp_dst;    /* symmetric: ping-pong payload destination  */
 static unsigned long g_run; /* lockstep run counter (same on all PEs)    */
 static uint64_t g_sigbase;  /* last signal value used (same on all PEs)  */
+static unsigned char *csrc; /* symmetric: collective source, coll_max * npes */
+static unsigned char *cdst; /* symmetric: collective dest, coll_max * npes   */
 
 static const char *g_inject; /* BENCH_INJECT_FAULT=<op>: test hook */
 static double g_target_s = 5e-3; /* wanted duration of one timed run */
@@ -462,6 +477,86 @@ static double run_barrier_all(const row_t *r, long iters, int *fail)
     return t;
 }
 
+/* ---------------------------------------------------------- collectives
+ * Every PE calls the collective `iters` times back to back (PE 0's clock);
+ * then the data of the last call is verified on every PE. r->bytes is the
+ * per-PE block: broadcast moves it from PE 0 to all, fcollect gathers one
+ * block of each PE everywhere, alltoall sends one block to each PE,
+ * sum_reduce adds bytes/4 ints over all PEs. */
+static uint64_t coll_seed(const row_t *r, int pe) { return run_seed(r) ^ mix64((uint64_t)pe + 77); }
+
+static double coll_time(const row_t *r, long iters)
+{
+    const size_t n = r->bytes;
+    ishmem_barrier_all();
+    double t0 = now_s();
+    for (long i = 0; i < iters; i++) {
+        if (!strcmp(r->op, "broadcast")) BENCH_BROADCASTMEM(cdst, csrc, n, 0);
+        else if (!strcmp(r->op, "fcollect")) BENCH_FCOLLECTMEM(cdst, csrc, n);
+        else if (!strcmp(r->op, "alltoall")) BENCH_ALLTOALLMEM(cdst, csrc, n);
+        else BENCH_INT_SUM_REDUCE((int *)cdst, (const int *)csrc, n / sizeof(int));
+    }
+    double t = now_s() - t0;
+    ishmem_barrier_all();
+    return t;
+}
+
+static double run_broadcast(const row_t *r, long iters, int *fail)
+{
+    const size_t n = r->bytes;
+    if (me == 0) fill(csrc, n, coll_seed(r, 0));
+    memset(cdst, 0, n);
+    double t = coll_time(r, iters);
+    if (me != 0 || BENCH_BCAST_ROOT_WRITES_DEST) {
+        size_t at = check(cdst, n, coll_seed(r, 0));
+        if (at != n) verify_failed(r, fail, "pe %d: byte %zu of %zu differs from the root's", me, at, n);
+    }
+    return t;
+}
+
+static double run_fcollect(const row_t *r, long iters, int *fail)
+{
+    const size_t n = r->bytes;
+    fill(csrc, n, coll_seed(r, me));
+    memset(cdst, 0, n * (size_t)npes);
+    double t = coll_time(r, iters);
+    for (int pe = 0; pe < npes; pe++) {
+        size_t at = check(cdst + (size_t)pe * n, n, coll_seed(r, pe));
+        if (at != n) verify_failed(r, fail, "pe %d: block of pe %d: byte %zu of %zu wrong", me, pe, at, n);
+    }
+    return t;
+}
+
+static double run_alltoall(const row_t *r, long iters, int *fail)
+{
+    const size_t n = r->bytes;
+    for (int pe = 0; pe < npes; pe++) fill(csrc + (size_t)pe * n, n, coll_seed(r, me * 1000 + pe));
+    memset(cdst, 0, n * (size_t)npes);
+    double t = coll_time(r, iters);
+    for (int pe = 0; pe < npes; pe++) {
+        size_t at = check(cdst + (size_t)pe * n, n, coll_seed(r, pe * 1000 + me));
+        if (at != n) verify_failed(r, fail, "pe %d: block from pe %d: byte %zu of %zu wrong", me, pe, at, n);
+    }
+    return t;
+}
+
+static double run_sum_reduce(const row_t *r, long iters, int *fail)
+{
+    const size_t n = r->bytes / sizeof(int);
+    int *src = (int *)csrc, *dst = (int *)cdst;
+    for (size_t i = 0; i < n; i++) src[i] = (int)((i * 7 + (size_t)me * 13) % 1000) - 300;
+    memset(cdst, 0, r->bytes);
+    double t = coll_time(r, iters);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        int want = 0;
+        for (int pe = 0; pe < npes; pe++) want += (int)((i * 7 + (size_t)pe * 13) % 1000) - 300;
+        bad += dst[i] != want;
+    }
+    if (bad) verify_failed(r, fail, "pe %d: %zu of %zu sums wrong", me, bad, n);
+    return t;
+}
+
 /* ------------------------------------------------------------- driver */
 static double run_once(const row_t *r, long iters)
 {
@@ -531,7 +626,8 @@ static void measure(const row_t *r, const char *prefix)
 }
 
 static const char *ALL_OPS[] = {"putmem", "getmem", "p", "g", "fetch_add", "compare_swap",
-                                "add", "put_signal", "barrier_all"};
+                                "add", "put_signal", "barrier_all", "broadcast", "fcollect",
+                                "alltoall", "sum_reduce"};
 #define N_OPS (sizeof ALL_OPS / sizeof ALL_OPS[0])
 
 static int op_wanted(const char *ops, const char *op)
@@ -559,7 +655,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]\n"
             "                  [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]\n"
-            "ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all\n");
+            "ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all\n"
+            "     broadcast fcollect alltoall sum_reduce\n");
 }
 
 int main(int argc, char **argv)
@@ -629,6 +726,16 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < nsizes; k++)
         if (sizes[k] <= max_bytes && sizes[k] > buf_bytes) buf_bytes = sizes[k];
     int need_bufs = op_wanted(ops, "putmem") || op_wanted(ops, "getmem");
+    /* collectives: 8 B .. 1 MiB per PE (x8), capped at max_bytes */
+    static const size_t coll_full[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20};
+    static const size_t coll_quick[] = {8, 4096, 262144};
+    const size_t *csizes = quick ? coll_quick : coll_full;
+    size_t ncsizes = quick ? sizeof coll_quick / sizeof *coll_quick : sizeof coll_full / sizeof *coll_full;
+    size_t coll_max = 8;
+    for (size_t k = 0; k < ncsizes; k++)
+        if (csizes[k] <= max_bytes && csizes[k] > coll_max) coll_max = csizes[k];
+    int need_coll = op_wanted(ops, "broadcast") || op_wanted(ops, "fcollect") || op_wanted(ops, "alltoall") ||
+                    op_wanted(ops, "sum_reduce");
 
     /* symmetric allocations: same order and sizes on every PE */
     g_ctl = ishmem_malloc(sizeof(long));
@@ -643,8 +750,10 @@ int main(int argc, char **argv)
     pp_dst = ishmem_malloc(sizeof(uint64_t));
     sbuf = need_bufs ? ishmem_malloc(buf_bytes) : NULL;
     dbuf = need_bufs ? ishmem_malloc(buf_bytes) : NULL;
+    csrc = need_coll ? ishmem_malloc(coll_max * (size_t)npes) : NULL;
+    cdst = need_coll ? ishmem_malloc(coll_max * (size_t)npes) : NULL;
     if (!g_ctl || !g_flag || !g_done || !g_cnt || !ibuf || !chain || !ctr || !sig || !pp_src || !pp_dst ||
-        (need_bufs && (!sbuf || !dbuf))) {
+        (need_bufs && (!sbuf || !dbuf)) || (need_coll && (!csrc || !cdst))) {
         fprintf(stderr, "host_bench: pe %d: ishmem_malloc failed (buffers of %zu bytes; "
                         "raise the symmetric heap size)\n", me, buf_bytes);
         exit(3);
@@ -683,6 +792,7 @@ int main(int argc, char **argv)
         }
         free(tmp);
     }
+    if (need_coll) BENCH_COLL_INIT(coll_max);
     ishmem_barrier_all();
 
     /* CSV identity columns */
@@ -735,10 +845,22 @@ int main(int argc, char **argv)
         rows[nrows++] = (row_t){"put_signal", K_LAT, sizeof(uint64_t), run_put_signal};
     if (op_wanted(ops, "barrier_all"))
         rows[nrows++] = (row_t){"barrier_all", K_LAT, 0, run_barrier_all};
+    static const struct { const char *op; run_fn fn; } colls[] = {
+        {"broadcast", run_broadcast}, {"fcollect", run_fcollect}, {"alltoall", run_alltoall},
+        {"sum_reduce", run_sum_reduce}};
+    for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+        if (op_wanted(ops, colls[c].op))
+            for (size_t k = 0; k < ncsizes; k++)
+                if (csizes[k] <= max_bytes) rows[nrows++] = (row_t){colls[c].op, K_LAT, csizes[k], colls[c].fn};
 
     for (int k = 0; k < nrows; k++) measure(&rows[k], prefix);
 
     ishmem_barrier_all();
+    if (need_coll) {
+        BENCH_COLL_FINI();
+        ishmem_free(cdst);
+        ishmem_free(csrc);
+    }
     if (need_bufs) {
         ishmem_free(dbuf);
         ishmem_free(sbuf);

@@ -99,4 +99,48 @@ static inline uint64_t bench_peer_signal_wait_until(uint64_t *sig_addr,
 #define ishmem_signal_wait_until(sa, cmp, v)                                  \
     bench_peer_signal_wait_until((sa), (cmp), (v))
 
+/* ---- collectives (OpenSHMEM 1.4 active-set forms over all PEs) ---------
+ * OSHMEM 4.1 has no teams: the world-team collectives map onto the
+ * active set (start 0, stride 1, all PEs) with 64-bit element counts (the
+ * benchmark sizes are multiples of 8 bytes). Each kind alternates between two
+ * pSync arrays, so back-to-back calls never share one (the OSU benchmarks do
+ * the same). In 1.4 the root's dest is not written by broadcast: the
+ * verification skips it (BENCH_BCAST_ROOT_WRITES_DEST 0). */
+#define BENCH_BCAST_ROOT_WRITES_DEST 0
+static long bench_psync_bcast[2][SHMEM_BCAST_SYNC_SIZE];
+static long bench_psync_coll[2][SHMEM_COLLECT_SYNC_SIZE];
+static long bench_psync_a2a[2][SHMEM_ALLTOALL_SYNC_SIZE];
+static long bench_psync_red[2][SHMEM_REDUCE_SYNC_SIZE];
+static int *bench_pwrk; /* symmetric: reduction work array */
+static size_t bench_pwrk_n;
+static unsigned bench_coll_k;
+static void bench_coll_init(size_t max_bytes)
+{
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) bench_psync_bcast[k][i] = SHMEM_SYNC_VALUE;
+        for (int i = 0; i < SHMEM_COLLECT_SYNC_SIZE; i++) bench_psync_coll[k][i] = SHMEM_SYNC_VALUE;
+        for (int i = 0; i < SHMEM_ALLTOALL_SYNC_SIZE; i++) bench_psync_a2a[k][i] = SHMEM_SYNC_VALUE;
+        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) bench_psync_red[k][i] = SHMEM_SYNC_VALUE;
+    }
+    size_t n = max_bytes / sizeof(int) / 2 + 1;
+    if (n < SHMEM_REDUCE_MIN_WRKDATA_SIZE) n = SHMEM_REDUCE_MIN_WRKDATA_SIZE;
+    bench_pwrk = shmem_malloc(n * sizeof(int));
+    bench_pwrk_n = n;
+    shmem_barrier_all();
+}
+#define BENCH_COLL_INIT(max_bytes) bench_coll_init(max_bytes)
+#define BENCH_COLL_FINI() shmem_free(bench_pwrk)
+#define BENCH_BROADCASTMEM(d, s, n, root)                                     \
+    shmem_broadcast64((d), (s), (n) / 8, (root), 0, 0, shmem_n_pes(),       \
+                      bench_psync_bcast[bench_coll_k++ & 1])
+#define BENCH_FCOLLECTMEM(d, s, n)                                            \
+    shmem_fcollect64((d), (s), (n) / 8, 0, 0, shmem_n_pes(),                \
+                     bench_psync_coll[bench_coll_k++ & 1])
+#define BENCH_ALLTOALLMEM(d, s, n)                                            \
+    shmem_alltoall64((d), (s), (n) / 8, 0, 0, shmem_n_pes(),                \
+                     bench_psync_a2a[bench_coll_k++ & 1])
+#define BENCH_INT_SUM_REDUCE(d, s, n)                                         \
+    shmem_int_sum_to_all((d), (s), (int)(n), 0, 0, shmem_n_pes(), bench_pwrk, \
+                         bench_psync_red[bench_coll_k++ & 1])
+
 #endif /* BENCH_PEER_OSHMEM_H */
