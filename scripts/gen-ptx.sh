@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates the library's PTX from cuda/*.cu: host_kernels (the kernels the host API runs on
-# the GPU heap) and queue_kernels (the kernels of the _on_queue forms, built on the device API
-# of include/ishmem/cuda_impl.cuh). The PTX is committed: building libishmem needs no CUDA.
+# the GPU heap), queue_kernels (the kernels of the _on_queue forms, built on the device API
+# of include/ishmem/cuda_impl.cuh) and coll_kernels (those of the collective _on_queue forms). The PTX is committed: building libishmem needs no CUDA.
 #   scripts/gen-ptx.sh           rewrite the PTX
 #   scripts/gen-ptx.sh --check   fail when the committed PTX differs from what nvcc makes now
 #                                (skipped, status 0, when no nvcc is found)
@@ -25,7 +25,7 @@ fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
-for name in host_kernels queue_kernels; do
+for name in host_kernels queue_kernels coll_kernels; do
     SRC=cuda/$name.cu
     OUT=src/transport/cuda/$name.ptx
     # -lineinfo off, no host compilation: the output depends on the sources and nvcc's version.

@@ -84,7 +84,7 @@ __device__ __forceinline__ tdesc team_lookup(int t) {
     return d;
 }
 
-__device__ __forceinline__ tdesc team_get(int t, const char *fn) {
+__device__ __noinline__ inline tdesc team_get(int t, const char *fn) {
     if (!ishmemi_dstate.initialized) fail(fn, "called before ishmem_init (or the kernel's module is not bound:", 0, 0);
     tdesc d = team_lookup(t);
     if (d.size == 0) fail(fn, "invalid team, or a team this PE is not a member of (team, 0):", t, 0);
@@ -119,7 +119,7 @@ __device__ __forceinline__ int team_translate_pe(int src_team, int src_pe, int d
 
 /* The dissemination barrier of team t, by one thread. No fence of its own: callers that need
  * their writes visible to the team fence first (sync_fenced). */
-__device__ __forceinline__ void team_sync_one(int t, const tdesc &d, const char *fn) {
+__device__ __noinline__ inline void team_sync_one(int t, const tdesc d, const char *fn) {
     int n = d.size;
     if (n <= 1) return;
     uint64_t *epoch = team_word(t, ISHMEMI_TEAM_SYNC_EPOCH, d.world(d.my_pe), fn);
@@ -145,8 +145,13 @@ template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t
 }
 
 /* Checks that [addr, addr + len) lies in the symmetric heap (for buffers every PE reaches). */
-__device__ __forceinline__ void check_sym(const void *addr, size_t len, const char *fn) {
+__device__ __noinline__ inline void check_sym(const void *addr, size_t len, const char *fn) {
     if (len) ptr(addr, len, ishmemi_dstate.my_pe, fn);
+}
+
+/* Checks that team PEs [0, upto) all reach [addr, addr + len) (reductions read every source). */
+__device__ __noinline__ inline void check_team_reach(const void *addr, size_t len, const tdesc d, int upto, const char *fn) {
+    for (int p = 0; p < upto; p++) ptr(addr, len, d.world(p), fn);
 }
 
 template <class G> __device__ __forceinline__ int team_sync(const G &g, int t, const char *fn) {
@@ -251,6 +256,7 @@ template <class T> __device__ __forceinline__ const T *peer_raw(const T *a, int 
 
 template <int OP, class T> __device__ __forceinline__ T fold(const tdesc &d, const T *src, size_t e, int upto) {
     T acc = *(const volatile T *)peer_raw(src + e, d.world(0));
+#pragma unroll 1
     for (int p = 1; p < upto; p++) acc = combine<OP, T>(acc, *(const volatile T *)peer_raw(src + e, d.world(p)));
     return acc;
 }
@@ -262,8 +268,7 @@ __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, 
     check_sym(src, n * sizeof(T), fn);
     int upto = mode == 0 ? d.size : mode == 1 ? d.my_pe + 1 : d.my_pe;
     bool overlap = (const char *)dest < (const char *)(src + n) && (const char *)src < (const char *)(dest + n);
-    if (n)
-        for (int p = 0; p < upto; p++) ptr(src, n * sizeof(T), d.world(p), fn); /* every source reachable */
+    if (n) check_team_reach(src, n * sizeof(T), d, upto, fn);
     sync_fenced(g, t, d, fn);
     unsigned r = g.thread_rank(), nt = g.num_threads();
     if (!overlap) {
@@ -272,7 +277,7 @@ __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, 
         /* In place: each round computes up to K elements per thread into registers, waits for
          * every PE to finish reading them, then writes them (the next round reads other
          * elements, so it needs no second sync). */
-        const int K = 16;
+        const int K = 4;
         size_t chunk = (size_t)K * nt;
         for (size_t base = 0; base < n; base += chunk) {
             T v[K];

@@ -77,7 +77,7 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
 }
 
 /// The running state, its GPU, and the loaded queue kernels.
-fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels) {
+pub(crate) fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels) {
     let st = state(func);
     let Some(gpu) = st.gpu.as_ref() else {
         fatal(func, "the _on_queue forms need the CUDA backend, and this PE runs the CPU backend (no GPU in use)")
@@ -89,7 +89,7 @@ fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels) {
 }
 
 /// Launches `f` on the queue with the given parameter pointers.
-fn launch(func: &str, gpu: &Gpu, f: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void], q: Queue) {
+pub(crate) fn launch(func: &str, gpu: &Gpu, f: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void], q: Queue) {
     let _c = gpu.enter(func);
     // SAFETY: params point to locals matching the kernel's parameter list, which the driver
     // copies at launch; the addresses inside were checked by the caller.
@@ -103,7 +103,7 @@ macro_rules! args {
 }
 
 /// Whether the address is GPU memory the SM copy kernel can read.
-fn device_accessible(addr: usize) -> bool {
+pub(crate) fn device_accessible(addr: usize) -> bool {
     let mut t: u32 = 0;
     // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
     let r = unsafe {

@@ -1,0 +1,205 @@
+//! The collective `_on_queue` forms: team_sync, broadcast, collect, fcollect, alltoall,
+//! reductions and scans enqueued on the caller's CUDA stream. Each is one kernel of one block
+//! (cuda/coll_kernels.cu, PTX in src/transport/cuda/coll_kernels.ptx, a module of its own loaded
+//! at the first collective on a queue) running the work-group form of the device collectives
+//! (include/ishmem/cuda_coll.cuh), so a queue collective and a kernel collective of the same team
+//! interoperate. Arguments are checked on the host before anything is enqueued; `ret`, when not
+//! NULL, must be memory the GPU can write (device, managed or registered host memory) and
+//! receives the return code when the stream reaches the collective.
+
+use crate::api::queue::{ctx, launch, Queue};
+use crate::api::team::desc;
+use crate::core::{bytes, State};
+use crate::ffi::fatal;
+use crate::transport::cuda::{driver, Gpu};
+use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void, CString};
+use std::sync::OnceLock;
+
+const PTX: &str = concat!(include_str!("../transport/cuda/coll_kernels.ptx"), "\0");
+
+/// Threads of the one block that runs a queue collective.
+const BLOCK: u32 = 1024;
+
+/// The element types of the reduction kernels (`ishmemi_q_<op>_<SUFFIX>`).
+pub trait QElem: Copy {
+    const SUFFIX: &'static str;
+}
+macro_rules! qelem {
+    ($($t:ty => $s:literal),*) => { $(impl QElem for $t { const SUFFIX: &'static str = $s; })* };
+}
+qelem!(i8 => "i8", u8 => "u8", i16 => "i16", u16 => "u16", i32 => "i32", u32 => "u32", i64 => "i64", u64 => "u64",
+       f32 => "f32", f64 => "f64");
+
+const INT_OPS: [&str; 3] = ["and", "or", "xor"];
+const ALL_OPS: [&str; 4] = ["max", "min", "sum", "prod"];
+const INT_TYPES: [&str; 8] = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"];
+
+struct CollKernels {
+    _module: CUmodule,
+    team_sync: CUfunction,
+    broadcast: CUfunction,
+    fcollect: CUfunction,
+    collect: CUfunction,
+    alltoall: CUfunction,
+    /// `<op>_<type>` -> kernel.
+    reduce: HashMap<String, CUfunction>,
+}
+
+// SAFETY: module and function handles are process-wide driver objects, usable from any thread
+// with the context current.
+unsafe impl Send for CollKernels {}
+// SAFETY: as above; they are never mutated after loading.
+unsafe impl Sync for CollKernels {}
+
+static KERNELS: OnceLock<Result<CollKernels, String>> = OnceLock::new();
+
+fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
+    let _c = gpu.enter(func);
+    let mut module: CUmodule = std::ptr::null_mut();
+    // SAFETY: PTX is NUL-terminated PTX text.
+    driver::ok("cuModuleLoadData(collective queue kernels)", unsafe {
+        sys::cuModuleLoadData(&mut module, PTX.as_ptr().cast())
+    })?;
+    let get = |name: &str| -> Result<CUfunction, String> {
+        let c = CString::new(name).map_err(|_| "bad kernel name".to_string())?;
+        let mut f: CUfunction = std::ptr::null_mut();
+        // SAFETY: module was loaded above; c is a valid C string.
+        driver::ok(&format!("cuModuleGetFunction({name})"), unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) })?;
+        Ok(f)
+    };
+    let mut reduce = HashMap::new();
+    for op in INT_OPS.iter().chain(ALL_OPS.iter()) {
+        let float = ALL_OPS.contains(op);
+        for ty in INT_TYPES.iter().chain(if float { ["f32", "f64"].iter() } else { [].iter() }) {
+            let key = format!("{op}_{ty}");
+            reduce.insert(key.clone(), get(&format!("ishmemi_q_{key}"))?);
+        }
+    }
+    let k = CollKernels {
+        _module: module,
+        team_sync: get("ishmemi_q_team_sync")?,
+        broadcast: get("ishmemi_q_broadcast")?,
+        fcollect: get("ishmemi_q_fcollect")?,
+        collect: get("ishmemi_q_collect")?,
+        alltoall: get("ishmemi_q_alltoall")?,
+        reduce,
+    };
+    // SAFETY: module is live (never unloaded while the library runs).
+    unsafe { gpu.bind_module(func, module, &gpu.dev_state()) }?;
+    Ok(k)
+}
+
+fn kernels(func: &str) -> (&'static State, &'static Gpu, &'static CollKernels) {
+    let (st, gpu, _) = ctx(func);
+    match KERNELS.get_or_init(|| load(func, gpu)) {
+        Ok(k) => (st, gpu, k),
+        Err(e) => fatal(func, &format!("the collective queue kernels did not load: {e}")),
+    }
+}
+
+/// Checks that `[addr, addr + len)` lies in the symmetric heap (device code reaches the heap
+/// only, not symmetric globals).
+fn check_heap(st: &State, func: &str, what: &str, addr: usize, len: usize) {
+    if len > 0 && st.heap.offset(addr, len).is_none() {
+        fatal(
+            func,
+            &format!(
+                "{what} {addr:#x} (+{len} bytes) is not in the symmetric heap (collectives on a queue reach the heap only)"
+            ),
+        );
+    }
+}
+
+/// Checks that `ret` is NULL or memory the GPU can write.
+fn check_ret(func: &str, ret: *mut c_int) {
+    if ret.is_null() {
+        return;
+    }
+    let mut t: u32 = 0;
+    // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut t as *mut u32).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ret as u64,
+        )
+    };
+    if r != CUresult::CUDA_SUCCESS {
+        fatal(func, &format!("ret {ret:p} is not memory the GPU can write (use device, managed or registered host memory, or NULL)"));
+    }
+}
+
+macro_rules! args {
+    ($($v:expr),*) => { [$( (&mut $v as *mut _) as *mut c_void ),*] };
+}
+
+/// `ishmemx_team_sync_on_queue`.
+pub fn team_sync(func: &str, team: c_int, ret: *mut c_int, q: Queue) {
+    let (st, gpu, k) = kernels(func);
+    desc(st, func, team);
+    check_ret(func, ret);
+    let (mut t, mut r) = (team, ret as u64);
+    launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
+}
+
+/// What a data-movement collective moves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Broadcast,
+    Fcollect,
+    Collect,
+    Alltoall,
+}
+
+/// broadcast, fcollect, collect and alltoall on the queue: `nelems` elements of `elem` bytes per
+/// PE (`root` for broadcast only).
+#[allow(clippy::too_many_arguments)]
+pub fn data(
+    func: &str, what: Move, team: c_int, dest: *mut c_void, src: *const c_void, nelems: usize, elem: usize, root: c_int,
+    ret: *mut c_int, q: Queue,
+) {
+    let (st, gpu, k) = kernels(func);
+    let d = desc(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let n = d.size as usize;
+    let (dest_len, src_len) = match what {
+        Move::Broadcast => (nb, nb),
+        Move::Fcollect => (bytes(func, nb, n), nb),
+        Move::Collect => (0, nb), // the total is known on the device only; it checks it there
+        Move::Alltoall => (bytes(func, nb, n), bytes(func, nb, n)),
+    };
+    if what == Move::Broadcast && (root < 0 || root >= d.size) {
+        fatal(func, &format!("PE_root {root} out of range for the team of {} PEs", d.size));
+    }
+    check_heap(st, func, "dest", dest as usize, dest_len);
+    check_heap(st, func, "source", src as usize, src_len);
+    check_ret(func, ret);
+    let (mut t, mut de, mut s, mut b, mut rt, mut r) = (team, dest as u64, src as u64, nb, root, ret as u64);
+    match what {
+        Move::Broadcast => launch(func, gpu, k.broadcast, 1, BLOCK, &mut args!(t, de, s, b, rt, r), q),
+        Move::Fcollect => launch(func, gpu, k.fcollect, 1, BLOCK, &mut args!(t, de, s, b, r), q),
+        Move::Collect => launch(func, gpu, k.collect, 1, BLOCK, &mut args!(t, de, s, b, r), q),
+        Move::Alltoall => launch(func, gpu, k.alltoall, 1, BLOCK, &mut args!(t, de, s, b, r), q),
+    }
+}
+
+/// Reductions (`mode` 0) and sum scans (1 inclusive, 2 exclusive) of `n` elements on the queue;
+/// `op` is and, or, xor, max, min, sum or prod.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce<T: QElem>(
+    func: &str, op: &str, team: c_int, dest: *mut T, src: *const T, n: usize, mode: c_int, ret: *mut c_int, q: Queue,
+) {
+    let (st, gpu, k) = kernels(func);
+    desc(st, func, team);
+    let len = bytes(func, n, size_of::<T>());
+    check_heap(st, func, "dest", dest as usize, len);
+    check_heap(st, func, "source", src as usize, len);
+    check_ret(func, ret);
+    let Some(&f) = k.reduce.get(&format!("{op}_{}", T::SUFFIX)) else {
+        fatal(func, &format!("no queue kernel for {op} over {}", T::SUFFIX))
+    };
+    let (mut t, mut de, mut s, mut nn, mut m, mut r) = (team, dest as u64, src as u64, n, mode, ret as u64);
+    launch(func, gpu, f, 1, BLOCK, &mut args!(t, de, s, nn, m, r), q);
+}
