@@ -15,6 +15,9 @@
 #define ISHMEMX_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
+/* The predefined team of the PEs of this PE's node (ishmem_team_* routines of ishmem.h). */
+#define ISHMEMX_TEAM_NODE ((ishmem_team_t)2)
+
 /* The queue of the _on_queue forms: a CUDA stream (cudaStream_t / CUstream; NULL is the
  * legacy default stream). Operations are ordered on the stream and can be captured in CUDA
  * graphs. C code needs no CUDA header for it. */

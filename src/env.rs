@@ -29,6 +29,8 @@ pub struct Var {
 
 /// Every variable the library reads. Keep sorted by name.
 pub const VARS: &[Var] = &[
+    Var { name: "ISHMEM_BCAST_SCATTER_MIN", kind: Kind::Bytes, default: "1M",
+          doc: "Host broadcasts of at least this many bytes in teams of 3 or more PEs scatter the root's data (each PE pulls one slice from the root) and then gather the slices from each other; smaller ones pull everything from the root." },
     Var { name: "ISHMEM_BOOTSTRAP", kind: Kind::Text, default: "auto",
           doc: "How PEs find each other: `auto` (from the environment: ishmrun, OpenMPI/PMIx, MPICH/PMI-1, else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
@@ -45,17 +47,26 @@ pub const VARS: &[Var] = &[
           doc: "Period in milliseconds of the watchdog that notices a PE that died or exited without `ishmem_finalize` and ends the job." },
     Var { name: "ISHMEM_QUEUE_KERNEL_MAX", kind: Kind::Bytes, default: "64K",
           doc: "Largest contiguous `_on_queue` put/get (and put-with-signal) done by an SM copy kernel on the stream; larger ones use the copy engines (`cuMemcpyAsync`)." },
+    Var { name: "ISHMEM_REDUCE_SCATTER_MIN", kind: Kind::Bytes, default: "64K",
+          doc: "Host reductions and scans of at least this many bytes in teams of 3 or more PEs split the vector into one slice per PE: each PE combines its slice over the team, then (reductions) the slices are gathered; smaller ones read every PE's whole vector." },
     Var { name: "ISHMEM_SHM_DIR", kind: Kind::Text, default: "/dev/shm",
           doc: "Directory (a tmpfs) holding the shared-memory files of the CPU backend while the job starts; they are unlinked once every PE mapped them." },
     Var { name: "ISHMEM_SYMMETRIC_GLOBALS", kind: Kind::Bool, default: "1",
           doc: "Make the global and static variables of the executable symmetric (remotely accessible by host RMA and AMOs) by moving its data segment into shared memory at init." },
     Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
           doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched." },
+    Var { name: "ISHMEM_TEAMS_MAX", kind: Kind::Count, default: "64",
+          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 1 KiB of symmetric heap for its synchronization words. A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID." },
     Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
           doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
     Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",
           doc: "Polls an idle `wait_until`/barrier spins before it starts yielding (for 2 ms) and then sleeping. On a node with more PEs than usable cores at most 64." },
 ];
+
+/// The bounds of `ISHMEM_TEAMS_MAX`: the predefined teams, and the bits of a split's free-slot
+/// bitmap in a team's sync area (`ISHMEMI_TEAM_SPLIT_WORDS` words of 64).
+pub const MIN_TEAMS: u64 = 3;
+pub const MAX_TEAMS: u64 = 4096;
 
 /// Looks a variable up by name.
 pub fn var(name: &str) -> Option<&'static Var> {
@@ -132,6 +143,7 @@ pub fn parse_gpu_device(s: &str) -> Result<Option<u32>, String> {
 /// The parsed configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    pub bcast_scatter_min: usize,
     pub bootstrap: String,
     pub bootstrap_timeout_s: u64,
     pub debug: bool,
@@ -140,9 +152,11 @@ pub struct Config {
     pub info: bool,
     pub peer_check_ms: u64,
     pub queue_kernel_max: usize,
+    pub reduce_scatter_min: usize,
     pub shm_dir: String,
     pub symmetric_globals: bool,
     pub symmetric_size: usize,
+    pub teams_max: usize,
     pub wait_sleep_max_us: u64,
     pub wait_spin: u64,
 }
@@ -168,7 +182,13 @@ impl Config {
         if symmetric_size == 0 {
             return Err("ISHMEM_SYMMETRIC_SIZE: must be greater than 0".into());
         }
+        let teams_max = wrap("ISHMEM_TEAMS_MAX", parse_count(get("ISHMEM_TEAMS_MAX")))?;
+        if !(MIN_TEAMS..=MAX_TEAMS).contains(&teams_max) {
+            return Err(format!("ISHMEM_TEAMS_MAX: {teams_max} is not in [{MIN_TEAMS}, {MAX_TEAMS}]"));
+        }
+        let bytes_of = |name: &str| parse_bytes(get(name)).map_err(|e| format!("{name}: {e}"));
         let cfg = Config {
+            bcast_scatter_min: bytes_of("ISHMEM_BCAST_SCATTER_MIN")?,
             bootstrap,
             bootstrap_timeout_s: wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))?,
             debug: bool_of("ISHMEM_DEBUG")?,
@@ -177,9 +197,11 @@ impl Config {
             info: bool_of("ISHMEM_INFO")?,
             peer_check_ms: wrap("ISHMEM_PEER_CHECK_MS", parse_count(get("ISHMEM_PEER_CHECK_MS")))?.max(1),
             queue_kernel_max: parse_bytes(get("ISHMEM_QUEUE_KERNEL_MAX")).map_err(|e| format!("ISHMEM_QUEUE_KERNEL_MAX: {e}"))?,
+            reduce_scatter_min: bytes_of("ISHMEM_REDUCE_SCATTER_MIN")?,
             shm_dir: get("ISHMEM_SHM_DIR").to_string(),
             symmetric_globals: bool_of("ISHMEM_SYMMETRIC_GLOBALS")?,
             symmetric_size,
+            teams_max: teams_max as usize,
             wait_sleep_max_us: wrap("ISHMEM_WAIT_SLEEP_MAX_US", parse_count(get("ISHMEM_WAIT_SLEEP_MAX_US")))?,
             wait_spin: wrap("ISHMEM_WAIT_SPIN", parse_count(get("ISHMEM_WAIT_SPIN")))?,
         };
@@ -271,6 +293,14 @@ mod tests {
         assert!(e.contains("ISHMEM_BOOTSTRAP"), "{e}");
         let e = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "0")])).unwrap_err();
         assert!(e.contains("greater than 0"), "{e}");
+        let (cfg, _) = Config::from_map(&map(&[])).unwrap();
+        assert_eq!((cfg.teams_max, cfg.reduce_scatter_min, cfg.bcast_scatter_min), (64, 64 << 10, 1 << 20));
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", "3"), ("ISHMEM_REDUCE_SCATTER_MIN", "0")])).unwrap();
+        assert_eq!((cfg.teams_max, cfg.reduce_scatter_min), (3, 0));
+        for bad in ["2", "4097", "x"] {
+            let e = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", bad)])).unwrap_err();
+            assert!(e.starts_with("ISHMEM_TEAMS_MAX:"), "{e}");
+        }
     }
 
     #[test]

@@ -37,35 +37,41 @@ pub const P2P: u32 = 1 << 7;
 /// A distinct fundamental C type: takes part in C11 `_Generic` and C++ overload sets (the
 /// fixed-width and size typedefs alias these and would collide).
 pub const GENERIC: u32 = 1 << 8;
+/// Collective types: alltoall, broadcast, collect, fcollect, the sum/prod/min/max reductions and
+/// the scans (every type).
+pub const COLL: u32 = 1 << 9;
+/// Bitwise reduction types: and_reduce, or_reduce, xor_reduce.
+pub const REDUCE_BIT: u32 = 1 << 10;
 
 const STD: u32 = RMA | AMO_STD | AMO_STD_NBI | AMO_EXT | AMO_EXT_NBI | P2P;
 const BIT: u32 = AMO_BIT | AMO_BIT_NBI;
+const RB: u32 = REDUCE_BIT;
 
 /// Every TYPENAME, in the reference order.
 pub const TYPES: &[CType] = &[
-    CType { name: "float", c: "float", rust: "f32", size: 4, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
-    CType { name: "double", c: "double", rust: "f64", size: 8, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC },
-    CType { name: "char", c: "char", rust: "std::ffi::c_char", size: 1, classes: RMA | GENERIC },
-    CType { name: "schar", c: "signed char", rust: "i8", size: 1, classes: RMA | AMO_STD | AMO_EXT | AMO_BIT | GENERIC },
-    CType { name: "short", c: "short", rust: "i16", size: 2, classes: RMA | GENERIC },
-    CType { name: "int", c: "int", rust: "i32", size: 4, classes: STD | GENERIC },
-    CType { name: "long", c: "long", rust: "i64", size: 8, classes: STD | GENERIC },
-    CType { name: "longlong", c: "long long", rust: "i64", size: 8, classes: STD | GENERIC },
-    CType { name: "uchar", c: "unsigned char", rust: "u8", size: 1, classes: RMA | GENERIC },
-    CType { name: "ushort", c: "unsigned short", rust: "u16", size: 2, classes: RMA | GENERIC },
-    CType { name: "uint", c: "unsigned int", rust: "u32", size: 4, classes: STD | BIT | GENERIC },
-    CType { name: "ulong", c: "unsigned long", rust: "u64", size: 8, classes: STD | BIT | GENERIC },
-    CType { name: "ulonglong", c: "unsigned long long", rust: "u64", size: 8, classes: STD | BIT | GENERIC },
-    CType { name: "int8", c: "int8_t", rust: "i8", size: 1, classes: RMA },
-    CType { name: "int16", c: "int16_t", rust: "i16", size: 2, classes: RMA },
-    CType { name: "int32", c: "int32_t", rust: "i32", size: 4, classes: STD | BIT },
-    CType { name: "int64", c: "int64_t", rust: "i64", size: 8, classes: STD | BIT },
-    CType { name: "uint8", c: "uint8_t", rust: "u8", size: 1, classes: RMA },
-    CType { name: "uint16", c: "uint16_t", rust: "u16", size: 2, classes: RMA },
-    CType { name: "uint32", c: "uint32_t", rust: "u32", size: 4, classes: STD | BIT },
-    CType { name: "uint64", c: "uint64_t", rust: "u64", size: 8, classes: STD | BIT },
-    CType { name: "size", c: "size_t", rust: "usize", size: 8, classes: STD },
-    CType { name: "ptrdiff", c: "ptrdiff_t", rust: "isize", size: 8, classes: STD },
+    CType { name: "float", c: "float", rust: "f32", size: 4, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC | COLL },
+    CType { name: "double", c: "double", rust: "f64", size: 8, classes: RMA | AMO_STD | AMO_STD_NBI | GENERIC | COLL },
+    CType { name: "char", c: "char", rust: "std::ffi::c_char", size: 1, classes: RMA | GENERIC | COLL },
+    CType { name: "schar", c: "signed char", rust: "i8", size: 1, classes: RMA | AMO_STD | AMO_EXT | AMO_BIT | GENERIC | COLL | RB },
+    CType { name: "short", c: "short", rust: "i16", size: 2, classes: RMA | GENERIC | COLL },
+    CType { name: "int", c: "int", rust: "i32", size: 4, classes: STD | GENERIC | COLL },
+    CType { name: "long", c: "long", rust: "i64", size: 8, classes: STD | GENERIC | COLL },
+    CType { name: "longlong", c: "long long", rust: "i64", size: 8, classes: STD | GENERIC | COLL },
+    CType { name: "uchar", c: "unsigned char", rust: "u8", size: 1, classes: RMA | GENERIC | COLL | RB },
+    CType { name: "ushort", c: "unsigned short", rust: "u16", size: 2, classes: RMA | GENERIC | COLL | RB },
+    CType { name: "uint", c: "unsigned int", rust: "u32", size: 4, classes: STD | BIT | GENERIC | COLL | RB },
+    CType { name: "ulong", c: "unsigned long", rust: "u64", size: 8, classes: STD | BIT | GENERIC | COLL | RB },
+    CType { name: "ulonglong", c: "unsigned long long", rust: "u64", size: 8, classes: STD | BIT | GENERIC | COLL | RB },
+    CType { name: "int8", c: "int8_t", rust: "i8", size: 1, classes: RMA | COLL | RB },
+    CType { name: "int16", c: "int16_t", rust: "i16", size: 2, classes: RMA | COLL | RB },
+    CType { name: "int32", c: "int32_t", rust: "i32", size: 4, classes: STD | BIT | COLL | RB },
+    CType { name: "int64", c: "int64_t", rust: "i64", size: 8, classes: STD | BIT | COLL | RB },
+    CType { name: "uint8", c: "uint8_t", rust: "u8", size: 1, classes: RMA | COLL | RB },
+    CType { name: "uint16", c: "uint16_t", rust: "u16", size: 2, classes: RMA | COLL | RB },
+    CType { name: "uint32", c: "uint32_t", rust: "u32", size: 4, classes: STD | BIT | COLL | RB },
+    CType { name: "uint64", c: "uint64_t", rust: "u64", size: 8, classes: STD | BIT | COLL | RB },
+    CType { name: "size", c: "size_t", rust: "usize", size: 8, classes: STD | COLL | RB },
+    CType { name: "ptrdiff", c: "ptrdiff_t", rust: "isize", size: 8, classes: STD | COLL },
 ];
 
 /// The SIZE forms (`ishmem_put32`): element sizes in bits.
@@ -96,6 +102,8 @@ mod tests {
         assert_eq!(of_class(AMO_BIT_NBI).count(), 7);
         assert_eq!(of_class(P2P).count(), 12);
         assert_eq!(of_class(GENERIC).count(), 13);
+        assert_eq!(of_class(COLL).count(), 23);
+        assert_eq!(of_class(REDUCE_BIT).count(), 15);
     }
 
     #[test]

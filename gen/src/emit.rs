@@ -106,6 +106,7 @@ fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
         "const int *" => "*const c_int".into(),
         "size_t *" => "*mut usize".into(),
         "ishmemx_queue_t" => "crate::api::queue::Queue".into(),
+        "ishmem_team_t" => "c_int".into(),
         other => panic!("no Rust spelling for C type template {other:?}"),
     }
 }
@@ -173,7 +174,7 @@ struct Generic<'a> {
 /// The generic names a header declares: the plain ones and their `_on_queue` forms.
 fn generics(header: &str) -> Vec<Generic<'static>> {
     let mut v = Vec::new();
-    for op in OPS.iter() {
+    for op in OPS.iter().filter(|o| !is_coll(o)) {
         let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
         if op.header == header {
             v.push(Generic { op, name: g.to_string(), pattern: pat.to_string(), params: op.params.to_vec(), ret: op.ret, hd: true });
@@ -240,22 +241,107 @@ fn header(name: &str, pre: &str) -> String {
     for g in generics(name) {
         s.push_str(&generic_cxx(&g));
     }
+    s.push_str(&coll_cxx(name));
     s.push_str("#else /* C11 */\n");
     for g in generics(name) {
         s.push_str(&generic_c(&g));
     }
+    s.push_str(&coll_c(name));
     let guard = if name == "ishmem.h" { "ISHMEM_H" } else { "ISHMEMX_H" };
     let _ = write!(s, "#endif /* __cplusplus */\n\n#endif /* {guard} */\n");
+    s
+}
+
+/// Parameter names of a parameter list.
+fn names(params: &[(&str, &str)]) -> String {
+    params.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+}
+
+/// C++: the team-less overload of every typed and mem collective (the world team), and the
+/// generic names with and without a team.
+fn coll_cxx(hdr: &str) -> String {
+    let mut s = String::new();
+    for op in OPS.iter().filter(|o| o.header == hdr && is_coll(o)) {
+        let rest = &op.params[1..];
+        s.push_str(&format!("/* {}: team-less forms (ISHMEM_TEAM_WORLD) */\n", op.typed.unwrap_or_default()));
+        for i in instances(op) {
+            let _ = writeln!(
+                s,
+                "inline {} {{ return {}(ISHMEM_TEAM_WORLD, {}); }}",
+                c_decl_of(&i.name, op.ret, rest, i.ty),
+                i.name,
+                names(rest)
+            );
+        }
+        let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
+        for t in table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0) {
+            let f = pat.replace("{T}", t.name);
+            let _ = writeln!(s, "inline {} {{ return {f}({}); }}", c_decl_of(g, op.ret, op.params, Some(t)), names(op.params));
+            let _ = writeln!(
+                s,
+                "inline {} {{ return {f}(ISHMEM_TEAM_WORLD, {}); }}",
+                c_decl_of(g, op.ret, rest, Some(t)),
+                names(rest)
+            );
+        }
+    }
+    s
+}
+
+/// C11: every typed and mem collective name becomes a macro that counts its arguments and adds
+/// ISHMEM_TEAM_WORLD when the team was left out; the generic names select the typed function by
+/// `_Generic` on the destination and do the same.
+fn coll_c(hdr: &str) -> String {
+    let ops: Vec<&Op> = OPS.iter().filter(|o| o.header == hdr && is_coll(o)).collect();
+    if ops.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "/* Collectives: NAME(team, args...) or NAME(args...) (the world team). */\n\
+         #define ISHMEMI_CAT_(a, b) a##b\n#define ISHMEMI_CAT(a, b) ISHMEMI_CAT_(a, b)\n\
+         #define ISHMEMI_NARG(...) ISHMEMI_NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n\
+         #define ISHMEMI_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N\n",
+    );
+    let mut arities: Vec<usize> = ops.iter().map(|o| o.params.len() - 1).collect();
+    arities.sort_unstable();
+    arities.dedup();
+    for k in arities {
+        let a: Vec<String> = (1..=k).map(|i| format!("a{i}")).collect();
+        let a = a.join(", ");
+        let _ = writeln!(s, "#define ISHMEMI_T{k}_{k}(f, {a}) f(ISHMEM_TEAM_WORLD, {a})");
+        let _ = writeln!(s, "#define ISHMEMI_T{k}_{}(f, t, {a}) f(t, {a})", k + 1);
+        let _ = writeln!(s, "#define ISHMEMI_GT{k}_{k}(g, {a}) g(a1)(ISHMEM_TEAM_WORLD, {a})");
+        let _ = writeln!(s, "#define ISHMEMI_GT{k}_{}(g, t, {a}) g(a1)(t, {a})", k + 1);
+    }
+    for op in ops {
+        let k = op.params.len() - 1;
+        for i in instances(op) {
+            let _ = writeln!(
+                s,
+                "#define {n}(...) ISHMEMI_CAT(ISHMEMI_T{k}_, ISHMEMI_NARG(__VA_ARGS__))({n}, __VA_ARGS__)",
+                n = i.name
+            );
+        }
+        let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
+        let _ = write!(s, "#define ISHMEMI_G_{g}(d) _Generic(*(d), \\\n");
+        let types: Vec<&CType> = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
+        for (j, t) in types.iter().enumerate() {
+            let sep = if j + 1 == types.len() { "" } else { "," };
+            let _ = writeln!(s, "    {}: {}{sep} \\", t.c, pat.replace("{T}", t.name));
+        }
+        s.push_str("    )\n");
+        let _ = writeln!(s, "#define {g}(...) ISHMEMI_CAT(ISHMEMI_GT{k}_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_{g}, __VA_ARGS__)");
+    }
     s
 }
 
 fn rust_shims() -> String {
     let mut s = String::from(
         "//! Generated by ishmem-gen from src/table.rs and gen/src/ops.rs: the typed, SIZE and mem\n\
-         //! shims of the sections rma, amo, signal and p2p_sync. Do not edit.\n\
+         //! shims of the sections rma, amo, signal, p2p_sync and collectives. Do not edit.\n\
          //! Their safety contract is the C API's: pointers as the specification defines them.\n\n\
          #![allow(clippy::missing_safety_doc)]\n\n\
-         use crate::api::{amo, queue, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
+         use crate::api::{amo, coll, queue, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
     );
     for op in OPS {
         for i in instances(op) {
@@ -291,6 +377,8 @@ fn test_types() -> String {
         ("ISHT_AMO_BIT_NBI_TYPES", table::AMO_BIT_NBI),
         ("ISHT_P2P_TYPES", table::P2P),
         ("ISHT_GENERIC_TYPES", table::GENERIC),
+        ("ISHT_COLL_TYPES", table::COLL),
+        ("ISHT_REDUCE_BIT_TYPES", table::REDUCE_BIT),
     ];
     for (name, class) in lists {
         let _ = write!(s, "#define {name}(X)");
@@ -299,6 +387,11 @@ fn test_types() -> String {
         }
         s.push('\n');
     }
+    s.push_str("#define ISHT_REDUCE_BIT_GENERIC_TYPES(X)");
+    for t in table::of_class(table::REDUCE_BIT).filter(|t| t.classes & table::GENERIC != 0) {
+        let _ = write!(s, " \\\n    X({}, {})", t.name, t.c);
+    }
+    s.push('\n');
     s.push_str("#define ISHT_SIZES(X)");
     for sz in table::SIZES {
         let _ = write!(s, " X({sz})");
@@ -362,7 +455,13 @@ fn wg_name(name: &str) -> String {
 }
 
 fn has_work_group(op: &Op) -> bool {
-    !(op.section == "amo" || op.dev.contains("ishmemi::p<") || op.dev.contains("ishmemi::g<"))
+    !(op.section == "amo" || is_coll(op) || op.dev.contains("ishmemi::p<") || op.dev.contains("ishmemi::g<"))
+}
+
+/// A collective family: team first, host only for now (no device, work_group or on_queue
+/// forms), with team-less spellings in the headers.
+fn is_coll(op: &Op) -> bool {
+    op.section == "collectives"
 }
 
 fn cuda_device_header(hdr: &str) -> String {
@@ -382,7 +481,7 @@ fn cuda_device_header(hdr: &str) -> String {
             s.push_str(&hd_wrapper(name, ret, params, args, body));
         }
     }
-    for op in OPS.iter().filter(|o| o.header == hdr) {
+    for op in OPS.iter().filter(|o| o.header == hdr && !is_coll(o)) {
         for i in instances(op) {
             s.push_str(&hd_wrapper(&i.name, &ret_of(&i), &params_of(&i), &args_of(op), &dev_body(&i)));
         }
@@ -463,15 +562,17 @@ pub fn check_manifest(path: &Path) -> ExitCode {
         return ExitCode::from(2);
     };
     let ours: BTreeSet<String> = all_decls().into_iter().map(|(_, _, n, _)| n).collect();
-    let sections = ["setup", "memory", "rma", "amo", "signal", "p2p_sync", "ordering"];
+    let sections = ["setup", "memory", "rma", "amo", "signal", "p2p_sync", "ordering", "teams", "collectives"];
     let mut missing = Vec::new();
-    let mut seen = 0;
+    let mut seen = BTreeSet::new();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
         if f.len() < 7 || f[5] != "plain" || !sections.contains(&f[1]) {
             continue;
         }
-        seen += 1;
+        if !seen.insert(f[2].to_string()) {
+            continue;
+        }
         if !ours.contains(f[2]) && !LEFT_OUT.iter().any(|(n, _)| *n == f[2]) {
             missing.push(f[2].to_string());
         }
@@ -480,7 +581,7 @@ pub fn check_manifest(path: &Path) -> ExitCode {
         println!("left out on purpose: {n}: {why}");
     }
     if missing.is_empty() {
-        println!("manifest: all {seen} plain names of {} are declared", sections.join(", "));
+        println!("manifest: all {} plain names of {} are declared", seen.len(), sections.join(", "));
         ExitCode::SUCCESS
     } else {
         for m in &missing {

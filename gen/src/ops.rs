@@ -1,5 +1,7 @@
 //! The operation table of the generated API: every family of typed / SIZE / mem names of the
-//! sections rma, amo, signal and p2p_sync, with its C signature and the core call behind it.
+//! sections rma, amo, signal, p2p_sync and collectives, with its C signature and the core call
+//! behind it. A collective's first parameter is its team: the exported symbol takes it, and the
+//! headers add the team-less spelling (world team) for C (argument counting) and C++.
 //! Hand-written names (setup, memory, ordering, signal helpers) are listed in `FIXED`.
 
 /// Which families of names an operation has.
@@ -58,7 +60,12 @@ const TEST_SOME_V: &[(&str, &str)] = &[
     ("int", "cmp"), ("const T *", "cmp_values"),
 ];
 
-use crate::table::{AMO_BIT, AMO_BIT_NBI, AMO_EXT, AMO_EXT_NBI, AMO_STD, AMO_STD_NBI, P2P, RMA};
+const COLL_N: &[(&str, &str)] = &[("ishmem_team_t", "team"), ("T *", "dest"), ("const T *", "source"), ("size_t", "nelems")];
+const COLL_BCAST: &[(&str, &str)] =
+    &[("ishmem_team_t", "team"), ("T *", "dest"), ("const T *", "source"), ("size_t", "nelems"), ("int", "root")];
+const COLL_RED: &[(&str, &str)] = &[("ishmem_team_t", "team"), ("T *", "dest"), ("const T *", "source"), ("size_t", "nreduce")];
+
+use crate::table::{AMO_BIT, AMO_BIT_NBI, AMO_EXT, AMO_EXT_NBI, AMO_STD, AMO_STD_NBI, COLL, P2P, REDUCE_BIT, RMA};
 
 macro_rules! op {
     ($sec:expr, $hdr:expr, $class:expr, $typed:expr, $sized:expr, $mem:expr, $generic:expr, $ret:expr, $params:expr, $body:expr, $dev:expr) => {
@@ -217,6 +224,33 @@ pub const OPS: &[Op] = &[
     op!("p2p_sync", "ishmem.h", P2P, Some("ishmem_{T}_wait_until_some_vector"), None, None, Some("ishmem_wait_until_some_vector"), "size_t", TEST_SOME_V,
         "sync::wait_until_some::<{R}>({F}, ivars, nelems, indices, status, cmp, sync::Values::Many(cmp_values))",
         "return ishmemi::wait_some<{T}>(ivars, nelems, indices, status, cmp, ishmemi::values<{T}>{cmp_values, 0}, F)"),
+    // ---- collectives (host only in this release: no device, work_group or on_queue forms) ----
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_alltoall"), None, Some("ishmem_alltoallmem"), Some("ishmem_alltoall"), "int", COLL_N,
+        "coll::alltoall({F}, team, dest.cast(), source.cast(), nelems, {E})", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_broadcast"), None, Some("ishmem_broadcastmem"), Some("ishmem_broadcast"), "int", COLL_BCAST,
+        "coll::broadcast({F}, team, dest.cast(), source.cast(), nelems, {E}, root)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_collect"), None, Some("ishmem_collectmem"), Some("ishmem_collect"), "int", COLL_N,
+        "coll::collect({F}, team, dest.cast(), source.cast(), nelems, {E})", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_fcollect"), None, Some("ishmem_fcollectmem"), Some("ishmem_fcollect"), "int", COLL_N,
+        "coll::fcollect({F}, team, dest.cast(), source.cast(), nelems, {E})", ""),
+    op!("collectives", "ishmem.h", REDUCE_BIT, Some("ishmem_{T}_and_reduce"), None, None, Some("ishmem_and_reduce"), "int", COLL_RED,
+        "coll::reduce_bits::<{R}>({F}, team, dest, source, nreduce, coll::BitOp::And)", ""),
+    op!("collectives", "ishmem.h", REDUCE_BIT, Some("ishmem_{T}_or_reduce"), None, None, Some("ishmem_or_reduce"), "int", COLL_RED,
+        "coll::reduce_bits::<{R}>({F}, team, dest, source, nreduce, coll::BitOp::Or)", ""),
+    op!("collectives", "ishmem.h", REDUCE_BIT, Some("ishmem_{T}_xor_reduce"), None, None, Some("ishmem_xor_reduce"), "int", COLL_RED,
+        "coll::reduce_bits::<{R}>({F}, team, dest, source, nreduce, coll::BitOp::Xor)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_max_reduce"), None, None, Some("ishmem_max_reduce"), "int", COLL_RED,
+        "coll::reduce::<{R}>({F}, team, dest, source, nreduce, coll::RedOp::Max)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_min_reduce"), None, None, Some("ishmem_min_reduce"), "int", COLL_RED,
+        "coll::reduce::<{R}>({F}, team, dest, source, nreduce, coll::RedOp::Min)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_sum_reduce"), None, None, Some("ishmem_sum_reduce"), "int", COLL_RED,
+        "coll::reduce::<{R}>({F}, team, dest, source, nreduce, coll::RedOp::Sum)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_prod_reduce"), None, None, Some("ishmem_prod_reduce"), "int", COLL_RED,
+        "coll::reduce::<{R}>({F}, team, dest, source, nreduce, coll::RedOp::Prod)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_sum_inscan"), None, None, Some("ishmem_sum_inscan"), "int", COLL_RED,
+        "coll::scan::<{R}>({F}, team, dest, source, nreduce, true)", ""),
+    op!("collectives", "ishmem.h", COLL, Some("ishmem_{T}_sum_exscan"), None, None, Some("ishmem_sum_exscan"), "int", COLL_RED,
+        "coll::scan::<{R}>({F}, team, dest, source, nreduce, false)", ""),
 ];
 
 /// Hand-written exported functions: (header, section, name, C declaration). Their Rust
@@ -231,6 +265,15 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmem.h", "setup", "ishmem_ptr", "void *ishmem_ptr(const void *dest, int pe)"),
     ("ishmem.h", "setup", "ishmem_info_get_version", "void ishmem_info_get_version(int *major, int *minor)"),
     ("ishmem.h", "setup", "ishmem_info_get_name", "void ishmem_info_get_name(char *name)"),
+    ("ishmem.h", "teams", "ishmem_team_my_pe", "int ishmem_team_my_pe(ishmem_team_t team)"),
+    ("ishmem.h", "teams", "ishmem_team_n_pes", "int ishmem_team_n_pes(ishmem_team_t team)"),
+    ("ishmem.h", "teams", "ishmem_team_translate_pe", "int ishmem_team_translate_pe(ishmem_team_t src_team, int src_pe, ishmem_team_t dest_team)"),
+    ("ishmem.h", "teams", "ishmem_team_get_config", "int ishmem_team_get_config(ishmem_team_t team, long config_mask, ishmem_team_config_t *config)"),
+    ("ishmem.h", "teams", "ishmem_team_split_strided",
+     "int ishmem_team_split_strided(ishmem_team_t parent_team, int start, int stride, int size, const ishmem_team_config_t *config, long config_mask, ishmem_team_t *new_team)"),
+    ("ishmem.h", "teams", "ishmem_team_split_2d",
+     "int ishmem_team_split_2d(ishmem_team_t parent_team, int xrange, const ishmem_team_config_t *xaxis_config, long xaxis_mask, ishmem_team_t *xaxis_team, const ishmem_team_config_t *yaxis_config, long yaxis_mask, ishmem_team_t *yaxis_team)"),
+    ("ishmem.h", "teams", "ishmem_team_destroy", "void ishmem_team_destroy(ishmem_team_t team)"),
     ("ishmem.h", "memory", "ishmem_malloc", "void *ishmem_malloc(size_t size)"),
     ("ishmem.h", "memory", "ishmem_align", "void *ishmem_align(size_t alignment, size_t size)"),
     ("ishmem.h", "memory", "ishmem_calloc", "void *ishmem_calloc(size_t count, size_t size)"),
@@ -241,6 +284,7 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmem.h", "ordering", "ishmem_quiet", "void ishmem_quiet(void)"),
     ("ishmem.h", "collectives", "ishmem_barrier_all", "void ishmem_barrier_all(void)"),
     ("ishmem.h", "collectives", "ishmem_sync_all", "void ishmem_sync_all(void)"),
+    ("ishmem.h", "collectives", "ishmem_team_sync", "int ishmem_team_sync(ishmem_team_t team)"),
     ("ishmemx.h", "setup", "ishmemx_init_attr", "void ishmemx_init_attr(ishmemx_attr_t *attr)"),
     ("ishmemx.h", "setup", "ishmemx_query_initialized", "void ishmemx_query_initialized(int *initialized)"),
     ("ishmemx.h", "setup", "ishmemx_runtime_get_type", "ishmemx_runtime_type_t ishmemx_runtime_get_type(void)"),

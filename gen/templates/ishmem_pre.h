@@ -37,8 +37,17 @@
 #define ISHMEM_SIGNAL_SET 0
 #define ISHMEM_SIGNAL_ADD 1
 
-/* Teams. Only the world team exists in this release; the team routines come later. */
+/* Teams. A handle is a small integer (an index into the PE's team table, bounded by
+ * ISHMEM_TEAMS_MAX); the predefined teams are world, shared (the PEs sharing memory: the node)
+ * and node (ishmemx.h). Splits return ISHMEM_TEAM_INVALID to the PEs outside the new team. */
 typedef int ishmem_team_t;
 #define ISHMEM_TEAM_INVALID ((ishmem_team_t)-1)
 #define ISHMEM_TEAM_WORLD ((ishmem_team_t)0)
+#define ISHMEM_TEAM_SHARED ((ishmem_team_t)1)
+
+/* Team configuration (OpenSHMEM 1.5): the fields named by a config_mask are used or returned. */
+typedef struct ishmem_team_config_t {
+    int num_contexts;
+} ishmem_team_config_t;
+#define ISHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 

@@ -33,4 +33,45 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 40 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
 #define ISHMEMI_SYNC_BARRIER_ARRIVE 0 /* incremented by every PE at each device barrier */
 #define ISHMEMI_SYNC_BARRIER_EPOCH 1  /* device barriers completed by this PE (own use) */
 
+/* ---- Teams (host side in src/core/team.rs, which mirrors this layout with the same asserts).
+ * A team handle (ishmem_team_t) is an index into a table of ISHMEM_TEAMS_MAX descriptors that
+ * every PE keeps for itself: 0 ISHMEM_TEAM_WORLD, 1 ISHMEM_TEAM_SHARED, 2 ISHMEMX_TEAM_NODE,
+ * then the teams made by splits. A split picks the lowest slot free on every PE of the parent
+ * team, so a team has the same handle on all of its members (disjoint teams may share one).
+ * Members are the world PEs start + stride * i, i in [0, size) (stride may be negative). */
+typedef struct ishmemi_team_desc {
+    int32_t start;        /* world PE of team PE 0 */
+    int32_t stride;       /* world PE distance between team PEs i and i+1 (nonzero) */
+    int32_t size;         /* PEs in the team; 0: slot free */
+    int32_t my_pe;        /* this PE's number in the team (members only hold a team) */
+    uint64_t sync_offset; /* offset in every PE's heap of the team's sync area (same on all) */
+    int32_t num_contexts; /* ishmem_team_config_t.num_contexts given at the split */
+    uint32_t flags;       /* ISHMEMI_TEAM_F_* */
+} ishmemi_team_desc_t;
+
+#define ISHMEMI_TEAM_F_USED 1u       /* the slot holds a team of this PE */
+#define ISHMEMI_TEAM_F_PREDEFINED 2u /* world, shared, node: never destroyed */
+
+#ifdef __cplusplus
+static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
+#else
+_Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
+#endif
+
+/* Every team slot owns ISHMEMI_TEAM_AREA_BYTES of symmetric heap, reserved at init after the
+ * sync area above (ISHMEM_TEAMS_MAX of them, contiguous): slot t's area starts at heap offset
+ * ishmemi_team_desc_t.sync_offset. Zeroed when a team takes the slot (before the split's last
+ * synchronization). Layout in uint64_t words from sync_offset: */
+#define ISHMEMI_TEAM_AREA_BYTES 1024
+#define ISHMEMI_TEAM_SYNC_EPOCH 0   /* team syncs this PE completed (own use) */
+#define ISHMEMI_TEAM_SYNC_VALUE 1   /* a value this PE publishes to the team (collect: bytes) */
+#define ISHMEMI_TEAM_SYNC_ROUND 8   /* word 8+k: dissemination round k's flag, written by the */
+#define ISHMEMI_TEAM_SYNC_ROUNDS 32 /*   team PE (me - 2^k) mod size with its epoch */
+#define ISHMEMI_TEAM_SPLIT_WORD 64  /* words 64..127: this PE's free-slot bitmap during a split */
+#define ISHMEMI_TEAM_SPLIT_WORDS 64
+/* Team sync (dissemination barrier) of team PE i of n: e = ++epoch; for each round k with
+ * 2^k < n: store e (release) into round word k of team PE (i + 2^k) mod n, then wait until
+ * own round word k >= e (acquire). Only one PE ever writes a given round word of a team, and
+ * values only grow, so back-to-back syncs cannot mix. */
+
 #endif

@@ -5,12 +5,15 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod amo;
+pub mod coll;
 pub mod cuda;
 pub mod generated;
 pub mod memory;
 pub mod order;
 pub mod queue;
+pub mod queue_coll;
 pub mod rma;
 pub mod setup;
 pub mod signal;
 pub mod sync;
+pub mod team;

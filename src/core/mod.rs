@@ -9,6 +9,8 @@
 //! (copies, AMO kernels) from those on host memory (the symmetric data segment, which stays
 //! in host shared memory on both backends and keeps the CPU paths).
 
+pub mod coll;
+pub mod team;
 pub mod wait;
 
 use crate::bootstrap::{Bootstrap, Runtime};
@@ -54,6 +56,11 @@ pub struct State {
     job_ptr: *const ShmJob,
     /// The CUDA backend's GPU, whose memory holds `heap` (None: CPU backend).
     pub gpu: Option<Gpu>,
+    /// This PE's teams (handles are slot indices; see core::team).
+    pub teams: Mutex<team::TeamPool>,
+    /// Held by a team split for its whole length, so that two threads of this PE splitting at
+    /// once cannot both claim a slot they each saw free.
+    pub split_lock: Mutex<()>,
 }
 
 // SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
@@ -190,6 +197,23 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         }
         _ => Region { base: job.heap_bases[info.rank], len: cfg.symmetric_size, peers: job.heap_bases.clone().into() },
     };
+    // The teams' sync areas: the same offsets on every PE (same allocator, same calls). Host
+    // heap files start zeroed; the GPU heap is zeroed here, before a barrier lets peers in.
+    let areas = cfg.teams_max * team::AREA_BYTES;
+    let area_base = alloc.alloc(areas, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+        fatal(
+            func,
+            &format!(
+                "ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold the sync areas of ISHMEM_TEAMS_MAX={} teams ({areas} bytes): {e}",
+                cfg.symmetric_size, cfg.teams_max
+            ),
+        )
+    });
+    if let Some(g) = gpu.as_ref() {
+        g.memset(func, heap.base + area_base, areas);
+        job.barrier();
+    }
+    let teams = team::TeamPool::new(cfg.teams_max, area_base, info.rank, info.size);
     let data = match (data, &job.data_bases) {
         (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: bases.clone().into() }),
         _ => None,
@@ -207,6 +231,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
         gpu,
+        teams: Mutex::new(teams),
+        split_lock: Mutex::new(()),
     }));
     state.job_ptr = match state.job.lock() {
         Ok(g) => &*g as *const ShmJob,

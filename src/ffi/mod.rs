@@ -46,6 +46,12 @@ pub fn warn(func: &str, msg: &str) {
     emit(&format!("[PE {}] WARNING: {func}: {msg}", pe_tag()));
 }
 
+/// Prints `[PE n] ERROR: func: msg` for a call that fails with a status the job can go on
+/// from (a team split with no free slot); nothing else happens.
+pub fn error(func: &str, msg: &str) {
+    emit(&format!("[PE {}] ERROR: {func}: {msg}", pe_tag()));
+}
+
 /// Prints `[PE n] ERROR: func: msg`, tells the other PEs of the node, and ends this process
 /// with status 1. The launcher (ishmrun, mpirun, mpiexec) and the other PEs' watchdogs then
 /// end the rest of the job.

@@ -128,5 +128,52 @@
     X(uint, unsigned int) \
     X(ulong, unsigned long) \
     X(ulonglong, unsigned long long)
+#define ISHT_COLL_TYPES(X) \
+    X(float, float) \
+    X(double, double) \
+    X(char, char) \
+    X(schar, signed char) \
+    X(short, short) \
+    X(int, int) \
+    X(long, long) \
+    X(longlong, long long) \
+    X(uchar, unsigned char) \
+    X(ushort, unsigned short) \
+    X(uint, unsigned int) \
+    X(ulong, unsigned long) \
+    X(ulonglong, unsigned long long) \
+    X(int8, int8_t) \
+    X(int16, int16_t) \
+    X(int32, int32_t) \
+    X(int64, int64_t) \
+    X(uint8, uint8_t) \
+    X(uint16, uint16_t) \
+    X(uint32, uint32_t) \
+    X(uint64, uint64_t) \
+    X(size, size_t) \
+    X(ptrdiff, ptrdiff_t)
+#define ISHT_REDUCE_BIT_TYPES(X) \
+    X(schar, signed char) \
+    X(uchar, unsigned char) \
+    X(ushort, unsigned short) \
+    X(uint, unsigned int) \
+    X(ulong, unsigned long) \
+    X(ulonglong, unsigned long long) \
+    X(int8, int8_t) \
+    X(int16, int16_t) \
+    X(int32, int32_t) \
+    X(int64, int64_t) \
+    X(uint8, uint8_t) \
+    X(uint16, uint16_t) \
+    X(uint32, uint32_t) \
+    X(uint64, uint64_t) \
+    X(size, size_t)
+#define ISHT_REDUCE_BIT_GENERIC_TYPES(X) \
+    X(schar, signed char) \
+    X(uchar, unsigned char) \
+    X(ushort, unsigned short) \
+    X(uint, unsigned int) \
+    X(ulong, unsigned long) \
+    X(ulonglong, unsigned long long)
 #define ISHT_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 #endif

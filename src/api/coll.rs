@@ -1,0 +1,296 @@
+//! Collectives: the typed cores behind the generated shims of alltoall, broadcast, collect,
+//! fcollect, the reductions and the scans. Each checks its arguments (team, sizes, symmetric
+//! and non-overlapping buffers, root, alignment) with PE-tagged fatal errors naming the
+//! routine, then runs the algorithm of core::coll. They return 0: every failure is fatal.
+
+use crate::api::rma::check_align;
+use crate::api::team::team_of;
+use crate::core::{bytes, state, State};
+use crate::ffi::fatal;
+use std::ffi::c_int;
+
+/// The element operators of the arithmetic reductions.
+#[derive(Clone, Copy, Debug)]
+pub enum RedOp {
+    Sum,
+    Prod,
+    Min,
+    Max,
+}
+
+/// The element operators of the bitwise reductions.
+#[derive(Clone, Copy, Debug)]
+pub enum BitOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// A C number type of the reductions: integers wrap (C's unsigned arithmetic; signed overflow
+/// is undefined in C and wraps here), floats follow IEEE.
+pub trait Num: Copy + Default + PartialOrd + 'static {
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+
+/// The integer types of the bitwise reductions.
+pub trait Bits: Num {
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+}
+
+macro_rules! num_int {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+        }
+        impl Bits for $t {
+            #[inline(always)]
+            fn and(self, o: Self) -> Self { self & o }
+            #[inline(always)]
+            fn or(self, o: Self) -> Self { self | o }
+            #[inline(always)]
+            fn xor(self, o: Self) -> Self { self ^ o }
+        }
+    )*};
+}
+num_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! num_float {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self * o }
+        }
+    )*};
+}
+num_float!(f32, f64);
+
+fn sum<T: Num>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.add(*y));
+}
+fn prod<T: Num>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.mul(*y));
+}
+fn min<T: Num>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| {
+        if *y < *x {
+            *x = *y
+        }
+    });
+}
+fn max<T: Num>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| {
+        if *y > *x {
+            *x = *y
+        }
+    });
+}
+fn and<T: Bits>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.and(*y));
+}
+fn or<T: Bits>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.or(*y));
+}
+fn xor<T: Bits>(a: &mut [T], b: &[T]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.xor(*y));
+}
+
+/// The combining function of an arithmetic operator.
+pub fn combiner<T: Num>(op: RedOp) -> fn(&mut [T], &[T]) {
+    match op {
+        RedOp::Sum => sum::<T>,
+        RedOp::Prod => prod::<T>,
+        RedOp::Min => min::<T>,
+        RedOp::Max => max::<T>,
+    }
+}
+
+/// The combining function of a bitwise operator.
+pub fn bit_combiner<T: Bits>(op: BitOp) -> fn(&mut [T], &[T]) {
+    match op {
+        BitOp::And => and::<T>,
+        BitOp::Or => or::<T>,
+        BitOp::Xor => xor::<T>,
+    }
+}
+
+/// Checks that `[addr, addr+len)` is symmetric on this PE (nothing for an empty range).
+fn sym(st: &State, func: &str, what: &str, addr: usize, len: usize) {
+    if len > 0 {
+        st.remote(func, what, addr, len, st.me);
+    }
+}
+
+fn overlap(a: usize, alen: usize, b: usize, blen: usize) -> bool {
+    alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen)
+}
+
+/// Fatal when the ranges overlap (`same_ok`: except when they are the very same range).
+fn check_overlap(func: &str, dest: usize, dlen: usize, src: usize, slen: usize, same_ok: bool) {
+    if overlap(dest, dlen, src, slen) && !(same_ok && dest == src && dlen == slen) {
+        let rule = if same_ok { " (they may be the same array, not partly overlap)" } else { "" };
+        fatal(
+            func,
+            &format!("dest {dest:#x} ({dlen} bytes) and source {src:#x} ({slen} bytes) overlap{rule}"),
+        );
+    }
+}
+
+/// # Safety
+/// The buffers are checked (symmetric, in range); see the specification for the rest.
+pub unsafe fn broadcast(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, root: c_int) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    if root < 0 || root as usize >= t.n {
+        fatal(func, &format!("root {root} out of range [0, {}) of team {team}", t.n));
+    }
+    let nb = bytes(func, nelems, elem);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, nb);
+    sym(st, func, "source", s, nb);
+    check_overlap(func, d, nb, s, nb, true);
+    t.broadcast(d, s, nb, root as usize);
+    0
+}
+
+/// # Safety
+/// As `broadcast`.
+pub unsafe fn fcollect(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let total = bytes(func, nb, t.n);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, total);
+    sym(st, func, "source", s, nb);
+    check_overlap(func, d, total, s, nb, false);
+    t.fcollect(d, s, nb);
+    0
+}
+
+/// # Safety
+/// As `broadcast`.
+pub unsafe fn alltoall(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let total = bytes(func, nb, t.n);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, total);
+    sym(st, func, "source", s, total);
+    check_overlap(func, d, total, s, total, false);
+    t.alltoall(d, s, nb);
+    0
+}
+
+/// # Safety
+/// As `broadcast`; the destination is checked once the PEs' sizes are known.
+pub unsafe fn collect(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "source", s, nb);
+    t.collect(d, s, nb, |total| {
+        if total == usize::MAX || total > isize::MAX as usize {
+            fatal(func, "size overflow: the PEs' blocks add up to more than the address space");
+        }
+        sym(st, func, "dest", d, total);
+        check_overlap(func, d, total, s, nb, false);
+    });
+    0
+}
+
+/// The checks shared by reductions and scans: team, size, symmetric and aligned buffers that
+/// are the same array or disjoint.
+fn reduce_args<'a, T>(func: &'a str, st: &'a State, team: c_int, dest: *mut T, src: *const T, n: usize) -> crate::core::coll::Team<'a> {
+    let t = team_of(st, func, team);
+    let nb = bytes(func, n, size_of::<T>());
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, nb);
+    sym(st, func, "source", s, nb);
+    if nb > 0 {
+        check_align(func, "dest", d, align_of::<T>());
+        check_align(func, "source", s, align_of::<T>());
+    }
+    check_overlap(func, d, nb, s, nb, true);
+    t
+}
+
+/// # Safety
+/// The buffers are checked (symmetric, aligned, in range).
+pub unsafe fn reduce<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: RedOp) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.reduce::<T>(dest as usize, src as usize, nreduce, combiner::<T>(op));
+    0
+}
+
+/// # Safety
+/// As `reduce`.
+pub unsafe fn reduce_bits<T: Bits>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: BitOp) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.reduce::<T>(dest as usize, src as usize, nreduce, bit_combiner::<T>(op));
+    0
+}
+
+/// `sum_inscan` (`inclusive`) and `sum_exscan`.
+///
+/// # Safety
+/// As `reduce`.
+pub unsafe fn scan<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, inclusive: bool) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.scan::<T>(dest as usize, src as usize, nreduce, inclusive, combiner::<T>(RedOp::Sum));
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combiners() {
+        let mut a = [1i32, -5, 7, i32::MAX];
+        combiner::<i32>(RedOp::Sum)(&mut a, &[2, 5, -8, 1]);
+        assert_eq!(a, [3, 0, -1, i32::MIN]);
+        combiner::<i32>(RedOp::Max)(&mut a, &[4, -1, -2, 0]);
+        assert_eq!(a, [4, 0, -1, 0]);
+        combiner::<i32>(RedOp::Min)(&mut a, &[5, -3, -1, 9]);
+        assert_eq!(a, [4, -3, -1, 0]);
+        combiner::<i32>(RedOp::Prod)(&mut a, &[2, 2, 3, 1]);
+        assert_eq!(a, [8, -6, -3, 0]);
+        let mut u = [0xF0u8, 0x0F, 0xFF];
+        bit_combiner::<u8>(BitOp::And)(&mut u, &[0x3C, 0x3C, 0x3C]);
+        assert_eq!(u, [0x30, 0x0C, 0x3C]);
+        bit_combiner::<u8>(BitOp::Or)(&mut u, &[0x01, 0x01, 0x01]);
+        assert_eq!(u, [0x31, 0x0D, 0x3D]);
+        bit_combiner::<u8>(BitOp::Xor)(&mut u, &[0xFF, 0x0D, 0]);
+        assert_eq!(u, [0xCE, 0, 0x3D]);
+        let mut f = [1.5f64, -2.0];
+        combiner::<f64>(RedOp::Prod)(&mut f, &[2.0, 0.25]);
+        assert_eq!(f, [3.0, -0.5]);
+        combiner::<f64>(RedOp::Max)(&mut f, &[2.0, -1.0]);
+        assert_eq!(f, [3.0, -0.5]);
+        let mut w = [250u8];
+        combiner::<u8>(RedOp::Sum)(&mut w, &[10]);
+        assert_eq!(w, [4]);
+    }
+
+    #[test]
+    fn overlaps() {
+        assert!(overlap(0, 10, 9, 1));
+        assert!(!overlap(0, 10, 10, 5));
+        assert!(!overlap(0, 0, 0, 5));
+        assert!(overlap(100, 8, 96, 8));
+        assert!(!overlap(100, 8, 92, 8));
+    }
+}

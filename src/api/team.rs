@@ -1,0 +1,251 @@
+//! Teams: my_pe, n_pes, translate_pe, get_config, split_strided, split_2d, destroy, and
+//! team_sync. The bookkeeping is core::team (descriptor table, split arithmetic); the
+//! synchronization is core::coll.
+//!
+//! Errors: a handle that names no team of this PE (other than ISHMEM_TEAM_INVALID, which the
+//! specification defines for the query routines and splits) and bad split arguments are fatal,
+//! PE-tagged errors naming the routine. A split that finds no team slot free on every PE of the
+//! parent team prints an error on every PE of the parent, gives ISHMEM_TEAM_INVALID and returns
+//! nonzero (the job goes on).
+
+use crate::core::coll::{self, Team};
+use crate::core::team::{self, Progression, TeamDesc, INVALID};
+use crate::core::{state, State};
+use crate::ffi::{fatal, guard};
+use std::ffi::{c_int, c_long};
+
+/// Status returned by a split that created no team.
+const FAILED: c_int = -1;
+
+/// `ishmem_team_config_t`.
+#[repr(C)]
+pub struct TeamConfig {
+    pub num_contexts: c_int,
+}
+
+/// The team `team` of this PE, or a fatal error naming `func`.
+pub fn desc(st: &State, func: &str, team: c_int) -> TeamDesc {
+    let pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
+    match pool.get(team) {
+        Ok(d) => d,
+        Err(e) => {
+            drop(pool);
+            fatal(func, &e)
+        }
+    }
+}
+
+/// The team `team` of this PE ready for a collective, or a fatal error naming `func`.
+pub fn team_of<'a>(st: &'a State, func: &'a str, team: c_int) -> Team<'a> {
+    Team::new(st, func, desc(st, func, team))
+}
+
+/// The descriptor of `team`, `None` for ISHMEM_TEAM_INVALID, fatal for any other non-team.
+fn desc_or_invalid(st: &State, func: &str, team: c_int) -> Option<TeamDesc> {
+    (team != INVALID).then(|| desc(st, func, team))
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_team_my_pe(team: c_int) -> c_int {
+    const F: &str = "ishmem_team_my_pe";
+    guard(F, || desc_or_invalid(state(F), F, team).map_or(-1, |d| d.my_pe))
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_team_n_pes(team: c_int) -> c_int {
+    const F: &str = "ishmem_team_n_pes";
+    guard(F, || desc_or_invalid(state(F), F, team).map_or(-1, |d| d.size))
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_team_translate_pe(src_team: c_int, src_pe: c_int, dest_team: c_int) -> c_int {
+    const F: &str = "ishmem_team_translate_pe";
+    guard(F, || {
+        let st = state(F);
+        match (desc_or_invalid(st, F, src_team), desc_or_invalid(st, F, dest_team)) {
+            (Some(s), Some(d)) => team::translate(&s, src_pe, &d),
+            _ => -1,
+        }
+    })
+}
+
+/// Checks a config mask: only ISHMEM_TEAM_NUM_CONTEXTS is defined.
+fn check_mask(func: &str, what: &str, mask: c_long) {
+    if mask & !(team::CONFIG_NUM_CONTEXTS as c_long) != 0 {
+        fatal(func, &format!("{what} {mask:#x} has bits other than ISHMEM_TEAM_NUM_CONTEXTS"));
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_team_get_config(team: c_int, config_mask: c_long, config: *mut TeamConfig) -> c_int {
+    const F: &str = "ishmem_team_get_config";
+    guard(F, || {
+        let st = state(F);
+        check_mask(F, "config_mask", config_mask);
+        let Some(d) = desc_or_invalid(st, F, team) else { return FAILED };
+        if config_mask != 0 {
+            if config.is_null() {
+                fatal(F, "config is NULL");
+            }
+            // SAFETY: config is non-NULL and points to an ishmem_team_config_t (API contract).
+            unsafe { (*config).num_contexts = d.num_contexts };
+        }
+        0
+    })
+}
+
+/// `num_contexts` of a split's configuration (0 when the mask does not name it).
+///
+/// # Safety
+/// `config`, when the mask names a field, must point to an `ishmem_team_config_t`.
+unsafe fn num_contexts(func: &str, what: &str, config: *const TeamConfig, mask: c_long) -> c_int {
+    check_mask(func, &format!("{what} mask"), mask);
+    if mask & team::CONFIG_NUM_CONTEXTS as c_long == 0 {
+        return 0;
+    }
+    if config.is_null() {
+        fatal(func, &format!("{what} is NULL but its mask names ISHMEM_TEAM_NUM_CONTEXTS"));
+    }
+    // SAFETY: non-NULL, an ishmem_team_config_t per the caller.
+    let n = unsafe { (*config).num_contexts };
+    if n < 0 {
+        fatal(func, &format!("{what}->num_contexts = {n} is negative"));
+    }
+    n
+}
+
+fn check_out(func: &str, what: &str, p: *mut c_int) {
+    if p.is_null() {
+        fatal(func, &format!("{what} is NULL"));
+    }
+}
+
+/// The lowest `k` team slots free on every PE of `parent` (collective over the parent), or
+/// `None` after an error message on every PE of the parent.
+fn agree_on_slots(st: &State, parent: &Team, k: usize) -> Option<Vec<usize>> {
+    let (mine, max) = {
+        let pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
+        (pool.free_bitmap(), pool.max())
+    };
+    let maps = parent.gather_bitmaps(&mine, max.div_ceil(64));
+    let found = team::common_free(&maps, k);
+    if found.is_none() {
+        let here = mine.iter().map(|w| w.count_ones()).sum::<u32>();
+        crate::ffi::error(
+            parent.func,
+            &format!(
+                "no free team slot{} on every PE of the parent team: ISHMEM_TEAMS_MAX={max}, {here} free on this PE \
+                 (destroy teams or raise ISHMEM_TEAMS_MAX); the new team is ISHMEM_TEAM_INVALID",
+                if k > 1 { format!("s ({k} needed)") } else { String::new() }
+            ),
+        );
+    }
+    found
+}
+
+/// Takes slot `slot` for the team `p` when this PE is a member: zeroes the slot's sync area
+/// and records the team. Returns the handle, or INVALID for a non-member.
+fn join(st: &State, func: &str, slot: usize, p: Progression, num_contexts: c_int) -> c_int {
+    let probe = TeamDesc { start: p.start, stride: p.stride, size: p.size, flags: team::F_USED, ..TeamDesc::default() };
+    let Some(me) = probe.index_of(st.me as i64) else { return INVALID };
+    let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
+    coll::zero_area(st, func, pool.slot(slot).sync_offset);
+    pool.claim(slot, p, me, num_contexts);
+    slot as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_team_split_strided(
+    parent_team: c_int, start: c_int, stride: c_int, size: c_int, config: *const TeamConfig, config_mask: c_long,
+    new_team: *mut c_int,
+) -> c_int {
+    const F: &str = "ishmem_team_split_strided";
+    guard(F, || {
+        let st = state(F);
+        check_out(F, "new_team", new_team);
+        // SAFETY: config per the API contract (checked for NULL when used).
+        let nctx = unsafe { num_contexts(F, "config", config, config_mask) };
+        // SAFETY: new_team is non-NULL and writable (API contract).
+        unsafe { *new_team = INVALID };
+        if parent_team == INVALID {
+            return FAILED;
+        }
+        let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let parent = team_of(st, F, parent_team);
+        let p = team::split_strided(&parent.d, start, stride, size).unwrap_or_else(|e| fatal(F, &e));
+        let Some(slots) = agree_on_slots(st, &parent, 1) else { return FAILED };
+        let t = join(st, F, slots[0], p, nctx);
+        // Every new member zeroed its sync area before anybody uses the team.
+        parent.sync();
+        // SAFETY: as above.
+        unsafe { *new_team = t };
+        0
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ishmem_team_split_2d(
+    parent_team: c_int, xrange: c_int, xaxis_config: *const TeamConfig, xaxis_mask: c_long, xaxis_team: *mut c_int,
+    yaxis_config: *const TeamConfig, yaxis_mask: c_long, yaxis_team: *mut c_int,
+) -> c_int {
+    const F: &str = "ishmem_team_split_2d";
+    guard(F, || {
+        let st = state(F);
+        check_out(F, "xaxis_team", xaxis_team);
+        check_out(F, "yaxis_team", yaxis_team);
+        // SAFETY: configs per the API contract (checked for NULL when used).
+        let (xctx, yctx) = unsafe {
+            (num_contexts(F, "xaxis_config", xaxis_config, xaxis_mask), num_contexts(F, "yaxis_config", yaxis_config, yaxis_mask))
+        };
+        // SAFETY: both are non-NULL and writable (API contract).
+        unsafe {
+            *xaxis_team = INVALID;
+            *yaxis_team = INVALID;
+        }
+        if parent_team == INVALID {
+            return FAILED;
+        }
+        let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let parent = team_of(st, F, parent_team);
+        let ((x, _), (y, _)) = team::split_2d(&parent.d, xrange, parent.me).unwrap_or_else(|e| fatal(F, &e));
+        let Some(slots) = agree_on_slots(st, &parent, 2) else { return FAILED };
+        let tx = join(st, F, slots[0], x, xctx);
+        let ty = join(st, F, slots[1], y, yctx);
+        parent.sync();
+        // SAFETY: as above.
+        unsafe {
+            *xaxis_team = tx;
+            *yaxis_team = ty;
+        }
+        0
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_team_destroy(team: c_int) {
+    const F: &str = "ishmem_team_destroy";
+    guard(F, || {
+        let st = state(F);
+        // OpenSHMEM: destroying ISHMEM_TEAM_INVALID has no effect.
+        if team == INVALID {
+            return;
+        }
+        // Every collective of the team ended with a team sync, so no PE reads or writes this
+        // PE's sync area of the team any more: the slot can be reused by the next split.
+        let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = pool.release(team) {
+            drop(pool);
+            fatal(F, &e);
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ishmem_team_sync(team: c_int) -> c_int {
+    const F: &str = "ishmem_team_sync";
+    guard(F, || {
+        team_of(state(F), F, team).sync();
+        0
+    })
+}

@@ -1,0 +1,466 @@
+//! The host collectives over a team: its synchronization (a dissemination barrier on the team's
+//! sync area) and the data algorithms, untyped except for the element type of reductions. The
+//! API layer (`api::coll`, `api::team`) checks the arguments; this module moves the bytes.
+//!
+//! Memory: everything goes through five primitives (`pull`, `push`, `get`, `view`, `put_local`)
+//! and the sync-word accessors. On the CPU backend peers' heaps are mapped here, so they are
+//! memcpy and atomics on mapped memory. On the CUDA backend the heap is GPU memory the host
+//! cannot dereference: copies are `Gpu::copy` (cuMemcpy on unified addresses, complete at
+//! return; peer heaps are mapped here by CUDA IPC), remote flag stores are the host AMO kernel
+//! (a system-scope atomic store), flag polls and the values reductions combine are staged in
+//! host memory by device-to-host copies. Symmetric globals stay host memory on both backends.
+//!
+//! Ordering contract:
+//! - Team sync (`sync`): team PE i of n, epoch e = own EPOCH word + 1; for each round k with
+//!   2^k < n it stores e with Release into round word k of team PE (i + 2^k) mod n, then waits
+//!   with Acquire loads until its own round word k >= e. Each round word of a team has one
+//!   writer, and values only grow, so consecutive syncs cannot mix. By the end of the sync every
+//!   PE's stores before its arrival happen-before every load any PE makes after leaving (the
+//!   release/acquire chains of the rounds reach every pair). On the GPU heap, data copies are
+//!   complete (stream-synchronized) before the flag store is launched, and a PE reads data only
+//!   after a poll copy saw the flag.
+//! - Every collective starts with a sync (sources are ready) and ends with one (no PE still
+//!   reads this PE's memory, so the caller may reuse it, and the team's words may be reused or,
+//!   after a destroy, zeroed for a new team). Algorithms that let a PE write where others read
+//!   (in-place reductions and scans) put a sync between the last read and the first write.
+//! - The sync count of a collective depends only on arguments every PE passes equally (sizes of
+//!   broadcast, fcollect, alltoall, reductions; never collect's per-PE sizes).
+
+use crate::core::team::{self, TeamDesc};
+use crate::core::{wait, State};
+use crate::transport::cuda::{AmoOp, Gpu};
+use std::sync::atomic::{fence, AtomicU64, Ordering::*};
+
+/// Elements combined per pass of a reduction (bytes): small enough to stay in cache.
+const CHUNK_BYTES: usize = 64 << 10;
+/// Byte slices of the scatter broadcast are multiples of this.
+const SLICE_ALIGN: usize = 64;
+
+/// A team as one PE takes part in a collective.
+pub struct Team<'a> {
+    pub st: &'a State,
+    pub func: &'a str,
+    pub d: TeamDesc,
+    /// This PE's number in the team and the team's size.
+    pub me: usize,
+    pub n: usize,
+    /// This PE's sync area (a heap address as mapped here).
+    area: usize,
+    gpu: Option<&'a Gpu>,
+}
+
+/// `[start, start+len)` of the `r`-th of `parts` nearly equal slices of `n` items.
+pub fn slice(n: usize, parts: usize, r: usize) -> (usize, usize) {
+    let (q, rem) = (n / parts, n % parts);
+    (r * q + r.min(rem), q + usize::from(r < rem))
+}
+
+/// Byte slice `r` of `parts` of `nb` bytes, in whole `SLICE_ALIGN` blocks (the last clamped).
+fn byte_slice(nb: usize, parts: usize, r: usize) -> (usize, usize) {
+    let (s, l) = slice(nb.div_ceil(SLICE_ALIGN), parts, r);
+    let start = (s * SLICE_ALIGN).min(nb);
+    (start, ((s + l) * SLICE_ALIGN).min(nb) - start)
+}
+
+/// A host buffer of `n` elements of `T` (zeroed: `T` is a plain C number type).
+fn buffer<T: Copy + Default>(n: usize) -> Vec<T> {
+    vec![T::default(); n]
+}
+
+impl<'a> Team<'a> {
+    pub fn new(st: &'a State, func: &'a str, d: TeamDesc) -> Team<'a> {
+        let area = st.heap.base + d.sync_offset as usize;
+        Team { st, func, d, me: d.my_pe as usize, n: d.n(), area, gpu: st.gpu_heap(area) }
+    }
+
+    // ---------------------------------------------------------------- sync words
+
+    fn word(&self, w: usize) -> usize {
+        self.area + 8 * w
+    }
+
+    /// This PE's word `w` (Acquire).
+    fn load(&self, w: usize) -> u64 {
+        let a = self.word(w);
+        match self.gpu {
+            Some(g) => {
+                let mut v = 0u64;
+                g.copy(self.func, &mut v as *mut u64 as usize, a, 8);
+                v
+            }
+            // SAFETY: a is an aligned word of this PE's mapped heap (the sync area).
+            None => unsafe { AtomicU64::from_ptr(a as *mut u64) }.load(Acquire),
+        }
+    }
+
+    /// Team PE `i`'s word `w`.
+    fn load_at(&self, w: usize, i: usize) -> u64 {
+        let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
+        match self.gpu {
+            Some(g) => {
+                let mut v = 0u64;
+                g.copy(self.func, &mut v as *mut u64 as usize, r, 8);
+                v
+            }
+            // SAFETY: r is the aligned word of PE i's heap as mapped here.
+            None => unsafe { AtomicU64::from_ptr(r as *mut u64) }.load(Acquire),
+        }
+    }
+
+    /// Stores `v` into team PE `i`'s word `w` (Release; on the GPU heap a system-scope atomic).
+    fn store_at(&self, w: usize, i: usize, v: u64) {
+        let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
+        match self.gpu {
+            Some(g) => {
+                g.amo(self.func, r, 8, AmoOp::Set, v, 0);
+            }
+            // SAFETY: r is the aligned word of PE i's heap as mapped here.
+            None => unsafe { AtomicU64::from_ptr(r as *mut u64) }.store(v, Release),
+        }
+    }
+
+    /// Waits until this PE's word `w` is at least `v`.
+    fn wait_ge(&self, w: usize, v: u64) {
+        wait::until(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, || self.load(w) >= v);
+    }
+
+    /// The team sync (see the ordering contract above).
+    pub fn sync(&self) {
+        if self.n <= 1 {
+            fence(SeqCst);
+            return;
+        }
+        let e = self.load(team::W_EPOCH) + 1;
+        self.store_at(team::W_EPOCH, self.me, e);
+        let (mut k, mut dist) = (0, 1);
+        while dist < self.n {
+            self.store_at(team::W_ROUND + k, (self.me + dist) % self.n, e);
+            self.wait_ge(team::W_ROUND + k, e);
+            k += 1;
+            dist <<= 1;
+        }
+    }
+
+    // ---------------------------------------------------------------- data primitives
+
+    /// Team PE `i`'s copy of this PE's symmetric range, as mapped here.
+    fn remote(&self, what: &str, sym: usize, n: usize, i: usize) -> usize {
+        self.st.remote(self.func, what, sym, n, self.d.world(i))
+    }
+
+    /// Copies `n` bytes of team PE `i`'s copy of symmetric `src` to this PE's `dst`.
+    fn pull(&self, dst: usize, src: usize, i: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let r = self.remote("source", src, n, i);
+        match self.st.gpu_for(src, dst) {
+            Some(g) => g.copy(self.func, dst, r, n),
+            // SAFETY: r..r+n is mapped symmetric memory (checked); dst..dst+n is this PE's
+            // symmetric memory (checked by the caller); ptr::copy allows overlap (i = me).
+            None => unsafe { std::ptr::copy(r as *const u8, dst as *mut u8, n) },
+        }
+    }
+
+    /// Copies `n` host bytes at `src` to team PE `i`'s copy of symmetric `dst`.
+    fn push(&self, dst: usize, src: *const u8, i: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let r = self.remote("dest", dst, n, i);
+        match self.st.gpu_heap(dst) {
+            Some(g) => g.copy(self.func, r, src as usize, n),
+            // SAFETY: r..r+n is mapped symmetric memory (checked); src is a host buffer of n
+            // bytes that does not overlap it.
+            None => unsafe { std::ptr::copy_nonoverlapping(src, r as *mut u8, n) },
+        }
+    }
+
+    /// Copies `n` bytes of team PE `i`'s copy of symmetric `src` into host memory at `out`.
+    fn get(&self, out: *mut u8, src: usize, i: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let r = self.remote("source", src, n, i);
+        match self.st.gpu_heap(src) {
+            Some(g) => g.copy(self.func, out as usize, r, n),
+            // SAFETY: as in `push`, the other way round.
+            None => unsafe { std::ptr::copy_nonoverlapping(r as *const u8, out, n) },
+        }
+    }
+
+    /// Team PE `i`'s copy of symmetric `[src, src+n)` readable by the host: the mapped memory
+    /// itself, or (GPU heap) a copy in `stage`.
+    fn view<T: Copy + Default>(&self, src: usize, i: usize, n: usize, stage: &mut Vec<T>) -> *const T {
+        let bytes = n * size_of::<T>();
+        let r = self.remote("source", src, bytes, i);
+        match self.st.gpu_heap(src) {
+            Some(g) => {
+                stage.resize(n, T::default());
+                g.copy(self.func, stage.as_mut_ptr() as usize, r, bytes);
+                stage.as_ptr()
+            }
+            None => r as *const T,
+        }
+    }
+
+    /// Copies `n` host bytes at `src` to this PE's symmetric `dst`.
+    fn put_local(&self, dst: usize, src: *const u8, n: usize) {
+        self.push(dst, src, self.me, n)
+    }
+
+    // ---------------------------------------------------------------- algorithms
+
+    /// Broadcast of `nb` bytes from team PE `root`'s `src` to every PE's `dst` (root's too).
+    /// Small: every PE pulls the whole block from the root. Large (3+ PEs): each PE pulls one
+    /// slice from the root, then the slices it lacks from their owners' `dst`.
+    pub fn broadcast(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        self.sync();
+        if self.n >= 3 && nb >= self.st.cfg.bcast_scatter_min && nb > 0 {
+            if self.me == root {
+                self.pull(dst, src, root, nb);
+            } else {
+                let (s, l) = byte_slice(nb, self.n, self.me);
+                self.pull(dst + s, src + s, root, l);
+            }
+            self.sync();
+            if self.me != root {
+                for k in 1..self.n {
+                    let j = (self.me + k) % self.n;
+                    let (s, l) = byte_slice(nb, self.n, j);
+                    if j == root {
+                        self.pull(dst + s, src + s, root, l);
+                    } else {
+                        self.pull(dst + s, dst + s, j, l);
+                    }
+                }
+            }
+        } else {
+            self.pull(dst, src, root, nb);
+        }
+        self.sync();
+    }
+
+    /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`. Each PE pulls, in
+    /// an order rotated by its number so that no PE is read by all at once.
+    pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
+        self.sync();
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            self.pull(dst + j * nb, src, j, nb);
+        }
+        self.sync();
+    }
+
+    /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
+    pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
+        self.sync();
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            self.pull(dst + j * nb, src + self.me * nb, j, nb);
+        }
+        self.sync();
+    }
+
+    /// collect: the PEs' `src` blocks (`nb` bytes here, each PE its own size) concatenated in
+    /// team order. Each PE publishes its size in its VALUE word; `check_dest(total)` validates
+    /// the destination once the total is known. Returns the total bytes.
+    pub fn collect(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+        self.store_at(team::W_VALUE, self.me, nb as u64);
+        self.sync();
+        let sizes: Vec<usize> = (0..self.n).map(|i| self.load_at(team::W_VALUE, i) as usize).collect();
+        let mut offs = Vec::with_capacity(self.n);
+        let mut total = 0usize;
+        for &s in &sizes {
+            offs.push(total);
+            total = total.saturating_add(s);
+        }
+        check_dest(total);
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            self.pull(dst + offs[j], src, j, sizes[j]);
+        }
+        self.sync();
+        total
+    }
+
+    /// Combines elements `[first, first+len)` of every team PE's `src`, in team order, into
+    /// `acc` (`len` elements).
+    fn combine_into<T: Copy + Default>(&self, acc: &mut [T], src: usize, first: usize, upto: usize, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let len = acc.len();
+        let at = src + first * es;
+        self.get(acc.as_mut_ptr().cast(), at, 0, std::mem::size_of_val(acc));
+        let mut stage: Vec<T> = Vec::new();
+        for j in 1..upto {
+            let p = self.view(at, j, len, &mut stage);
+            // SAFETY: p points to len elements of T (mapped symmetric memory that no PE writes
+            // during this phase of the collective, or the staging copy), aligned (the caller
+            // checked `src`'s alignment; heaps and staging buffers are 8-byte aligned).
+            let other = unsafe { std::slice::from_raw_parts(p, len) };
+            comb(acc, other);
+        }
+    }
+
+    /// Reduction of `nelem` elements over the team into every PE's `dst` (`dst` may be `src`).
+    /// Small: every PE combines all PEs' vectors into a host buffer, a sync, then writes its
+    /// `dst`. Large (3+ PEs, at least ISHMEM_REDUCE_SCATTER_MIN bytes): PE r combines slice r
+    /// into its `dst`, a sync, then each PE pulls the other slices from their owners' `dst`.
+    /// Both combine in team order, so every PE gets the same bits (floating point included).
+    pub fn reduce<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let nb = nelem * es;
+        self.sync();
+        if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
+            let (s0, len) = slice(nelem, self.n, self.me);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            let mut acc: Vec<T> = Vec::new();
+            let mut c = 0;
+            while c < len {
+                let l = chunk.min(len - c);
+                acc.resize(l, T::default());
+                self.combine_into(&mut acc, src, s0 + c, self.n, comb);
+                self.put_local(dst + (s0 + c) * es, acc.as_ptr().cast(), l * es);
+                c += l;
+            }
+            self.sync();
+            for k in 1..self.n {
+                let j = (self.me + k) % self.n;
+                let (s, l) = slice(nelem, self.n, j);
+                self.pull(dst + s * es, dst + s * es, j, l * es);
+            }
+        } else {
+            let mut acc: Vec<T> = buffer(nelem);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            for (i, part) in acc.chunks_mut(chunk).enumerate() {
+                self.combine_into(part, src, i * chunk, self.n, comb);
+            }
+            self.sync();
+            self.put_local(dst, acc.as_ptr().cast(), nb);
+            return;
+        }
+        self.sync();
+    }
+
+    /// Prefix sums over the team: PE i's `dst` = combination of PEs 0..=i (`inclusive`) or
+    /// 0..i (PE 0: zeros) of `src`. Small: each PE reads the PEs below it into a host buffer,
+    /// a sync, then writes its `dst`. Large (3+ PEs, at least ISHMEM_REDUCE_SCATTER_MIN bytes):
+    /// PE r runs the scan of slice r over all PEs and writes each PE's result slice into that
+    /// PE's `dst` (reading each source chunk before writing the same PE's result).
+    pub fn scan<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, inclusive: bool, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let nb = nelem * es;
+        self.sync();
+        if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
+            let (s0, len) = slice(nelem, self.n, self.me);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            let (mut acc, mut cur): (Vec<T>, Vec<T>) = (Vec::new(), Vec::new());
+            let mut c = 0;
+            while c < len {
+                let l = chunk.min(len - c);
+                let at = (s0 + c) * es;
+                acc.clear();
+                acc.resize(l, T::default());
+                cur.resize(l, T::default());
+                for j in 0..self.n {
+                    // PE j's source chunk is read before its result overwrites it (in place).
+                    let need = inclusive || j + 1 < self.n;
+                    if need {
+                        self.get(cur.as_mut_ptr().cast(), src + at, j, l * es);
+                    }
+                    if !inclusive {
+                        self.push(dst + at, acc.as_ptr().cast(), j, l * es);
+                    }
+                    if need {
+                        if j == 0 {
+                            acc.copy_from_slice(&cur);
+                        } else {
+                            comb(&mut acc, &cur);
+                        }
+                    }
+                    if inclusive {
+                        self.push(dst + at, acc.as_ptr().cast(), j, l * es);
+                    }
+                }
+                c += l;
+            }
+        } else {
+            let upto = if inclusive { self.me + 1 } else { self.me };
+            let mut acc: Vec<T> = buffer(nelem);
+            if upto > 0 {
+                let chunk = (CHUNK_BYTES / es).max(1);
+                for (i, part) in acc.chunks_mut(chunk).enumerate() {
+                    self.combine_into(part, src, i * chunk, upto, comb);
+                }
+            }
+            self.sync();
+            self.put_local(dst, acc.as_ptr().cast(), nb);
+            return;
+        }
+        self.sync();
+    }
+
+    // ---------------------------------------------------------------- team creation
+
+    /// Every team PE's free-slot bitmap (`mine` is this PE's): published in the SPLIT words of
+    /// this (parent) team's sync area, read after a sync, followed by a sync so that the words
+    /// can be reused.
+    pub fn gather_bitmaps(&self, mine: &[u64; team::SPLIT_WORDS], words: usize) -> Vec<[u64; team::SPLIT_WORDS]> {
+        let at = self.word(team::W_SPLIT);
+        self.put_local(at, mine.as_ptr().cast(), words * 8);
+        self.sync();
+        let all = (0..self.n)
+            .map(|i| {
+                let mut b = [0u64; team::SPLIT_WORDS];
+                self.get(b.as_mut_ptr().cast(), at, i, words * 8);
+                b
+            })
+            .collect();
+        self.sync();
+        all
+    }
+}
+
+/// Zeroes this PE's sync area of the team slot at heap offset `sync_offset` (a new team).
+pub fn zero_area(st: &State, func: &str, sync_offset: u64) {
+    let a = st.heap.base + sync_offset as usize;
+    match st.gpu_heap(a) {
+        Some(g) => g.memset(func, a, team::AREA_BYTES),
+        // SAFETY: the area lies in this PE's mapped heap (reserved at init); no PE uses it
+        // (its slot is free on every PE of the new team until the split's last sync).
+        None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_exactly() {
+        for n in 0..40 {
+            for parts in 1..9 {
+                let mut next = 0;
+                for r in 0..parts {
+                    let (s, l) = slice(n, parts, r);
+                    assert_eq!(s, next);
+                    next += l;
+                    assert!(l <= n / parts + 1);
+                }
+                assert_eq!(next, n);
+            }
+        }
+        for nb in [0, 1, 63, 64, 65, 1000, 4096 * 3 + 5] {
+            for parts in 1..6 {
+                let mut next = 0;
+                for r in 0..parts {
+                    let (s, l) = byte_slice(nb, parts, r);
+                    assert_eq!(s, next, "nb {nb} parts {parts} r {r}");
+                    assert!(s % SLICE_ALIGN == 0 || l == 0);
+                    next += l;
+                }
+                assert_eq!(next, nb);
+            }
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Teams: the descriptor table every PE keeps (`ishmemi_team_desc_t` of
+//! include/ishmem/device_state.h, mirrored here with the same asserts), the arithmetic of
+//! splits and PE translation, and the pool of team slots. Pure bookkeeping: no memory of the
+//! heap is touched here (the synchronization words live in `core::coll`).
+//!
+//! A team is an arithmetic progression of world PEs (`start + stride * i`, `i < size`); a split
+//! of a team is again one, so every team needs only those three numbers. Handles are slot
+//! indices: 0 world, 1 shared, 2 node, then split teams. A split chooses the lowest slot free on
+//! every PE of its parent team, so all members of a team agree on its handle and on the heap
+//! offset of its sync area (`sync_offset`, fixed per slot).
+
+/// `ISHMEMI_TEAM_AREA_BYTES`: symmetric heap bytes owned by each team slot.
+pub const AREA_BYTES: usize = 1024;
+/// Words of a team's sync area (`ISHMEMI_TEAM_SYNC_*`).
+pub const W_EPOCH: usize = 0;
+pub const W_VALUE: usize = 1;
+pub const W_ROUND: usize = 8;
+pub const ROUNDS: usize = 32;
+pub const W_SPLIT: usize = 64;
+pub const SPLIT_WORDS: usize = 64;
+const _: () = assert!((W_ROUND + ROUNDS) <= W_SPLIT && (W_SPLIT + SPLIT_WORDS) * 8 <= AREA_BYTES);
+const _: () = assert!(SPLIT_WORDS * 64 >= crate::env::MAX_TEAMS as usize);
+
+/// Handles of the predefined teams.
+pub const WORLD: i32 = 0;
+pub const SHARED: i32 = 1;
+pub const NODE: i32 = 2;
+pub const INVALID: i32 = -1;
+pub const PREDEFINED: usize = 3;
+
+/// `ISHMEMI_TEAM_F_*`.
+pub const F_USED: u32 = 1;
+pub const F_PREDEFINED: u32 = 2;
+
+/// `ISHMEM_TEAM_NUM_CONTEXTS`: the one field of `ishmem_team_config_t`.
+pub const CONFIG_NUM_CONTEXTS: i64 = 1;
+
+/// `ishmemi_team_desc_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TeamDesc {
+    /// World PE of team PE 0.
+    pub start: i32,
+    /// World PE distance between team PEs i and i+1 (nonzero).
+    pub stride: i32,
+    /// PEs in the team; 0 when the slot is free.
+    pub size: i32,
+    /// This PE's number in the team.
+    pub my_pe: i32,
+    /// Heap offset of the team's sync area (the same on every PE).
+    pub sync_offset: u64,
+    /// `num_contexts` of the split's configuration.
+    pub num_contexts: i32,
+    /// `F_USED`, `F_PREDEFINED`.
+    pub flags: u32,
+}
+
+const _: () = assert!(size_of::<TeamDesc>() == 32);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, start) == 0);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, stride) == 4);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, size) == 8);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, my_pe) == 12);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, sync_offset) == 16);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, num_contexts) == 24);
+const _: () = assert!(std::mem::offset_of!(TeamDesc, flags) == 28);
+const _: () = assert!(align_of::<TeamDesc>() == 8);
+
+impl TeamDesc {
+    /// Number of members.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.size as usize
+    }
+
+    /// World PE of team PE `i` (`i < size`).
+    #[inline]
+    pub fn world(&self, i: usize) -> usize {
+        (self.start as i64 + self.stride as i64 * i as i64) as usize
+    }
+
+    /// Team PE number of world PE `pe`, if it is a member.
+    pub fn index_of(&self, pe: i64) -> Option<usize> {
+        let d = pe - self.start as i64;
+        let s = self.stride as i64;
+        if self.size <= 0 || s == 0 || d % s != 0 {
+            return None;
+        }
+        let i = d / s;
+        (0..self.size as i64).contains(&i).then_some(i as usize)
+    }
+
+    pub fn is_used(&self) -> bool {
+        self.flags & F_USED != 0
+    }
+}
+
+/// A subset of a parent team given as world PEs: (start, stride, size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progression {
+    pub start: i32,
+    pub stride: i32,
+    pub size: i32,
+}
+
+/// The team PEs `start + stride * i` (i < size) of `parent`, as world PEs; an error naming
+/// the bad argument when the set is empty or leaves the parent team. A team of one PE may
+/// have any stride (it is normalized to 1).
+pub fn split_strided(parent: &TeamDesc, start: i32, stride: i32, size: i32) -> Result<Progression, String> {
+    let n = parent.size as i64;
+    if size < 1 || size as i64 > n {
+        return Err(format!("size {size} is not in [1, {n}] (the parent team has {n} PEs)"));
+    }
+    if !(0..n).contains(&(start as i64)) {
+        return Err(format!("start {start} is not a PE of the parent team [0, {n})"));
+    }
+    let stride = if size == 1 { 1 } else { stride };
+    if stride == 0 {
+        return Err(format!("stride 0 with size {size} names PE {start} {size} times"));
+    }
+    let last = start as i64 + stride as i64 * (size as i64 - 1);
+    if !(0..n).contains(&last) {
+        return Err(format!(
+            "start {start}, stride {stride}, size {size}: team PE {} would be parent PE {last}, outside [0, {n})",
+            size - 1
+        ));
+    }
+    Ok(Progression {
+        start: (parent.start as i64 + parent.stride as i64 * start as i64) as i32,
+        stride: (parent.stride as i64 * stride as i64) as i32,
+        size,
+    })
+}
+
+/// A team and a PE's number in it.
+pub type Member = (Progression, usize);
+
+/// The x-axis and y-axis teams of parent PE `p` in `ishmem_team_split_2d` with `xrange`
+/// columns (OpenSHMEM 1.5: rows of `xrange` consecutive parent PEs, the last row possibly
+/// short; columns of stride `xrange`). An `xrange` above the parent's size means one row.
+/// Returns ((x team, my number in it), (y team, my number in it)).
+pub fn split_2d(parent: &TeamDesc, xrange: i32, p: usize) -> Result<(Member, Member), String> {
+    if xrange < 1 {
+        return Err(format!("xrange {xrange} must be at least 1"));
+    }
+    let n = parent.n();
+    let xr = (xrange as usize).min(n);
+    let (row, col) = (p / xr, p % xr);
+    let xstart = row * xr;
+    let xsize = xr.min(n - xstart);
+    let ysize = (n - col).div_ceil(xr);
+    let x = split_strided(parent, xstart as i32, 1, xsize as i32)?;
+    let y = split_strided(parent, col as i32, xr as i32, ysize as i32)?;
+    Ok(((x, col), (y, row)))
+}
+
+/// `ishmem_team_translate_pe`: the number in `dest` of team PE `pe` of `src`, or -1.
+pub fn translate(src: &TeamDesc, pe: i32, dest: &TeamDesc) -> i32 {
+    if pe < 0 || pe >= src.size || !src.is_used() || !dest.is_used() {
+        return -1;
+    }
+    dest.index_of(src.world(pe as usize) as i64).map_or(-1, |i| i as i32)
+}
+
+/// Why a handle does not name a team of this PE.
+pub fn bad_handle(team: i32, max: usize) -> String {
+    if team == INVALID {
+        "team is ISHMEM_TEAM_INVALID".to_string()
+    } else if team < 0 || team as usize >= max {
+        format!("team {team} is not a team handle (handles are 0 .. {} with ISHMEM_TEAMS_MAX={max})", max - 1)
+    } else {
+        format!("team {team} is not a team of this PE (destroyed, never created, or this PE is not a member)")
+    }
+}
+
+/// The team slots of this PE.
+pub struct TeamPool {
+    descs: Vec<TeamDesc>,
+}
+
+impl TeamPool {
+    /// `max` slots whose sync areas start at heap offset `area_base`, with the predefined
+    /// teams of a job of `npes` PEs in which this PE is `me` (one node: shared and node are
+    /// the world).
+    pub fn new(max: usize, area_base: usize, me: usize, npes: usize) -> TeamPool {
+        let mut descs: Vec<TeamDesc> = (0..max)
+            .map(|t| TeamDesc { sync_offset: (area_base + t * AREA_BYTES) as u64, ..TeamDesc::default() })
+            .collect();
+        for d in descs.iter_mut().take(PREDEFINED) {
+            d.start = 0;
+            d.stride = 1;
+            d.size = npes as i32;
+            d.my_pe = me as i32;
+            d.flags = F_USED | F_PREDEFINED;
+        }
+        TeamPool { descs }
+    }
+
+    pub fn max(&self) -> usize {
+        self.descs.len()
+    }
+
+    /// The team `team` of this PE, or why there is none.
+    pub fn get(&self, team: i32) -> Result<TeamDesc, String> {
+        match usize::try_from(team).ok().and_then(|t| self.descs.get(t)) {
+            Some(d) if d.is_used() => Ok(*d),
+            _ => Err(bad_handle(team, self.max())),
+        }
+    }
+
+    /// The slot's descriptor whether used or not (its sync area is fixed).
+    pub fn slot(&self, t: usize) -> TeamDesc {
+        self.descs[t]
+    }
+
+    /// Bitmap of the free slots, `SPLIT_WORDS` words (bit t of word t/64).
+    pub fn free_bitmap(&self) -> [u64; SPLIT_WORDS] {
+        let mut b = [0u64; SPLIT_WORDS];
+        for (t, d) in self.descs.iter().enumerate() {
+            if !d.is_used() {
+                b[t / 64] |= 1 << (t % 64);
+            }
+        }
+        b
+    }
+
+    /// Takes slot `t` for a team of which this PE is member `my_pe`.
+    pub fn claim(&mut self, t: usize, p: Progression, my_pe: usize, num_contexts: i32) -> TeamDesc {
+        let d = &mut self.descs[t];
+        debug_assert!(!d.is_used());
+        *d = TeamDesc {
+            start: p.start,
+            stride: p.stride,
+            size: p.size,
+            my_pe: my_pe as i32,
+            sync_offset: d.sync_offset,
+            num_contexts,
+            flags: F_USED,
+        };
+        *d
+    }
+
+    /// Frees a split team's slot; an error for a predefined or unknown team.
+    pub fn release(&mut self, team: i32) -> Result<(), String> {
+        let d = self.get(team)?;
+        if d.flags & F_PREDEFINED != 0 {
+            return Err(format!("team {team} is a predefined team (world, shared or node); only split teams can be destroyed"));
+        }
+        let off = d.sync_offset;
+        self.descs[team as usize] = TeamDesc { sync_offset: off, ..TeamDesc::default() };
+        Ok(())
+    }
+
+    /// The descriptor table as the device would read it.
+    pub fn table(&self) -> &[TeamDesc] {
+        &self.descs
+    }
+}
+
+/// The lowest `k` slots set in every bitmap of `maps` (AND over the PEs of the parent team).
+pub fn common_free(maps: &[[u64; SPLIT_WORDS]], k: usize) -> Option<Vec<usize>> {
+    let mut and = [u64::MAX; SPLIT_WORDS];
+    for m in maps {
+        for (a, w) in and.iter_mut().zip(m) {
+            *a &= w;
+        }
+    }
+    let found: Vec<usize> = (0..SPLIT_WORDS * 64).filter(|&t| and[t / 64] >> (t % 64) & 1 == 1).take(k).collect();
+    (found.len() == k).then_some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(n: i32) -> TeamDesc {
+        TeamDesc { start: 0, stride: 1, size: n, my_pe: 0, sync_offset: 0, num_contexts: 0, flags: F_USED }
+    }
+
+    fn members(p: Progression) -> Vec<i32> {
+        (0..p.size).map(|i| p.start + p.stride * i).collect()
+    }
+
+    #[test]
+    fn desc_layout_bytes() {
+        let d = TeamDesc { start: 1, stride: 2, size: 3, my_pe: 4, sync_offset: 0x1000, num_contexts: 5, flags: 3 };
+        // SAFETY: TeamDesc is repr(C) plain data without padding (asserted above).
+        let b: [u8; 32] = unsafe { std::mem::transmute(d) };
+        assert_eq!(&b[8..12], &3i32.to_ne_bytes());
+        assert_eq!(&b[16..24], &0x1000u64.to_ne_bytes());
+        assert_eq!(&b[28..32], &3u32.to_ne_bytes());
+    }
+
+    #[test]
+    fn strided_splits_compose() {
+        let w = world(8);
+        let even = split_strided(&w, 0, 2, 4).unwrap();
+        assert_eq!(members(even), vec![0, 2, 4, 6]);
+        let ed = TeamDesc { start: even.start, stride: even.stride, size: even.size, flags: F_USED, ..Default::default() };
+        let sub = split_strided(&ed, 1, 2, 2).unwrap();
+        assert_eq!(members(sub), vec![2, 6]);
+        let down = split_strided(&w, 7, -3, 3).unwrap();
+        assert_eq!(members(down), vec![7, 4, 1]);
+        let one = split_strided(&w, 5, 0, 1).unwrap();
+        assert_eq!(members(one), vec![5]);
+        assert_eq!(one.stride, 1);
+        assert!(split_strided(&w, 0, 2, 5).unwrap_err().contains("outside [0, 8)"));
+        assert!(split_strided(&w, 8, 1, 1).unwrap_err().contains("start 8"));
+        assert!(split_strided(&w, 0, 1, 0).unwrap_err().contains("size 0"));
+        assert!(split_strided(&w, 0, 1, 9).unwrap_err().contains("size 9"));
+        assert!(split_strided(&w, 0, 0, 2).unwrap_err().contains("stride 0"));
+        assert!(split_strided(&w, 1, -2, 2).unwrap_err().contains("outside"));
+    }
+
+    #[test]
+    fn index_and_translate() {
+        let w = world(8);
+        let odd = split_strided(&w, 1, 2, 4).unwrap();
+        let od = TeamDesc { start: odd.start, stride: odd.stride, size: odd.size, my_pe: 0, flags: F_USED, ..Default::default() };
+        assert_eq!(od.index_of(5), Some(2));
+        assert_eq!(od.index_of(4), None);
+        assert_eq!(od.index_of(9), None);
+        assert_eq!(od.index_of(-1), None);
+        assert_eq!(od.world(3), 7);
+        assert_eq!(translate(&od, 2, &w), 5);
+        assert_eq!(translate(&w, 5, &od), 2);
+        assert_eq!(translate(&w, 4, &od), -1);
+        assert_eq!(translate(&w, 8, &od), -1);
+        assert_eq!(translate(&w, -1, &od), -1);
+        assert_eq!(translate(&w, 1, &TeamDesc::default()), -1);
+        let down = TeamDesc { start: 6, stride: -2, size: 3, flags: F_USED, ..Default::default() };
+        assert_eq!(down.index_of(2), Some(2));
+        assert_eq!(translate(&down, 1, &od), -1);
+        assert_eq!(translate(&down, 0, &w), 6);
+    }
+
+    #[test]
+    fn two_d_rows_and_short_last_row() {
+        // 7 PEs, xrange 3: rows {0,1,2} {3,4,5} {6}; columns {0,3,6} {1,4} {2,5}.
+        let w = world(7);
+        let ((x, xi), (y, yi)) = split_2d(&w, 3, 4).unwrap();
+        assert_eq!((members(x), xi), (vec![3, 4, 5], 1));
+        assert_eq!((members(y), yi), (vec![1, 4], 1));
+        let ((x, xi), (y, yi)) = split_2d(&w, 3, 6).unwrap();
+        assert_eq!((members(x), xi), (vec![6], 0));
+        assert_eq!((members(y), yi), (vec![0, 3, 6], 2));
+        let ((x, _), (y, yi)) = split_2d(&w, 3, 5).unwrap();
+        assert_eq!(members(x), vec![3, 4, 5]);
+        assert_eq!((members(y), yi), (vec![2, 5], 1));
+        // xrange above the size: one row, columns of one PE.
+        let ((x, xi), (y, yi)) = split_2d(&w, 10, 2).unwrap();
+        assert_eq!((members(x), xi), ((0..7).collect::<Vec<_>>(), 2));
+        assert_eq!((members(y), yi), (vec![2], 0));
+        // xrange 1: rows of one PE, one column of everybody.
+        let ((x, _), (y, yi)) = split_2d(&w, 1, 4).unwrap();
+        assert_eq!(members(x), vec![4]);
+        assert_eq!((members(y).len(), yi), (7, 4));
+        assert!(split_2d(&w, 0, 0).unwrap_err().contains("xrange 0"));
+        // every PE is in exactly one x team and one y team, at its own position
+        for n in 1..=9 {
+            for xr in 1..=n + 1 {
+                let w = world(n);
+                for p in 0..n as usize {
+                    let ((x, xi), (y, yi)) = split_2d(&w, xr, p).unwrap();
+                    assert_eq!(members(x)[xi], p as i32);
+                    assert_eq!(members(y)[yi], p as i32);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pool_claims_releases_and_agrees() {
+        let mut p = TeamPool::new(5, 4096, 1, 4);
+        assert_eq!(p.get(WORLD).unwrap().size, 4);
+        assert_eq!(p.get(NODE).unwrap().my_pe, 1);
+        assert!(p.get(3).unwrap_err().contains("not a team of this PE"));
+        assert!(p.get(INVALID).unwrap_err().contains("ISHMEM_TEAM_INVALID"));
+        assert!(p.get(5).unwrap_err().contains("not a team handle"));
+        assert_eq!(p.free_bitmap()[0], 0b11000);
+        let d = p.claim(3, Progression { start: 1, stride: 2, size: 2 }, 0, 7);
+        assert_eq!(d.sync_offset, 4096 + 3 * 1024);
+        assert_eq!(p.free_bitmap()[0], 0b10000);
+        assert!(p.release(WORLD).unwrap_err().contains("predefined"));
+        p.release(3).unwrap();
+        assert!(p.get(3).is_err());
+        assert_eq!(p.slot(3).sync_offset, 4096 + 3 * 1024);
+        let mut a = [0u64; SPLIT_WORDS];
+        let mut b = [0u64; SPLIT_WORDS];
+        a[0] = 0b11000;
+        b[0] = 0b10100;
+        b[1] = 1;
+        a[1] = 3;
+        assert_eq!(common_free(&[a, b], 1), Some(vec![4]));
+        assert_eq!(common_free(&[a, b], 2), Some(vec![4, 64]));
+        assert_eq!(common_free(&[a, b], 3), None);
+        assert_eq!(common_free(&[], 1), Some(vec![0]));
+    }
+}
