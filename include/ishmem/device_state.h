@@ -32,6 +32,8 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 40 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
 /* Sync area layout (uint64_t words from sync_offset): */
 #define ISHMEMI_SYNC_BARRIER_ARRIVE 0 /* incremented by every PE at each device barrier */
 #define ISHMEMI_SYNC_BARRIER_EPOCH 1  /* device barriers completed by this PE (own use) */
+#define ISHMEMI_SYNC_TEAM_AREA 2 /* sync-area word: heap offset of team slot 0's area */
+#define ISHMEMI_SYNC_TEAMS_MAX 3 /* sync-area word: number of team slots */
 
 /* ---- Teams (host side in src/core/team.rs, which mirrors this layout with the same asserts).
  * A team handle (ishmem_team_t) is an index into a table of ISHMEM_TEAMS_MAX descriptors that
@@ -60,13 +62,17 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
 
 /* Every team slot owns ISHMEMI_TEAM_AREA_BYTES of symmetric heap, reserved at init after the
  * sync area above (ISHMEM_TEAMS_MAX of them, contiguous): slot t's area starts at heap offset
- * ishmemi_team_desc_t.sync_offset. Zeroed when a team takes the slot (before the split's last
- * synchronization). Layout in uint64_t words from sync_offset: */
+ * ISHMEMI_SYNC_TEAM_AREA's value + t * ISHMEMI_TEAM_AREA_BYTES (= the descriptor's
+ * sync_offset). Zeroed when a team takes the slot (before the split's last synchronization);
+ * the slot's descriptor (size 0 when free) is kept at ISHMEMI_TEAM_DESC_WORD, so a kernel can
+ * look a team up in the heap: the host writes it at init, split and destroy. Layout in
+ * uint64_t words from the area's start: */
 #define ISHMEMI_TEAM_AREA_BYTES 1024
 #define ISHMEMI_TEAM_SYNC_EPOCH 0   /* team syncs this PE completed (own use) */
 #define ISHMEMI_TEAM_SYNC_VALUE 1   /* a value this PE publishes to the team (collect: bytes) */
 #define ISHMEMI_TEAM_SYNC_ROUND 8   /* word 8+k: dissemination round k's flag, written by the */
 #define ISHMEMI_TEAM_SYNC_ROUNDS 32 /*   team PE (me - 2^k) mod size with its epoch */
+#define ISHMEMI_TEAM_DESC_WORD 40   /* words 40..43: this PE's ishmemi_team_desc_t of the slot */
 #define ISHMEMI_TEAM_SPLIT_WORD 64  /* words 64..127: this PE's free-slot bitmap during a split */
 #define ISHMEMI_TEAM_SPLIT_WORDS 64
 /* Team sync (dissemination barrier) of team PE i of n: e = ++epoch; for each round k with

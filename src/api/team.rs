@@ -149,8 +149,8 @@ fn join(st: &State, func: &str, slot: usize, p: Progression, num_contexts: c_int
     let probe = TeamDesc { start: p.start, stride: p.stride, size: p.size, flags: team::F_USED, ..TeamDesc::default() };
     let Some(me) = probe.index_of(st.me as i64) else { return INVALID };
     let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
-    coll::zero_area(st, func, pool.slot(slot).sync_offset);
-    pool.claim(slot, p, me, num_contexts);
+    let d = pool.claim(slot, p, me, num_contexts);
+    coll::reset_area(st, func, &d);
     slot as c_int
 }
 
@@ -234,9 +234,13 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
         // Every collective of the team ended with a team sync, so no PE reads or writes this
         // PE's sync area of the team any more: the slot can be reused by the next split.
         let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = pool.release(team) {
-            drop(pool);
-            fatal(F, &e);
+        match pool.release(team) {
+            // Device code must no longer find the team (only this PE reads these words).
+            Ok(free) => coll::publish_desc(F, st.heap.base, st.gpu.as_ref(), &free),
+            Err(e) => {
+                drop(pool);
+                fatal(F, &e);
+            }
         }
     })
 }

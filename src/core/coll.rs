@@ -421,15 +421,50 @@ impl<'a> Team<'a> {
     }
 }
 
-/// Zeroes this PE's sync area of the team slot at heap offset `sync_offset` (a new team).
-pub fn zero_area(st: &State, func: &str, sync_offset: u64) {
-    let a = st.heap.base + sync_offset as usize;
+/// Writes `bytes` at offset `off` of this PE's heap (based at `heap_base`; GPU memory when
+/// `gpu` is given), complete at return.
+fn write_heap(func: &str, heap_base: usize, gpu: Option<&Gpu>, off: usize, bytes: &[u8]) {
+    let a = heap_base + off;
+    match gpu {
+        Some(g) => g.copy(func, a, bytes.as_ptr() as usize, bytes.len()),
+        // SAFETY: the caller passes a range of the library's reserved part of this PE's mapped
+        // heap (the sync area or a team area) that no other PE accesses at this time.
+        None => unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), a as *mut u8, bytes.len()) },
+    }
+}
+
+/// Writes slot `d`'s descriptor into this PE's sync area of the slot (`ISHMEMI_TEAM_DESC_WORD`),
+/// where device code looks teams up; a free slot's descriptor has size 0.
+pub fn publish_desc(func: &str, heap_base: usize, gpu: Option<&Gpu>, d: &TeamDesc) {
+    write_heap(func, heap_base, gpu, d.sync_offset as usize + 8 * team::W_DESC, d.as_bytes());
+}
+
+/// Init: records where the team areas are (GPU sync-area words `ISHMEMI_SYNC_TEAM_AREA` and
+/// `ISHMEMI_SYNC_TEAMS_MAX`, CUDA backend only: the CPU heap has no sync area) and publishes
+/// every slot's descriptor. The areas are zero (fresh heap file, or zeroed GPU memory).
+pub fn publish_pool(func: &str, heap_base: usize, gpu: Option<&Gpu>, pool: &team::TeamPool) {
+    if gpu.is_some() {
+        let words = [pool.slot(0).sync_offset, pool.max() as u64];
+        // SAFETY: two u64 are 16 plain bytes.
+        let b = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 16) };
+        write_heap(func, heap_base, gpu, 8 * crate::transport::cuda::state::SYNC_TEAM_AREA, b);
+    }
+    for t in pool.table().iter().filter(|d| d.is_used()) {
+        publish_desc(func, heap_base, gpu, t);
+    }
+}
+
+/// Zeroes this PE's sync area of team slot `d` and publishes its descriptor (a new team, or
+/// a free slot when `d` is not used).
+pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
+    let a = st.heap.base + d.sync_offset as usize;
     match st.gpu_heap(a) {
         Some(g) => g.memset(func, a, team::AREA_BYTES),
         // SAFETY: the area lies in this PE's mapped heap (reserved at init); no PE uses it
         // (its slot is free on every PE of the new team until the split's last sync).
         None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
     }
+    publish_desc(func, st.heap.base, st.gpu_heap(a), d);
 }
 
 #[cfg(test)]

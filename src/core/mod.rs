@@ -211,9 +211,12 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     });
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
-        job.barrier();
     }
     let teams = team::TeamPool::new(cfg.teams_max, area_base, info.rank, info.size);
+    coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
+    if gpu.is_some() {
+        job.barrier();
+    }
     let data = match (data, &job.data_bases) {
         (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: bases.clone().into() }),
         _ => None,

@@ -16,9 +16,12 @@ pub const W_EPOCH: usize = 0;
 pub const W_VALUE: usize = 1;
 pub const W_ROUND: usize = 8;
 pub const ROUNDS: usize = 32;
+/// Words 40..43: this PE's `ishmemi_team_desc_t` of the slot (size 0: no team of this PE), read
+/// by device code (include/ishmem/cuda_coll.cuh reads start, stride, size, my_pe).
+pub const W_DESC: usize = 40;
 pub const W_SPLIT: usize = 64;
 pub const SPLIT_WORDS: usize = 64;
-const _: () = assert!((W_ROUND + ROUNDS) <= W_SPLIT && (W_SPLIT + SPLIT_WORDS) * 8 <= AREA_BYTES);
+const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_SPLIT && (W_SPLIT + SPLIT_WORDS) * 8 <= AREA_BYTES);
 const _: () = assert!(SPLIT_WORDS * 64 >= crate::env::MAX_TEAMS as usize);
 
 /// Handles of the predefined teams.
@@ -91,6 +94,13 @@ impl TeamDesc {
 
     pub fn is_used(&self) -> bool {
         self.flags & F_USED != 0
+    }
+
+    /// The descriptor's bytes, as the C struct holds them.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: TeamDesc is repr(C) plain data without padding (the asserts above pin every
+        // field's offset and the size to their sum), so every byte is initialized.
+        unsafe { std::slice::from_raw_parts((self as *const TeamDesc).cast::<u8>(), size_of::<TeamDesc>()) }
     }
 }
 
@@ -239,15 +249,16 @@ impl TeamPool {
         *d
     }
 
-    /// Frees a split team's slot; an error for a predefined or unknown team.
-    pub fn release(&mut self, team: i32) -> Result<(), String> {
+    /// Frees a split team's slot and returns the free slot's descriptor; an error for a
+    /// predefined or unknown team.
+    pub fn release(&mut self, team: i32) -> Result<TeamDesc, String> {
         let d = self.get(team)?;
         if d.flags & F_PREDEFINED != 0 {
             return Err(format!("team {team} is a predefined team (world, shared or node); only split teams can be destroyed"));
         }
-        let off = d.sync_offset;
-        self.descs[team as usize] = TeamDesc { sync_offset: off, ..TeamDesc::default() };
-        Ok(())
+        let free = TeamDesc { sync_offset: d.sync_offset, ..TeamDesc::default() };
+        self.descs[team as usize] = free;
+        Ok(free)
     }
 
     /// The descriptor table as the device would read it.
@@ -283,8 +294,7 @@ mod tests {
     #[test]
     fn desc_layout_bytes() {
         let d = TeamDesc { start: 1, stride: 2, size: 3, my_pe: 4, sync_offset: 0x1000, num_contexts: 5, flags: 3 };
-        // SAFETY: TeamDesc is repr(C) plain data without padding (asserted above).
-        let b: [u8; 32] = unsafe { std::mem::transmute(d) };
+        let b = d.as_bytes();
         assert_eq!(&b[8..12], &3i32.to_ne_bytes());
         assert_eq!(&b[16..24], &0x1000u64.to_ne_bytes());
         assert_eq!(&b[28..32], &3u32.to_ne_bytes());

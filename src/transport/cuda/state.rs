@@ -9,6 +9,10 @@ pub const SYNC_BYTES: usize = 4096;
 /// `ISHMEMI_SYNC_BARRIER_ARRIVE` and `ISHMEMI_SYNC_BARRIER_EPOCH`: words of the sync area.
 pub const SYNC_BARRIER_ARRIVE: usize = 0;
 pub const SYNC_BARRIER_EPOCH: usize = 1;
+/// `ISHMEMI_SYNC_TEAM_AREA` and `ISHMEMI_SYNC_TEAMS_MAX`: words of the sync area holding the heap
+/// offset of team slot 0's area and the number of team slots (written at init).
+pub const SYNC_TEAM_AREA: usize = 2;
+pub const SYNC_TEAMS_MAX: usize = 3;
 
 /// `ishmemi_dev_state_t`.
 #[repr(C)]
