@@ -1433,593 +1433,593 @@ ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned int *ivars, size
 ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) { return ishmem_ulong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 ISHMEMI_HD inline size_t ishmem_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) { return ishmem_ulonglong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 /* ishmem_{T}_alltoall: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_alltoall(float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_double_alltoall(double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_char_alltoall(char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_schar_alltoall(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_short_alltoall(short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int_alltoall(int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_long_alltoall(long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_longlong_alltoall(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uchar_alltoall(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ushort_alltoall(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint_alltoall(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulong_alltoall(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulonglong_alltoall(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int8_alltoall(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int16_alltoall(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int32_alltoall(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int64_alltoall(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint8_alltoall(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint16_alltoall(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint32_alltoall(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint64_alltoall(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_size_alltoall(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ptrdiff_alltoall(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoallmem(void *dest, const void *source, size_t nelems) { return ishmem_alltoallmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_alltoall(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(team, dest, source, nelems); }
-inline int ishmem_alltoall(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_float_alltoall(float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_double_alltoall(double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_char_alltoall(char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_schar_alltoall(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_short_alltoall(short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int_alltoall(int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_long_alltoall(long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_longlong_alltoall(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uchar_alltoall(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ushort_alltoall(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint_alltoall(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulong_alltoall(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulonglong_alltoall(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int8_alltoall(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int16_alltoall(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int32_alltoall(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int64_alltoall(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint8_alltoall(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint16_alltoall(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint32_alltoall(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint64_alltoall(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_size_alltoall(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ptrdiff_alltoall(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoallmem(void *dest, const void *source, size_t nelems) { return ishmem_alltoallmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(float *dest, const float *source, size_t nelems) { return ishmem_float_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(double *dest, const double *source, size_t nelems) { return ishmem_double_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(char *dest, const char *source, size_t nelems) { return ishmem_char_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(short *dest, const short *source, size_t nelems) { return ishmem_short_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(int *dest, const int *source, size_t nelems) { return ishmem_int_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(long *dest, const long *source, size_t nelems) { return ishmem_long_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_alltoall(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_alltoall(ISHMEM_TEAM_WORLD, dest, source, nelems); }
 /* ishmem_{T}_broadcast: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_broadcast(float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_double_broadcast(double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_char_broadcast(char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_schar_broadcast(signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_short_broadcast(short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_int_broadcast(int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_long_broadcast(long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_longlong_broadcast(long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uchar_broadcast(unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_ushort_broadcast(unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uint_broadcast(unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_ulong_broadcast(unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_ulonglong_broadcast(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_int8_broadcast(int8_t *dest, const int8_t *source, size_t nelems, int root) { return ishmem_int8_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_int16_broadcast(int16_t *dest, const int16_t *source, size_t nelems, int root) { return ishmem_int16_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_int32_broadcast(int32_t *dest, const int32_t *source, size_t nelems, int root) { return ishmem_int32_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_int64_broadcast(int64_t *dest, const int64_t *source, size_t nelems, int root) { return ishmem_int64_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uint8_broadcast(uint8_t *dest, const uint8_t *source, size_t nelems, int root) { return ishmem_uint8_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uint16_broadcast(uint16_t *dest, const uint16_t *source, size_t nelems, int root) { return ishmem_uint16_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uint32_broadcast(uint32_t *dest, const uint32_t *source, size_t nelems, int root) { return ishmem_uint32_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_uint64_broadcast(uint64_t *dest, const uint64_t *source, size_t nelems, int root) { return ishmem_uint64_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_size_broadcast(size_t *dest, const size_t *source, size_t nelems, int root) { return ishmem_size_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_ptrdiff_broadcast(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root) { return ishmem_ptrdiff_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcastmem(void *dest, const void *source, size_t nelems, int root) { return ishmem_broadcastmem(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
-inline int ishmem_broadcast(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(team, dest, source, nelems, root); }
-inline int ishmem_broadcast(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_float_broadcast(float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_double_broadcast(double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_char_broadcast(char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_schar_broadcast(signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_short_broadcast(short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_int_broadcast(int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_long_broadcast(long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_longlong_broadcast(long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uchar_broadcast(unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_ushort_broadcast(unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uint_broadcast(unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_ulong_broadcast(unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_ulonglong_broadcast(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_int8_broadcast(int8_t *dest, const int8_t *source, size_t nelems, int root) { return ishmem_int8_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_int16_broadcast(int16_t *dest, const int16_t *source, size_t nelems, int root) { return ishmem_int16_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_int32_broadcast(int32_t *dest, const int32_t *source, size_t nelems, int root) { return ishmem_int32_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_int64_broadcast(int64_t *dest, const int64_t *source, size_t nelems, int root) { return ishmem_int64_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uint8_broadcast(uint8_t *dest, const uint8_t *source, size_t nelems, int root) { return ishmem_uint8_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uint16_broadcast(uint16_t *dest, const uint16_t *source, size_t nelems, int root) { return ishmem_uint16_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uint32_broadcast(uint32_t *dest, const uint32_t *source, size_t nelems, int root) { return ishmem_uint32_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_uint64_broadcast(uint64_t *dest, const uint64_t *source, size_t nelems, int root) { return ishmem_uint64_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_size_broadcast(size_t *dest, const size_t *source, size_t nelems, int root) { return ishmem_size_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_ptrdiff_broadcast(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root) { return ishmem_ptrdiff_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcastmem(void *dest, const void *source, size_t nelems, int root) { return ishmem_broadcastmem(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(float *dest, const float *source, size_t nelems, int root) { return ishmem_float_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(double *dest, const double *source, size_t nelems, int root) { return ishmem_double_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(char *dest, const char *source, size_t nelems, int root) { return ishmem_char_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(signed char *dest, const signed char *source, size_t nelems, int root) { return ishmem_schar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(short *dest, const short *source, size_t nelems, int root) { return ishmem_short_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(int *dest, const int *source, size_t nelems, int root) { return ishmem_int_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(long *dest, const long *source, size_t nelems, int root) { return ishmem_long_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(long long *dest, const long long *source, size_t nelems, int root) { return ishmem_longlong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(unsigned char *dest, const unsigned char *source, size_t nelems, int root) { return ishmem_uchar_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(unsigned short *dest, const unsigned short *source, size_t nelems, int root) { return ishmem_ushort_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(unsigned int *dest, const unsigned int *source, size_t nelems, int root) { return ishmem_uint_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(unsigned long *dest, const unsigned long *source, size_t nelems, int root) { return ishmem_ulong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(team, dest, source, nelems, root); }
+ISHMEMI_HD inline int ishmem_broadcast(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) { return ishmem_ulonglong_broadcast(ISHMEM_TEAM_WORLD, dest, source, nelems, root); }
 /* ishmem_{T}_collect: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_collect(float *dest, const float *source, size_t nelems) { return ishmem_float_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_double_collect(double *dest, const double *source, size_t nelems) { return ishmem_double_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_char_collect(char *dest, const char *source, size_t nelems) { return ishmem_char_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_schar_collect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_short_collect(short *dest, const short *source, size_t nelems) { return ishmem_short_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int_collect(int *dest, const int *source, size_t nelems) { return ishmem_int_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_long_collect(long *dest, const long *source, size_t nelems) { return ishmem_long_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_longlong_collect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uchar_collect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ushort_collect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint_collect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulong_collect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulonglong_collect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int8_collect(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int16_collect(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int32_collect(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int64_collect(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint8_collect(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint16_collect(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint32_collect(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint64_collect(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_size_collect(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ptrdiff_collect(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collectmem(void *dest, const void *source, size_t nelems) { return ishmem_collectmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_collect(team, dest, source, nelems); }
-inline int ishmem_collect(float *dest, const float *source, size_t nelems) { return ishmem_float_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_collect(team, dest, source, nelems); }
-inline int ishmem_collect(double *dest, const double *source, size_t nelems) { return ishmem_double_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_collect(team, dest, source, nelems); }
-inline int ishmem_collect(char *dest, const char *source, size_t nelems) { return ishmem_char_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(team, dest, source, nelems); }
-inline int ishmem_collect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_collect(team, dest, source, nelems); }
-inline int ishmem_collect(short *dest, const short *source, size_t nelems) { return ishmem_short_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_collect(team, dest, source, nelems); }
-inline int ishmem_collect(int *dest, const int *source, size_t nelems) { return ishmem_int_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_collect(team, dest, source, nelems); }
-inline int ishmem_collect(long *dest, const long *source, size_t nelems) { return ishmem_long_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(team, dest, source, nelems); }
-inline int ishmem_collect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(team, dest, source, nelems); }
-inline int ishmem_collect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(team, dest, source, nelems); }
-inline int ishmem_collect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(team, dest, source, nelems); }
-inline int ishmem_collect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(team, dest, source, nelems); }
-inline int ishmem_collect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_collect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(team, dest, source, nelems); }
-inline int ishmem_collect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_float_collect(float *dest, const float *source, size_t nelems) { return ishmem_float_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_double_collect(double *dest, const double *source, size_t nelems) { return ishmem_double_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_char_collect(char *dest, const char *source, size_t nelems) { return ishmem_char_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_schar_collect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_short_collect(short *dest, const short *source, size_t nelems) { return ishmem_short_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int_collect(int *dest, const int *source, size_t nelems) { return ishmem_int_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_long_collect(long *dest, const long *source, size_t nelems) { return ishmem_long_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_longlong_collect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uchar_collect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ushort_collect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint_collect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulong_collect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulonglong_collect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int8_collect(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int16_collect(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int32_collect(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int64_collect(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint8_collect(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint16_collect(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint32_collect(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint64_collect(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_size_collect(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ptrdiff_collect(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collectmem(void *dest, const void *source, size_t nelems) { return ishmem_collectmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(float *dest, const float *source, size_t nelems) { return ishmem_float_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(double *dest, const double *source, size_t nelems) { return ishmem_double_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(char *dest, const char *source, size_t nelems) { return ishmem_char_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(short *dest, const short *source, size_t nelems) { return ishmem_short_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(int *dest, const int *source, size_t nelems) { return ishmem_int_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(long *dest, const long *source, size_t nelems) { return ishmem_long_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_collect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_collect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
 /* ishmem_{T}_fcollect: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_fcollect(float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_double_fcollect(double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_char_fcollect(char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_schar_fcollect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_short_fcollect(short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int_fcollect(int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_long_fcollect(long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_longlong_fcollect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uchar_fcollect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ushort_fcollect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint_fcollect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulong_fcollect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ulonglong_fcollect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int8_fcollect(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int16_fcollect(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int32_fcollect(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_int64_fcollect(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint8_fcollect(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint16_fcollect(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint32_fcollect(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_uint64_fcollect(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_size_fcollect(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_ptrdiff_fcollect(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollectmem(void *dest, const void *source, size_t nelems) { return ishmem_fcollectmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
-inline int ishmem_fcollect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(team, dest, source, nelems); }
-inline int ishmem_fcollect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_float_fcollect(float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_double_fcollect(double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_char_fcollect(char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_schar_fcollect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_short_fcollect(short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int_fcollect(int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_long_fcollect(long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_longlong_fcollect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uchar_fcollect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ushort_fcollect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint_fcollect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulong_fcollect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ulonglong_fcollect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int8_fcollect(int8_t *dest, const int8_t *source, size_t nelems) { return ishmem_int8_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int16_fcollect(int16_t *dest, const int16_t *source, size_t nelems) { return ishmem_int16_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int32_fcollect(int32_t *dest, const int32_t *source, size_t nelems) { return ishmem_int32_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_int64_fcollect(int64_t *dest, const int64_t *source, size_t nelems) { return ishmem_int64_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint8_fcollect(uint8_t *dest, const uint8_t *source, size_t nelems) { return ishmem_uint8_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint16_fcollect(uint16_t *dest, const uint16_t *source, size_t nelems) { return ishmem_uint16_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint32_fcollect(uint32_t *dest, const uint32_t *source, size_t nelems) { return ishmem_uint32_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_uint64_fcollect(uint64_t *dest, const uint64_t *source, size_t nelems) { return ishmem_uint64_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_size_fcollect(size_t *dest, const size_t *source, size_t nelems) { return ishmem_size_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_ptrdiff_fcollect(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) { return ishmem_ptrdiff_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollectmem(void *dest, const void *source, size_t nelems) { return ishmem_fcollectmem(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(float *dest, const float *source, size_t nelems) { return ishmem_float_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(double *dest, const double *source, size_t nelems) { return ishmem_double_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(char *dest, const char *source, size_t nelems) { return ishmem_char_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(signed char *dest, const signed char *source, size_t nelems) { return ishmem_schar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(short *dest, const short *source, size_t nelems) { return ishmem_short_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(int *dest, const int *source, size_t nelems) { return ishmem_int_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(long *dest, const long *source, size_t nelems) { return ishmem_long_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(long long *dest, const long long *source, size_t nelems) { return ishmem_longlong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(unsigned char *dest, const unsigned char *source, size_t nelems) { return ishmem_uchar_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(unsigned short *dest, const unsigned short *source, size_t nelems) { return ishmem_ushort_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(unsigned int *dest, const unsigned int *source, size_t nelems) { return ishmem_uint_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(unsigned long *dest, const unsigned long *source, size_t nelems) { return ishmem_ulong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(team, dest, source, nelems); }
+ISHMEMI_HD inline int ishmem_fcollect(unsigned long long *dest, const unsigned long long *source, size_t nelems) { return ishmem_ulonglong_fcollect(ISHMEM_TEAM_WORLD, dest, source, nelems); }
 /* ishmem_{T}_and_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_schar_and_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_and_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_and_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_and_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_and_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_and_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_and_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_and_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_and_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_and_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_and_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_and_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_and_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_and_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_and_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_and_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(team, dest, source, nreduce); }
-inline int ishmem_and_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_and_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_and_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_and_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_and_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_and_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_and_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_and_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_and_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_and_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_and_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_and_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_and_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_and_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_and_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_and_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_and_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_and_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_or_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_schar_or_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_or_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_or_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_or_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_or_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_or_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_or_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_or_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_or_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_or_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_or_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_or_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_or_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_or_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_or_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_or_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(team, dest, source, nreduce); }
-inline int ishmem_or_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_or_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_or_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_or_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_or_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_or_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_or_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_or_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_or_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_or_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_or_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_or_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_or_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_or_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_or_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_or_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_or_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_or_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_xor_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_schar_xor_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_xor_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_xor_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_xor_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_xor_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_xor_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_xor_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_xor_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_xor_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_xor_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_xor_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_xor_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_xor_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_xor_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_xor_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_xor_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(team, dest, source, nreduce); }
-inline int ishmem_xor_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_xor_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_xor_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_xor_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_xor_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_xor_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_xor_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_xor_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_xor_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_xor_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_xor_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_xor_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_xor_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_xor_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_xor_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_xor_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_xor_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_xor_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_max_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_max_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_max_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_max_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_max_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_max_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_max_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_max_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_max_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_max_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_max_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_max_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_max_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_max_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_max_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_max_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_max_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_max_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_max_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_max_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_max_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_max_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_max_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_max_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_max_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(team, dest, source, nreduce); }
-inline int ishmem_max_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_max_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_max_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_max_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_max_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_max_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_max_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_max_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_max_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_max_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_max_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_max_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_max_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_max_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_max_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_max_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_max_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_max_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_max_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_max_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_max_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_max_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_max_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_max_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_max_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_max_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_min_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_min_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_min_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_min_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_min_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_min_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_min_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_min_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_min_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_min_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_min_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_min_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_min_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_min_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_min_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_min_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_min_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_min_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_min_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_min_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_min_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_min_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_min_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_min_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_min_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(team, dest, source, nreduce); }
-inline int ishmem_min_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_min_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_min_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_min_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_min_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_min_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_min_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_min_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_min_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_min_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_min_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_min_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_min_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_min_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_min_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_min_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_min_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_min_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_min_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_min_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_min_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_min_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_min_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_min_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_min_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_min_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_sum_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_sum_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_sum_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_sum_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_sum_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_sum_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_sum_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_sum_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_sum_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_sum_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_sum_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_sum_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_sum_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_sum_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_sum_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_sum_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_sum_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_sum_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_sum_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_sum_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_sum_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_sum_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_sum_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_sum_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(team, dest, source, nreduce); }
-inline int ishmem_sum_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_sum_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_sum_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_sum_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_sum_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_sum_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_sum_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_sum_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_sum_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_sum_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_sum_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_sum_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_sum_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_sum_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_sum_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_sum_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_sum_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_sum_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_sum_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_sum_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_sum_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_sum_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_sum_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_sum_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_prod_reduce: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_prod_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_prod_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_prod_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_prod_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_prod_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_prod_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_prod_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_prod_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_prod_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_prod_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_prod_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_prod_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_prod_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_prod_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_prod_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_prod_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_prod_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_prod_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_prod_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_prod_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_prod_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_prod_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_prod_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_prod_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(team, dest, source, nreduce); }
-inline int ishmem_prod_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_prod_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_prod_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_prod_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_prod_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_prod_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_prod_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_prod_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_prod_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_prod_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_prod_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_prod_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_prod_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_prod_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_prod_reduce(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_prod_reduce(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_prod_reduce(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_prod_reduce(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_prod_reduce(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_prod_reduce(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_prod_reduce(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_prod_reduce(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_prod_reduce(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_prod_reduce(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(float *dest, const float *source, size_t nreduce) { return ishmem_float_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(double *dest, const double *source, size_t nreduce) { return ishmem_double_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(char *dest, const char *source, size_t nreduce) { return ishmem_char_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(short *dest, const short *source, size_t nreduce) { return ishmem_short_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(int *dest, const int *source, size_t nreduce) { return ishmem_int_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(long *dest, const long *source, size_t nreduce) { return ishmem_long_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_prod_reduce(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_prod_reduce(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_sum_inscan: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_sum_inscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_sum_inscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_sum_inscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_sum_inscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_sum_inscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_sum_inscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_sum_inscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_sum_inscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_sum_inscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_sum_inscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_sum_inscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_sum_inscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_sum_inscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_sum_inscan(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_sum_inscan(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_sum_inscan(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_sum_inscan(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_sum_inscan(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_sum_inscan(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_sum_inscan(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_sum_inscan(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_sum_inscan(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_sum_inscan(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_inscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(team, dest, source, nreduce); }
-inline int ishmem_sum_inscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_sum_inscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_sum_inscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_sum_inscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_sum_inscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_sum_inscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_sum_inscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_sum_inscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_sum_inscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_sum_inscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_sum_inscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_sum_inscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_sum_inscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_sum_inscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_sum_inscan(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_sum_inscan(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_sum_inscan(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_sum_inscan(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_sum_inscan(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_sum_inscan(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_sum_inscan(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_sum_inscan(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_sum_inscan(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_sum_inscan(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_inscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_inscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 /* ishmem_{T}_sum_exscan: team-less forms (ISHMEM_TEAM_WORLD) */
-inline int ishmem_float_sum_exscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_double_sum_exscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_char_sum_exscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_schar_sum_exscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_short_sum_exscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int_sum_exscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_long_sum_exscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_longlong_sum_exscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uchar_sum_exscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ushort_sum_exscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint_sum_exscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulong_sum_exscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ulonglong_sum_exscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int8_sum_exscan(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int16_sum_exscan(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int32_sum_exscan(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_int64_sum_exscan(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint8_sum_exscan(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint16_sum_exscan(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint32_sum_exscan(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_uint64_sum_exscan(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_size_sum_exscan(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_ptrdiff_sum_exscan(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
-inline int ishmem_sum_exscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(team, dest, source, nreduce); }
-inline int ishmem_sum_exscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_float_sum_exscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_double_sum_exscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_char_sum_exscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_schar_sum_exscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_short_sum_exscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int_sum_exscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_long_sum_exscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_longlong_sum_exscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uchar_sum_exscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ushort_sum_exscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint_sum_exscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulong_sum_exscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ulonglong_sum_exscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int8_sum_exscan(int8_t *dest, const int8_t *source, size_t nreduce) { return ishmem_int8_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int16_sum_exscan(int16_t *dest, const int16_t *source, size_t nreduce) { return ishmem_int16_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int32_sum_exscan(int32_t *dest, const int32_t *source, size_t nreduce) { return ishmem_int32_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_int64_sum_exscan(int64_t *dest, const int64_t *source, size_t nreduce) { return ishmem_int64_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint8_sum_exscan(uint8_t *dest, const uint8_t *source, size_t nreduce) { return ishmem_uint8_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint16_sum_exscan(uint16_t *dest, const uint16_t *source, size_t nreduce) { return ishmem_uint16_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint32_sum_exscan(uint32_t *dest, const uint32_t *source, size_t nreduce) { return ishmem_uint32_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_uint64_sum_exscan(uint64_t *dest, const uint64_t *source, size_t nreduce) { return ishmem_uint64_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_size_sum_exscan(size_t *dest, const size_t *source, size_t nreduce) { return ishmem_size_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_ptrdiff_sum_exscan(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) { return ishmem_ptrdiff_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(float *dest, const float *source, size_t nreduce) { return ishmem_float_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(double *dest, const double *source, size_t nreduce) { return ishmem_double_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(char *dest, const char *source, size_t nreduce) { return ishmem_char_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(signed char *dest, const signed char *source, size_t nreduce) { return ishmem_schar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(short *dest, const short *source, size_t nreduce) { return ishmem_short_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(int *dest, const int *source, size_t nreduce) { return ishmem_int_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(long *dest, const long *source, size_t nreduce) { return ishmem_long_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(long long *dest, const long long *source, size_t nreduce) { return ishmem_longlong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(unsigned char *dest, const unsigned char *source, size_t nreduce) { return ishmem_uchar_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(unsigned short *dest, const unsigned short *source, size_t nreduce) { return ishmem_ushort_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(unsigned int *dest, const unsigned int *source, size_t nreduce) { return ishmem_uint_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(unsigned long *dest, const unsigned long *source, size_t nreduce) { return ishmem_ulong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(team, dest, source, nreduce); }
+ISHMEMI_HD inline int ishmem_sum_exscan(unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return ishmem_ulonglong_sum_exscan(ISHMEM_TEAM_WORLD, dest, source, nreduce); }
 #else /* C11 */
 #define ishmem_put(dest, source, nelems, pe) _Generic(*(dest), \
     float: ishmem_float_put, \
@@ -2457,18 +2457,24 @@ inline int ishmem_sum_exscan(unsigned long long *dest, const unsigned long long 
     unsigned long long: ishmem_ulonglong_wait_until_some_vector \
     )(ivars, nelems, indices, status, cmp, cmp_values)
 /* Collectives: NAME(team, args...) or NAME(args...) (the world team). */
+#ifndef ISHMEMI_NARG
 #define ISHMEMI_CAT_(a, b) a##b
 #define ISHMEMI_CAT(a, b) ISHMEMI_CAT_(a, b)
 #define ISHMEMI_NARG(...) ISHMEMI_NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define ISHMEMI_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
+#endif
+#ifndef ISHMEMI_T3_3
 #define ISHMEMI_T3_3(f, a1, a2, a3) f(ISHMEM_TEAM_WORLD, a1, a2, a3)
 #define ISHMEMI_T3_4(f, t, a1, a2, a3) f(t, a1, a2, a3)
 #define ISHMEMI_GT3_3(g, a1, a2, a3) g(a1)(ISHMEM_TEAM_WORLD, a1, a2, a3)
 #define ISHMEMI_GT3_4(g, t, a1, a2, a3) g(a1)(t, a1, a2, a3)
+#endif
+#ifndef ISHMEMI_T4_4
 #define ISHMEMI_T4_4(f, a1, a2, a3, a4) f(ISHMEM_TEAM_WORLD, a1, a2, a3, a4)
 #define ISHMEMI_T4_5(f, t, a1, a2, a3, a4) f(t, a1, a2, a3, a4)
 #define ISHMEMI_GT4_4(g, a1, a2, a3, a4) g(a1)(ISHMEM_TEAM_WORLD, a1, a2, a3, a4)
 #define ISHMEMI_GT4_5(g, t, a1, a2, a3, a4) g(a1)(t, a1, a2, a3, a4)
+#endif
 #define ishmem_float_alltoall(...) ISHMEMI_CAT(ISHMEMI_T3_, ISHMEMI_NARG(__VA_ARGS__))(ishmem_float_alltoall, __VA_ARGS__)
 #define ishmem_double_alltoall(...) ISHMEMI_CAT(ISHMEMI_T3_, ISHMEMI_NARG(__VA_ARGS__))(ishmem_double_alltoall, __VA_ARGS__)
 #define ishmem_char_alltoall(...) ISHMEMI_CAT(ISHMEMI_T3_, ISHMEMI_NARG(__VA_ARGS__))(ishmem_char_alltoall, __VA_ARGS__)

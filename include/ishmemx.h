@@ -85,6 +85,7 @@ void ishmemx_signal_wait_until_on_queue(uint64_t *sig_addr, int cmp, uint64_t cm
 void ishmemx_quiet_on_queue(ishmemx_queue_t q);
 void ishmemx_barrier_all_on_queue(ishmemx_queue_t q);
 void ishmemx_sync_all_on_queue(ishmemx_queue_t q);
+void ishmemx_team_sync_on_queue(ishmem_team_t team, int *ret, ishmemx_queue_t q);
 
 /* ---- signal ---- */
 void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
@@ -519,6 +520,285 @@ void ishmemx_uint32_wait_until_some_vector_on_queue(uint32_t *ivars, size_t nele
 void ishmemx_uint64_wait_until_some_vector_on_queue(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values, size_t *ret, ishmemx_queue_t q);
 void ishmemx_size_wait_until_some_vector_on_queue(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values, size_t *ret, ishmemx_queue_t q);
 void ishmemx_ptrdiff_wait_until_some_vector_on_queue(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *ret, ishmemx_queue_t q);
+void ishmemx_float_alltoall_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_double_alltoall_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_char_alltoall_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_alltoall_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_short_alltoall_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int_alltoall_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_long_alltoall_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_alltoall_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_alltoall_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_alltoall_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_alltoall_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_alltoall_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_alltoall_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_alltoall_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_alltoall_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_alltoall_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_alltoall_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_alltoall_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_alltoall_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_alltoall_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_alltoall_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_size_alltoall_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_alltoall_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_alltoallmem_on_queue(ishmem_team_t team, void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_float_broadcast_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_double_broadcast_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_char_broadcast_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_broadcast_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_short_broadcast_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_int_broadcast_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_long_broadcast_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_broadcast_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_broadcast_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_broadcast_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_broadcast_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_broadcast_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_broadcast_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_broadcast_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_broadcast_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_broadcast_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_broadcast_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_broadcast_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_broadcast_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_broadcast_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_broadcast_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_size_broadcast_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_broadcast_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_broadcastmem_on_queue(ishmem_team_t team, void *dest, const void *source, size_t nelems, int root, int *ret, ishmemx_queue_t q);
+void ishmemx_float_collect_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_double_collect_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_char_collect_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_collect_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_short_collect_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int_collect_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_long_collect_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_collect_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_collect_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_collect_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_collect_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_collect_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_collect_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_collect_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_collect_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_collect_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_collect_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_collect_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_collect_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_collect_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_collect_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_size_collect_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_collect_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_collectmem_on_queue(ishmem_team_t team, void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_float_fcollect_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_double_fcollect_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_char_fcollect_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_fcollect_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_short_fcollect_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int_fcollect_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_long_fcollect_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_fcollect_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_fcollect_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_fcollect_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_fcollect_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_fcollect_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_fcollect_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_fcollect_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_fcollect_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_fcollect_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_fcollect_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_fcollect_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_fcollect_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_fcollect_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_fcollect_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_size_fcollect_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_fcollect_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_fcollectmem_on_queue(ishmem_team_t team, void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_and_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_and_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_and_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_and_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_and_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_and_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_and_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_and_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_and_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_and_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_and_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_and_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_and_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_and_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_and_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_or_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_or_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_or_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_or_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_or_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_or_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_or_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_or_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_or_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_or_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_or_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_or_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_or_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_or_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_or_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_xor_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_xor_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_xor_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_xor_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_xor_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_xor_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_xor_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_xor_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_xor_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_xor_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_xor_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_xor_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_xor_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_xor_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_xor_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_max_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_max_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_max_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_max_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_max_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_max_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_max_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_max_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_max_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_max_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_max_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_max_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_max_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_max_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_max_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_max_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_max_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_max_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_max_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_max_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_max_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_max_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_max_reduce_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_min_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_min_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_min_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_min_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_min_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_min_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_min_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_min_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_min_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_min_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_min_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_min_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_min_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_min_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_min_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_min_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_min_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_min_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_min_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_min_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_min_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_min_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_min_reduce_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_sum_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_sum_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_sum_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_sum_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_sum_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_sum_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_sum_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_sum_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_sum_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_sum_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_sum_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_sum_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_sum_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_sum_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_sum_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_sum_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_sum_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_sum_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_sum_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_sum_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_sum_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_sum_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_sum_reduce_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_prod_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_prod_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_prod_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_prod_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_prod_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_prod_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_prod_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_prod_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_prod_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_prod_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_prod_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_prod_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_prod_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_prod_reduce_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_prod_reduce_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_prod_reduce_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_prod_reduce_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_prod_reduce_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_prod_reduce_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_prod_reduce_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_prod_reduce_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_prod_reduce_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_prod_reduce_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_sum_inscan_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_sum_inscan_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_sum_inscan_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_sum_inscan_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_sum_inscan_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_sum_inscan_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_sum_inscan_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_sum_inscan_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_sum_inscan_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_sum_inscan_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_sum_inscan_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_sum_inscan_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_sum_inscan_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_sum_inscan_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_sum_inscan_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_sum_inscan_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_sum_inscan_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_sum_inscan_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_sum_inscan_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_sum_inscan_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_sum_inscan_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_sum_inscan_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_sum_inscan_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_float_sum_exscan_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_double_sum_exscan_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_char_sum_exscan_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_schar_sum_exscan_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_short_sum_exscan_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int_sum_exscan_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_long_sum_exscan_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_longlong_sum_exscan_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uchar_sum_exscan_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ushort_sum_exscan_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint_sum_exscan_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulong_sum_exscan_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ulonglong_sum_exscan_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int8_sum_exscan_on_queue(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int16_sum_exscan_on_queue(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int32_sum_exscan_on_queue(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_int64_sum_exscan_on_queue(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint8_sum_exscan_on_queue(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint16_sum_exscan_on_queue(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint32_sum_exscan_on_queue(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_uint64_sum_exscan_on_queue(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_size_sum_exscan_on_queue(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
+void ishmemx_ptrdiff_sum_exscan_on_queue(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -736,6 +1016,594 @@ inline void ishmemx_wait_until_some_vector_on_queue(long long *ivars, size_t nel
 inline void ishmemx_wait_until_some_vector_on_queue(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_uint_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
 inline void ishmemx_wait_until_some_vector_on_queue(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulong_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
 inline void ishmemx_wait_until_some_vector_on_queue(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values, size_t *ret, ishmemx_queue_t q) { return ishmemx_ulonglong_wait_until_some_vector_on_queue(ivars, nelems, indices, status, cmp, cmp_values, ret, q); }
+/* ishmemx_{T}_alltoall_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_alltoall_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_double_alltoall_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_char_alltoall_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_schar_alltoall_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_short_alltoall_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int_alltoall_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_long_alltoall_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_longlong_alltoall_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uchar_alltoall_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ushort_alltoall_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint_alltoall_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulong_alltoall_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulonglong_alltoall_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int8_alltoall_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int8_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int16_alltoall_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int16_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int32_alltoall_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int32_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int64_alltoall_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int64_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint8_alltoall_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint8_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint16_alltoall_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint16_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint32_alltoall_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint32_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint64_alltoall_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint64_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_size_alltoall_on_queue(size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_size_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ptrdiff_alltoall_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoallmem_on_queue(void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_alltoallmem_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_alltoall_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_alltoall_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_alltoall_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+/* ishmemx_{T}_broadcast_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_broadcast_on_queue(float *dest, const float *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_float_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_double_broadcast_on_queue(double *dest, const double *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_double_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_char_broadcast_on_queue(char *dest, const char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_char_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_schar_broadcast_on_queue(signed char *dest, const signed char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_schar_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_short_broadcast_on_queue(short *dest, const short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_short_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_int_broadcast_on_queue(int *dest, const int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_long_broadcast_on_queue(long *dest, const long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_long_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_longlong_broadcast_on_queue(long long *dest, const long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_longlong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uchar_broadcast_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uchar_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_ushort_broadcast_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ushort_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uint_broadcast_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_ulong_broadcast_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_ulonglong_broadcast_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_int8_broadcast_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int8_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_int16_broadcast_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int16_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_int32_broadcast_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int32_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_int64_broadcast_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int64_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uint8_broadcast_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint8_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uint16_broadcast_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint16_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uint32_broadcast_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint32_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_uint64_broadcast_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint64_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_size_broadcast_on_queue(size_t *dest, const size_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_size_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_ptrdiff_broadcast_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcastmem_on_queue(void *dest, const void *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_broadcastmem_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_float_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(float *dest, const float *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_float_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_double_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(double *dest, const double *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_double_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_char_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(char *dest, const char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_char_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_schar_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(signed char *dest, const signed char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_schar_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_short_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(short *dest, const short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_short_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(int *dest, const int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_int_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_long_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(long *dest, const long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_long_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_longlong_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(long long *dest, const long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_longlong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uchar_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uchar_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ushort_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ushort_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_uint_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulong_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_broadcast_on_queue(team, dest, source, nelems, root, ret, q); }
+inline void ishmemx_broadcast_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_broadcast_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, root, ret, q); }
+/* ishmemx_{T}_collect_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_collect_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_double_collect_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_char_collect_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_schar_collect_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_short_collect_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int_collect_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_long_collect_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_longlong_collect_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uchar_collect_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ushort_collect_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint_collect_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulong_collect_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulonglong_collect_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int8_collect_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int8_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int16_collect_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int16_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int32_collect_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int32_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int64_collect_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int64_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint8_collect_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint8_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint16_collect_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint16_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint32_collect_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint32_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint64_collect_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint64_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_size_collect_on_queue(size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_size_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ptrdiff_collect_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collectmem_on_queue(void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_collectmem_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_collect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_collect_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_collect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+/* ishmemx_{T}_fcollect_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_fcollect_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_double_fcollect_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_char_fcollect_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_schar_fcollect_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_short_fcollect_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int_fcollect_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_long_fcollect_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_longlong_fcollect_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uchar_fcollect_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ushort_fcollect_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint_fcollect_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulong_fcollect_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ulonglong_fcollect_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int8_fcollect_on_queue(int8_t *dest, const int8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int8_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int16_fcollect_on_queue(int16_t *dest, const int16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int16_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int32_fcollect_on_queue(int32_t *dest, const int32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int32_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_int64_fcollect_on_queue(int64_t *dest, const int64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int64_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint8_fcollect_on_queue(uint8_t *dest, const uint8_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint8_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint16_fcollect_on_queue(uint16_t *dest, const uint16_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint16_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint32_fcollect_on_queue(uint32_t *dest, const uint32_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint32_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_uint64_fcollect_on_queue(uint64_t *dest, const uint64_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint64_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_size_fcollect_on_queue(size_t *dest, const size_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_size_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_ptrdiff_fcollect_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollectmem_on_queue(void *dest, const void *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_fcollectmem_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(float *dest, const float *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_float_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(double *dest, const double *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_double_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(char *dest, const char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_char_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(signed char *dest, const signed char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_schar_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(short *dest, const short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_short_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(int *dest, const int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_int_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(long *dest, const long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_long_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(long long *dest, const long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_longlong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(unsigned char *dest, const unsigned char *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uchar_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(unsigned short *dest, const unsigned short *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ushort_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(unsigned int *dest, const unsigned int *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_uint_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(unsigned long *dest, const unsigned long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_fcollect_on_queue(team, dest, source, nelems, ret, q); }
+inline void ishmemx_fcollect_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nelems, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_fcollect_on_queue(ISHMEM_TEAM_WORLD, dest, source, nelems, ret, q); }
+/* ishmemx_{T}_and_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_schar_and_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_and_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_and_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_and_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_and_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_and_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_and_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_and_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_and_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_and_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_and_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_and_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_and_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_and_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_and_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_and_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_and_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_and_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_or_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_schar_or_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_or_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_or_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_or_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_or_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_or_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_or_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_or_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_or_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_or_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_or_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_or_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_or_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_or_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_or_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_or_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_or_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_or_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_xor_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_schar_xor_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_xor_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_xor_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_xor_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_xor_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_xor_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_xor_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_xor_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_xor_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_xor_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_xor_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_xor_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_xor_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_xor_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_xor_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_xor_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_xor_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_xor_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_max_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_max_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_max_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_max_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_max_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_max_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_max_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_max_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_max_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_max_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_max_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_max_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_max_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_max_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_max_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_max_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_max_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_max_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_max_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_max_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_max_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_max_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_max_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_max_reduce_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_max_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_max_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_max_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_min_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_min_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_min_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_min_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_min_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_min_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_min_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_min_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_min_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_min_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_min_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_min_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_min_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_min_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_min_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_min_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_min_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_min_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_min_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_min_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_min_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_min_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_min_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_min_reduce_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_min_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_min_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_min_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_sum_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_sum_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_sum_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_sum_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_sum_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_sum_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_sum_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_sum_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_sum_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_sum_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_sum_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_sum_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_sum_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_sum_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_sum_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_sum_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_sum_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_sum_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_sum_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_sum_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_sum_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_sum_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_sum_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_sum_reduce_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_prod_reduce_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_prod_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_prod_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_prod_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_prod_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_prod_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_prod_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_prod_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_prod_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_prod_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_prod_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_prod_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_prod_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_prod_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_prod_reduce_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_prod_reduce_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_prod_reduce_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_prod_reduce_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_prod_reduce_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_prod_reduce_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_prod_reduce_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_prod_reduce_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_prod_reduce_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_prod_reduce_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_prod_reduce_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_prod_reduce_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_prod_reduce_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_sum_inscan_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_sum_inscan_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_sum_inscan_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_sum_inscan_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_sum_inscan_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_sum_inscan_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_sum_inscan_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_sum_inscan_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_sum_inscan_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_sum_inscan_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_sum_inscan_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_sum_inscan_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_sum_inscan_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_sum_inscan_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_sum_inscan_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_sum_inscan_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_sum_inscan_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_sum_inscan_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_sum_inscan_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_sum_inscan_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_sum_inscan_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_sum_inscan_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_sum_inscan_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_sum_inscan_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_inscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_inscan_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_inscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_{T}_sum_exscan_on_queue: team-less forms (ISHMEM_TEAM_WORLD) */
+inline void ishmemx_float_sum_exscan_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_double_sum_exscan_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_char_sum_exscan_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_schar_sum_exscan_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_short_sum_exscan_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int_sum_exscan_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_long_sum_exscan_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_longlong_sum_exscan_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uchar_sum_exscan_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ushort_sum_exscan_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint_sum_exscan_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulong_sum_exscan_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ulonglong_sum_exscan_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int8_sum_exscan_on_queue(int8_t *dest, const int8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int8_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int16_sum_exscan_on_queue(int16_t *dest, const int16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int16_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int32_sum_exscan_on_queue(int32_t *dest, const int32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int32_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_int64_sum_exscan_on_queue(int64_t *dest, const int64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int64_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint8_sum_exscan_on_queue(uint8_t *dest, const uint8_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint8_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint16_sum_exscan_on_queue(uint16_t *dest, const uint16_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint16_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint32_sum_exscan_on_queue(uint32_t *dest, const uint32_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint32_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_uint64_sum_exscan_on_queue(uint64_t *dest, const uint64_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint64_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_size_sum_exscan_on_queue(size_t *dest, const size_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_size_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_ptrdiff_sum_exscan_on_queue(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ptrdiff_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(float *dest, const float *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_float_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(double *dest, const double *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_double_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(char *dest, const char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_char_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(signed char *dest, const signed char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_schar_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(short *dest, const short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_short_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(int *dest, const int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_int_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(long *dest, const long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_long_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(long long *dest, const long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_longlong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(unsigned char *dest, const unsigned char *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uchar_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(unsigned short *dest, const unsigned short *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ushort_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(unsigned int *dest, const unsigned int *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_uint_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
+inline void ishmemx_sum_exscan_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
 #else /* C11 */
 #define ishmemx_put_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
     float: ishmemx_float_put_on_queue, \
@@ -973,6 +1841,491 @@ inline void ishmemx_wait_until_some_vector_on_queue(unsigned long long *ivars, s
     unsigned long: ishmemx_ulong_wait_until_some_vector_on_queue, \
     unsigned long long: ishmemx_ulonglong_wait_until_some_vector_on_queue \
     )(ivars, nelems, indices, status, cmp, cmp_values, ret, q)
+/* Collectives: NAME(team, args...) or NAME(args...) (the world team). */
+#ifndef ISHMEMI_NARG
+#define ISHMEMI_CAT_(a, b) a##b
+#define ISHMEMI_CAT(a, b) ISHMEMI_CAT_(a, b)
+#define ISHMEMI_NARG(...) ISHMEMI_NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define ISHMEMI_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
+#endif
+#ifndef ISHMEMI_T5_5
+#define ISHMEMI_T5_5(f, a1, a2, a3, a4, a5) f(ISHMEM_TEAM_WORLD, a1, a2, a3, a4, a5)
+#define ISHMEMI_T5_6(f, t, a1, a2, a3, a4, a5) f(t, a1, a2, a3, a4, a5)
+#define ISHMEMI_GT5_5(g, a1, a2, a3, a4, a5) g(a1)(ISHMEM_TEAM_WORLD, a1, a2, a3, a4, a5)
+#define ISHMEMI_GT5_6(g, t, a1, a2, a3, a4, a5) g(a1)(t, a1, a2, a3, a4, a5)
+#endif
+#ifndef ISHMEMI_T6_6
+#define ISHMEMI_T6_6(f, a1, a2, a3, a4, a5, a6) f(ISHMEM_TEAM_WORLD, a1, a2, a3, a4, a5, a6)
+#define ISHMEMI_T6_7(f, t, a1, a2, a3, a4, a5, a6) f(t, a1, a2, a3, a4, a5, a6)
+#define ISHMEMI_GT6_6(g, a1, a2, a3, a4, a5, a6) g(a1)(ISHMEM_TEAM_WORLD, a1, a2, a3, a4, a5, a6)
+#define ISHMEMI_GT6_7(g, t, a1, a2, a3, a4, a5, a6) g(a1)(t, a1, a2, a3, a4, a5, a6)
+#endif
+#define ishmemx_float_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_double_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_char_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_schar_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_short_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_int_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_long_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uint_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_int8_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_int16_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_int32_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_int64_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_size_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_alltoallmem_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_alltoallmem_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_alltoall_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_alltoall_on_queue, \
+    double: ishmemx_double_alltoall_on_queue, \
+    char: ishmemx_char_alltoall_on_queue, \
+    signed char: ishmemx_schar_alltoall_on_queue, \
+    short: ishmemx_short_alltoall_on_queue, \
+    int: ishmemx_int_alltoall_on_queue, \
+    long: ishmemx_long_alltoall_on_queue, \
+    long long: ishmemx_longlong_alltoall_on_queue, \
+    unsigned char: ishmemx_uchar_alltoall_on_queue, \
+    unsigned short: ishmemx_ushort_alltoall_on_queue, \
+    unsigned int: ishmemx_uint_alltoall_on_queue, \
+    unsigned long: ishmemx_ulong_alltoall_on_queue, \
+    unsigned long long: ishmemx_ulonglong_alltoall_on_queue \
+    )
+#define ishmemx_alltoall_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_alltoall_on_queue, __VA_ARGS__)
+#define ishmemx_float_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_double_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_char_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_schar_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_short_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_int_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_long_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uint_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_int8_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_int16_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_int32_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_int64_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_size_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_broadcastmem_on_queue(...) ISHMEMI_CAT(ISHMEMI_T6_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_broadcastmem_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_broadcast_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_broadcast_on_queue, \
+    double: ishmemx_double_broadcast_on_queue, \
+    char: ishmemx_char_broadcast_on_queue, \
+    signed char: ishmemx_schar_broadcast_on_queue, \
+    short: ishmemx_short_broadcast_on_queue, \
+    int: ishmemx_int_broadcast_on_queue, \
+    long: ishmemx_long_broadcast_on_queue, \
+    long long: ishmemx_longlong_broadcast_on_queue, \
+    unsigned char: ishmemx_uchar_broadcast_on_queue, \
+    unsigned short: ishmemx_ushort_broadcast_on_queue, \
+    unsigned int: ishmemx_uint_broadcast_on_queue, \
+    unsigned long: ishmemx_ulong_broadcast_on_queue, \
+    unsigned long long: ishmemx_ulonglong_broadcast_on_queue \
+    )
+#define ishmemx_broadcast_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT6_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_broadcast_on_queue, __VA_ARGS__)
+#define ishmemx_float_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_collect_on_queue, __VA_ARGS__)
+#define ishmemx_double_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_collect_on_queue, __VA_ARGS__)
+#define ishmemx_char_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_collect_on_queue, __VA_ARGS__)
+#define ishmemx_schar_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_collect_on_queue, __VA_ARGS__)
+#define ishmemx_short_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_collect_on_queue, __VA_ARGS__)
+#define ishmemx_int_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_collect_on_queue, __VA_ARGS__)
+#define ishmemx_long_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_collect_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_collect_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uint_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_collect_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_collect_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_collect_on_queue, __VA_ARGS__)
+#define ishmemx_int8_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_collect_on_queue, __VA_ARGS__)
+#define ishmemx_int16_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_collect_on_queue, __VA_ARGS__)
+#define ishmemx_int32_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_collect_on_queue, __VA_ARGS__)
+#define ishmemx_int64_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_collect_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_collect_on_queue, __VA_ARGS__)
+#define ishmemx_size_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_collect_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_collect_on_queue, __VA_ARGS__)
+#define ishmemx_collectmem_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_collectmem_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_collect_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_collect_on_queue, \
+    double: ishmemx_double_collect_on_queue, \
+    char: ishmemx_char_collect_on_queue, \
+    signed char: ishmemx_schar_collect_on_queue, \
+    short: ishmemx_short_collect_on_queue, \
+    int: ishmemx_int_collect_on_queue, \
+    long: ishmemx_long_collect_on_queue, \
+    long long: ishmemx_longlong_collect_on_queue, \
+    unsigned char: ishmemx_uchar_collect_on_queue, \
+    unsigned short: ishmemx_ushort_collect_on_queue, \
+    unsigned int: ishmemx_uint_collect_on_queue, \
+    unsigned long: ishmemx_ulong_collect_on_queue, \
+    unsigned long long: ishmemx_ulonglong_collect_on_queue \
+    )
+#define ishmemx_collect_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_collect_on_queue, __VA_ARGS__)
+#define ishmemx_float_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_double_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_char_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_schar_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_short_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_int_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_long_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uint_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_int8_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_int16_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_int32_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_int64_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_size_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_fcollectmem_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_fcollectmem_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_fcollect_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_fcollect_on_queue, \
+    double: ishmemx_double_fcollect_on_queue, \
+    char: ishmemx_char_fcollect_on_queue, \
+    signed char: ishmemx_schar_fcollect_on_queue, \
+    short: ishmemx_short_fcollect_on_queue, \
+    int: ishmemx_int_fcollect_on_queue, \
+    long: ishmemx_long_fcollect_on_queue, \
+    long long: ishmemx_longlong_fcollect_on_queue, \
+    unsigned char: ishmemx_uchar_fcollect_on_queue, \
+    unsigned short: ishmemx_ushort_fcollect_on_queue, \
+    unsigned int: ishmemx_uint_fcollect_on_queue, \
+    unsigned long: ishmemx_ulong_fcollect_on_queue, \
+    unsigned long long: ishmemx_ulonglong_fcollect_on_queue \
+    )
+#define ishmemx_fcollect_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_fcollect_on_queue, __VA_ARGS__)
+#define ishmemx_schar_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_and_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_and_reduce_on_queue(d) _Generic(*(d), \
+    signed char: ishmemx_schar_and_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_and_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_and_reduce_on_queue, \
+    unsigned int: ishmemx_uint_and_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_and_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_and_reduce_on_queue \
+    )
+#define ishmemx_and_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_and_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_or_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_or_reduce_on_queue(d) _Generic(*(d), \
+    signed char: ishmemx_schar_or_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_or_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_or_reduce_on_queue, \
+    unsigned int: ishmemx_uint_or_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_or_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_or_reduce_on_queue \
+    )
+#define ishmemx_or_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_or_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_xor_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_xor_reduce_on_queue(d) _Generic(*(d), \
+    signed char: ishmemx_schar_xor_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_xor_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_xor_reduce_on_queue, \
+    unsigned int: ishmemx_uint_xor_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_xor_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_xor_reduce_on_queue \
+    )
+#define ishmemx_xor_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_xor_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_float_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_double_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_char_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_short_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_long_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_max_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_max_reduce_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_max_reduce_on_queue, \
+    double: ishmemx_double_max_reduce_on_queue, \
+    char: ishmemx_char_max_reduce_on_queue, \
+    signed char: ishmemx_schar_max_reduce_on_queue, \
+    short: ishmemx_short_max_reduce_on_queue, \
+    int: ishmemx_int_max_reduce_on_queue, \
+    long: ishmemx_long_max_reduce_on_queue, \
+    long long: ishmemx_longlong_max_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_max_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_max_reduce_on_queue, \
+    unsigned int: ishmemx_uint_max_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_max_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_max_reduce_on_queue \
+    )
+#define ishmemx_max_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_max_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_float_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_double_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_char_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_short_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_long_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_min_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_min_reduce_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_min_reduce_on_queue, \
+    double: ishmemx_double_min_reduce_on_queue, \
+    char: ishmemx_char_min_reduce_on_queue, \
+    signed char: ishmemx_schar_min_reduce_on_queue, \
+    short: ishmemx_short_min_reduce_on_queue, \
+    int: ishmemx_int_min_reduce_on_queue, \
+    long: ishmemx_long_min_reduce_on_queue, \
+    long long: ishmemx_longlong_min_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_min_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_min_reduce_on_queue, \
+    unsigned int: ishmemx_uint_min_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_min_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_min_reduce_on_queue \
+    )
+#define ishmemx_min_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_min_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_float_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_double_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_char_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_short_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_long_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_sum_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_sum_reduce_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_sum_reduce_on_queue, \
+    double: ishmemx_double_sum_reduce_on_queue, \
+    char: ishmemx_char_sum_reduce_on_queue, \
+    signed char: ishmemx_schar_sum_reduce_on_queue, \
+    short: ishmemx_short_sum_reduce_on_queue, \
+    int: ishmemx_int_sum_reduce_on_queue, \
+    long: ishmemx_long_sum_reduce_on_queue, \
+    long long: ishmemx_longlong_sum_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_sum_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_sum_reduce_on_queue, \
+    unsigned int: ishmemx_uint_sum_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_sum_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_sum_reduce_on_queue \
+    )
+#define ishmemx_sum_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_sum_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_float_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_double_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_char_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_schar_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_short_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_long_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int8_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int16_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int32_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_int64_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_size_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_prod_reduce_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_prod_reduce_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_prod_reduce_on_queue, \
+    double: ishmemx_double_prod_reduce_on_queue, \
+    char: ishmemx_char_prod_reduce_on_queue, \
+    signed char: ishmemx_schar_prod_reduce_on_queue, \
+    short: ishmemx_short_prod_reduce_on_queue, \
+    int: ishmemx_int_prod_reduce_on_queue, \
+    long: ishmemx_long_prod_reduce_on_queue, \
+    long long: ishmemx_longlong_prod_reduce_on_queue, \
+    unsigned char: ishmemx_uchar_prod_reduce_on_queue, \
+    unsigned short: ishmemx_ushort_prod_reduce_on_queue, \
+    unsigned int: ishmemx_uint_prod_reduce_on_queue, \
+    unsigned long: ishmemx_ulong_prod_reduce_on_queue, \
+    unsigned long long: ishmemx_ulonglong_prod_reduce_on_queue \
+    )
+#define ishmemx_prod_reduce_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_prod_reduce_on_queue, __VA_ARGS__)
+#define ishmemx_float_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_double_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_char_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_schar_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_short_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_int_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_long_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_int8_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_int16_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_int32_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_int64_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_size_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_sum_inscan_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_sum_inscan_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_sum_inscan_on_queue, \
+    double: ishmemx_double_sum_inscan_on_queue, \
+    char: ishmemx_char_sum_inscan_on_queue, \
+    signed char: ishmemx_schar_sum_inscan_on_queue, \
+    short: ishmemx_short_sum_inscan_on_queue, \
+    int: ishmemx_int_sum_inscan_on_queue, \
+    long: ishmemx_long_sum_inscan_on_queue, \
+    long long: ishmemx_longlong_sum_inscan_on_queue, \
+    unsigned char: ishmemx_uchar_sum_inscan_on_queue, \
+    unsigned short: ishmemx_ushort_sum_inscan_on_queue, \
+    unsigned int: ishmemx_uint_sum_inscan_on_queue, \
+    unsigned long: ishmemx_ulong_sum_inscan_on_queue, \
+    unsigned long long: ishmemx_ulonglong_sum_inscan_on_queue \
+    )
+#define ishmemx_sum_inscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_sum_inscan_on_queue, __VA_ARGS__)
+#define ishmemx_float_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_float_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_double_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_double_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_char_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_char_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_schar_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_schar_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_short_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_short_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_int_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_long_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_long_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_longlong_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_longlong_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uchar_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uchar_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_ushort_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ushort_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_ulong_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulong_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_ulonglong_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ulonglong_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_int8_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int8_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_int16_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int16_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_int32_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int32_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_int64_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_int64_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint8_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint8_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint16_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint16_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint32_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint32_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_uint64_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_uint64_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_size_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_size_sum_exscan_on_queue, __VA_ARGS__)
+#define ishmemx_ptrdiff_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_T5_, ISHMEMI_NARG(__VA_ARGS__))(ishmemx_ptrdiff_sum_exscan_on_queue, __VA_ARGS__)
+#define ISHMEMI_G_ishmemx_sum_exscan_on_queue(d) _Generic(*(d), \
+    float: ishmemx_float_sum_exscan_on_queue, \
+    double: ishmemx_double_sum_exscan_on_queue, \
+    char: ishmemx_char_sum_exscan_on_queue, \
+    signed char: ishmemx_schar_sum_exscan_on_queue, \
+    short: ishmemx_short_sum_exscan_on_queue, \
+    int: ishmemx_int_sum_exscan_on_queue, \
+    long: ishmemx_long_sum_exscan_on_queue, \
+    long long: ishmemx_longlong_sum_exscan_on_queue, \
+    unsigned char: ishmemx_uchar_sum_exscan_on_queue, \
+    unsigned short: ishmemx_ushort_sum_exscan_on_queue, \
+    unsigned int: ishmemx_uint_sum_exscan_on_queue, \
+    unsigned long: ishmemx_ulong_sum_exscan_on_queue, \
+    unsigned long long: ishmemx_ulonglong_sum_exscan_on_queue \
+    )
+#define ishmemx_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_sum_exscan_on_queue, __VA_ARGS__)
 #endif /* __cplusplus */
 
 #endif /* ISHMEMX_H */

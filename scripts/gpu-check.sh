@@ -85,6 +85,8 @@ build kernel_api tests/gpu/kernel_api.cu $FLAGS -o "$B/kernel_api"
 # shellcheck disable=SC2086
 build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
 # shellcheck disable=SC2086
+build coll_ops tests/gpu/coll_ops.cu $FLAGS -o "$B/coll_ops"
+# shellcheck disable=SC2086
 build multi tests/gpu/multi/main.cu tests/gpu/multi/part.cu $FLAGS -o "$B/multi"
 if [ -e examples/hello_gpu.cu ]; then
     # shellcheck disable=SC2086
@@ -142,13 +144,19 @@ run kernel_api.ishmrun kernel_api -- "${RUN[@]}" -n "$NP" "$B/kernel_api"
 run kernel_api.samegpu kernel_api -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_api"
 run queue_ops.ishmrun queue_ops -- "${RUN[@]}" -n "$NP" "$B/queue_ops"
 run queue_ops.samegpu queue_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/queue_ops"
+run coll_ops.ishmrun coll_ops -- "${RUN[@]}" -n "$NP" "$B/coll_ops"
+run coll_ops.samegpu coll_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/coll_ops"
+run coll_ops.4pe coll_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/coll_ops"
+run coll_ops.3pe coll_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 3 "$B/coll_ops"
+run coll_ops.mpirun coll_ops -- "${MPIRUN[@]}" "$NP" "$B/coll_ops"
 run multi.ishmrun multi -- "${RUN[@]}" -n "$NP" "$B/multi"
 run multi.samegpu multi -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/multi"
 run multi.mpirun multi -- "${MPIRUN[@]}" "$NP" "$B/multi"
 if [ -n "${built[queue_ops]:-}" ]; then
-    # Every exported _on_queue name must be referenced by queue_ops (it calls and checks each).
+    # Every exported _on_queue name must be referenced by queue_ops or coll_ops (they call and check each).
     grep '_on_queue$' "$PREFIX/share/doc/ishmem/symbols.txt" | sort -u >"$B/queue_syms.txt"
-    nm -u "$B/queue_ops" | awk '{print $2}' | grep '_on_queue$' | sort -u >"$B/queue_refs.txt"
+    # queue_ops covers RMA, signal, sync and ordering; coll_ops the collectives.
+    { nm -u "$B/queue_ops"; [ -e "$B/coll_ops" ] && nm -u "$B/coll_ops"; } | awk '{print $2}' | grep '_on_queue$' | sort -u >"$B/queue_refs.txt"
     comm -23 "$B/queue_syms.txt" "$B/queue_refs.txt" >"$OUTDIR/queue_coverage.log"
     if [ ! -s "$OUTDIR/queue_coverage.log" ] && [ -s "$B/queue_syms.txt" ]; then
         ok "queue_ops.coverage"

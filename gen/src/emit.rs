@@ -53,15 +53,47 @@ fn queue_name(name: &str) -> String {
 
 fn queue_params(op: &Op) -> Vec<(&'static str, &'static str)> {
     let mut v: Vec<(&str, &str)> = op.params.to_vec();
-    if queue_ret(op) {
+    if is_coll(op) {
+        v.push(("int *", "ret"));
+    } else if queue_ret(op) {
         v.push(("size_t *", "ret"));
     }
     v.push(("ishmemx_queue_t", "q"));
     v
 }
 
+/// The Rust body of a collective's `_on_queue` shim (api::queue_coll).
+fn coll_queue_body(op: &Op) -> String {
+    let fam = op.typed.or(op.mem).expect("a collective has a name");
+    let mv = |m: &str, root: &str| {
+        format!("queue_coll::data({{F}}, queue_coll::Move::{m}, team, dest.cast(), source.cast(), nelems, {{E}}, {root}, ret, q)")
+    };
+    if fam.contains("alltoall") {
+        mv("Alltoall", "0")
+    } else if fam.contains("broadcast") {
+        mv("Broadcast", "root")
+    } else if fam.contains("fcollect") {
+        mv("Fcollect", "0")
+    } else if fam.contains("collect") {
+        mv("Collect", "0")
+    } else {
+        let (opname, mode) = if fam.ends_with("_sum_inscan") {
+            ("sum", 1)
+        } else if fam.ends_with("_sum_exscan") {
+            ("sum", 2)
+        } else {
+            let base = fam.rsplit_once("_reduce").expect("a reduction").0;
+            (base.rsplit('_').next().expect("an operator"), 0)
+        };
+        format!("queue_coll::reduce::<{{R}}>({{F}}, \"{opname}\", team, dest, source, nreduce, {mode}, ret, q)")
+    }
+}
+
 /// The Rust body of an `_on_queue` shim: the same core call, in `api::queue`, with the queue.
 fn queue_body(op: &Op) -> String {
+    if is_coll(op) {
+        return coll_queue_body(op);
+    }
     let b = op.body.replacen("rma::", "queue::", 1).replacen("signal::", "queue::", 1).replacen("sync::", "queue::", 1);
     let b = b.replace("sync::Values", "queue::Values");
     let close = b.rfind(')').expect("a call");
@@ -104,6 +136,7 @@ fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
         "uint64_t *" => "*mut u64".into(),
         "uint64_t" => "u64".into(),
         "const int *" => "*const c_int".into(),
+        "int *" => "*mut c_int".into(),
         "size_t *" => "*mut usize".into(),
         "ishmemx_queue_t" => "crate::api::queue::Queue".into(),
         "ishmem_team_t" => "c_int".into(),
@@ -136,7 +169,7 @@ fn rust_shim_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CTyp
 
 /// The `_on_queue` instances of an op: (name, parameters, Rust body), one per typed/SIZE/mem name.
 fn queue_instances(op: &Op) -> Vec<(Inst<'_>, String)> {
-    if !has_on_queue(op) {
+    if !has_on_queue(op) && !is_coll(op) {
         return Vec::new();
     }
     instances(op).into_iter().map(|i| (Inst { name: queue_name(&i.name), ..i }, queue_body(op))).collect()
@@ -257,30 +290,40 @@ fn names(params: &[(&str, &str)]) -> String {
     params.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
 }
 
+/// The collective families of a header: (op, name pattern suffix, parameters, return type,
+/// `__host__ __device__`). ishmem.h holds the plain forms, ishmemx.h their `_on_queue` forms.
+fn coll_forms(hdr: &str) -> Vec<(&'static Op, bool)> {
+    OPS.iter().filter(|o| is_coll(o)).filter(|o| o.header == hdr || hdr == "ishmemx.h").map(|o| (o, hdr == "ishmemx.h")).collect()
+}
+
 /// C++: the team-less overload of every typed and mem collective (the world team), and the
-/// generic names with and without a team.
+/// generic names with and without a team; `__host__ __device__` under CUDA for the plain forms.
 fn coll_cxx(hdr: &str) -> String {
     let mut s = String::new();
-    for op in OPS.iter().filter(|o| o.header == hdr && is_coll(o)) {
-        let rest = &op.params[1..];
-        s.push_str(&format!("/* {}: team-less forms (ISHMEM_TEAM_WORLD) */\n", op.typed.unwrap_or_default()));
+    for (op, queue) in coll_forms(hdr) {
+        let params = if queue { queue_params(op) } else { op.params.to_vec() };
+        let rest = &params[1..];
+        let (hd, ret, ret_kw) = if queue { ("", "void", "") } else { ("ISHMEMI_HD ", op.ret, "return ") };
+        let qn = |n: &str| if queue { queue_name(n) } else { n.to_string() };
+        s.push_str(&format!("/* {}: team-less forms (ISHMEM_TEAM_WORLD) */\n", qn(op.typed.or(op.mem).unwrap_or_default())));
         for i in instances(op) {
+            let name = qn(&i.name);
             let _ = writeln!(
                 s,
-                "inline {} {{ return {}(ISHMEM_TEAM_WORLD, {}); }}",
-                c_decl_of(&i.name, op.ret, rest, i.ty),
-                i.name,
+                "{hd}inline {} {{ {ret_kw}{name}(ISHMEM_TEAM_WORLD, {}); }}",
+                c_decl_of(&name, ret, rest, i.ty),
                 names(rest)
             );
         }
         let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
+        let g = qn(g);
         for t in table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0) {
-            let f = pat.replace("{T}", t.name);
-            let _ = writeln!(s, "inline {} {{ return {f}({}); }}", c_decl_of(g, op.ret, op.params, Some(t)), names(op.params));
+            let f = qn(&pat.replace("{T}", t.name));
+            let _ = writeln!(s, "{hd}inline {} {{ {ret_kw}{f}({}); }}", c_decl_of(&g, ret, &params, Some(t)), names(&params));
             let _ = writeln!(
                 s,
-                "inline {} {{ return {f}(ISHMEM_TEAM_WORLD, {}); }}",
-                c_decl_of(g, op.ret, rest, Some(t)),
+                "{hd}inline {} {{ {ret_kw}{f}(ISHMEM_TEAM_WORLD, {}); }}",
+                c_decl_of(&g, ret, rest, Some(t)),
                 names(rest)
             );
         }
@@ -292,42 +335,48 @@ fn coll_cxx(hdr: &str) -> String {
 /// ISHMEM_TEAM_WORLD when the team was left out; the generic names select the typed function by
 /// `_Generic` on the destination and do the same.
 fn coll_c(hdr: &str) -> String {
-    let ops: Vec<&Op> = OPS.iter().filter(|o| o.header == hdr && is_coll(o)).collect();
-    if ops.is_empty() {
+    let forms = coll_forms(hdr);
+    if forms.is_empty() {
         return String::new();
     }
     let mut s = String::from(
         "/* Collectives: NAME(team, args...) or NAME(args...) (the world team). */\n\
+         #ifndef ISHMEMI_NARG\n\
          #define ISHMEMI_CAT_(a, b) a##b\n#define ISHMEMI_CAT(a, b) ISHMEMI_CAT_(a, b)\n\
          #define ISHMEMI_NARG(...) ISHMEMI_NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n\
-         #define ISHMEMI_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N\n",
+         #define ISHMEMI_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N\n#endif\n",
     );
-    let mut arities: Vec<usize> = ops.iter().map(|o| o.params.len() - 1).collect();
+    let arity = |op: &Op, queue: bool| if queue { queue_params(op).len() - 1 } else { op.params.len() - 1 };
+    let mut arities: Vec<usize> = forms.iter().map(|(o, q)| arity(o, *q)).collect();
     arities.sort_unstable();
     arities.dedup();
     for k in arities {
         let a: Vec<String> = (1..=k).map(|i| format!("a{i}")).collect();
         let a = a.join(", ");
+        let _ = writeln!(s, "#ifndef ISHMEMI_T{k}_{k}");
         let _ = writeln!(s, "#define ISHMEMI_T{k}_{k}(f, {a}) f(ISHMEM_TEAM_WORLD, {a})");
         let _ = writeln!(s, "#define ISHMEMI_T{k}_{}(f, t, {a}) f(t, {a})", k + 1);
         let _ = writeln!(s, "#define ISHMEMI_GT{k}_{k}(g, {a}) g(a1)(ISHMEM_TEAM_WORLD, {a})");
         let _ = writeln!(s, "#define ISHMEMI_GT{k}_{}(g, t, {a}) g(a1)(t, {a})", k + 1);
+        let _ = writeln!(s, "#endif");
     }
-    for op in ops {
-        let k = op.params.len() - 1;
+    for (op, queue) in forms {
+        let k = arity(op, queue);
+        let qn = |n: &str| if queue { queue_name(n) } else { n.to_string() };
         for i in instances(op) {
             let _ = writeln!(
                 s,
                 "#define {n}(...) ISHMEMI_CAT(ISHMEMI_T{k}_, ISHMEMI_NARG(__VA_ARGS__))({n}, __VA_ARGS__)",
-                n = i.name
+                n = qn(&i.name)
             );
         }
         let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
+        let g = qn(g);
         let _ = write!(s, "#define ISHMEMI_G_{g}(d) _Generic(*(d), \\\n");
         let types: Vec<&CType> = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
         for (j, t) in types.iter().enumerate() {
             let sep = if j + 1 == types.len() { "" } else { "," };
-            let _ = writeln!(s, "    {}: {}{sep} \\", t.c, pat.replace("{T}", t.name));
+            let _ = writeln!(s, "    {}: {}{sep} \\", t.c, qn(&pat.replace("{T}", t.name)));
         }
         s.push_str("    )\n");
         let _ = writeln!(s, "#define {g}(...) ISHMEMI_CAT(ISHMEMI_GT{k}_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_{g}, __VA_ARGS__)");
@@ -341,7 +390,7 @@ fn rust_shims() -> String {
          //! shims of the sections rma, amo, signal, p2p_sync and collectives. Do not edit.\n\
          //! Their safety contract is the C API's: pointers as the specification defines them.\n\n\
          #![allow(clippy::missing_safety_doc)]\n\n\
-         use crate::api::{amo, coll, queue, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
+         use crate::api::{amo, coll, queue, queue_coll, rma, signal, sync};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
     );
     for op in OPS {
         for i in instances(op) {
@@ -433,6 +482,9 @@ fn ret_of(i: &Inst) -> String {
 /// The work-group body: the group shares the copy, or every thread runs the test and the
 /// group synchronizes.
 fn wg_body(dev: &str) -> String {
+    if dev.contains("ishmemi::solo{}") {
+        return dev.replace("ishmemi::solo{}", "group"); /* the collective synchronizes the group */
+    }
     for (from, to) in [
         ("ishmemi::put(", "ishmemi::wg_put(group, "),
         ("ishmemi::get(", "ishmemi::wg_get(group, "),
@@ -481,10 +533,13 @@ fn cuda_device_header(hdr: &str) -> String {
             s.push_str(&hd_wrapper(name, ret, params, args, body));
         }
     }
-    for op in OPS.iter().filter(|o| o.header == hdr && !is_coll(o)) {
+    for op in OPS.iter().filter(|o| o.header == hdr) {
         for i in instances(op) {
             s.push_str(&hd_wrapper(&i.name, &ret_of(&i), &params_of(&i), &args_of(op), &dev_body(&i)));
         }
+    }
+    if hdr == "ishmem.h" {
+        s.push_str("/* Teams and collectives are callable in kernels (ishmem/cuda_coll.cuh). */\n#define ISHMEM_HAVE_DEVICE_COLLECTIVES 1\n");
     }
     if hdr == "ishmemx.h" {
         s.push_str("\n/* ---- work-group forms: every thread of the cooperative group calls with the same\n \
@@ -520,6 +575,7 @@ fn cuda_device_header(hdr: &str) -> String {
                 );
             }
         }
+        s.push_str(&coll_work_group());
         s.push_str(
             "template <class Group> __device__ __forceinline__ uint64_t ishmemx_signal_wait_until_work_group(uint64_t *sig_addr, int cmp, uint64_t cmp_value, const Group &group) {\n    \
              uint64_t v = ishmem_signal_wait_until(sig_addr, cmp, cmp_value);\n    group.sync();\n    return v;\n}\n\
@@ -530,6 +586,71 @@ fn cuda_device_header(hdr: &str) -> String {
         );
     }
     let _ = write!(s, "\n#endif /* {guard} */\n");
+    s
+}
+
+/// The C parameter list of `params` for element type `ty`.
+fn param_list(params: &[(&str, &str)], ty: Option<&CType>) -> String {
+    let d = c_decl_of("f", "void", params, ty);
+    let open = d.find('(').expect("a declaration has parameters");
+    d[open + 1..d.len() - 1].to_string()
+}
+
+/// The work-group forms of the collectives: every thread of the group calls with the same
+/// arguments and shares the copies and the arithmetic (ishmem/cuda_coll.cuh); with and without
+/// the team, typed, mem and generic; and the group forms of team_sync, barrier_all, sync_all.
+fn coll_work_group() -> String {
+    let mut s = String::from("\n/* ---- collectives: work-group forms ---- */\n");
+    for op in OPS.iter().filter(|o| is_coll(o)) {
+        let rest = &op.params[1..];
+        for i in instances(op) {
+            let n = wg_name(&i.name);
+            let _ = writeln!(
+                s,
+                "template <class Group> __device__ __forceinline__ {ret} {n}({}, const Group &group) {{\n    \
+                 const char *F = \"{n}\";\n    {};\n}}\n\
+                 template <class Group> __device__ __forceinline__ {ret} {n}({}, const Group &group) {{\n    \
+                 return {n}(ISHMEM_TEAM_WORLD, {}, group);\n}}",
+                params_of(&i),
+                wg_body(&dev_body(&i)),
+                param_list(rest, i.ty),
+                names(rest),
+                ret = ret_of(&i),
+            );
+        }
+        if let Some(g) = op.generic {
+            let n = wg_name(g);
+            let tparams = |ps: &[(&str, &str)]| {
+                ps.iter()
+                    .map(|(ty, nm)| {
+                        let ct = ty.replace('T', "TYPE").replace("ishmem_TYPEeam_t", "ishmem_team_t");
+                        if ct.ends_with('*') { format!("{ct}{nm}") } else { format!("{ct} {nm}") }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let body = op.dev.replace("{T}", "TYPE").replace("{E}", "sizeof(TYPE)");
+            let _ = writeln!(
+                s,
+                "template <class TYPE, class Group> __device__ __forceinline__ int {n}({}, const Group &group) {{\n    \
+                 const char *F = \"{n}\";\n    {};\n}}\n\
+                 template <class TYPE, class Group> __device__ __forceinline__ int {n}({}, const Group &group) {{\n    \
+                 return {n}(ISHMEM_TEAM_WORLD, {}, group);\n}}",
+                tparams(op.params),
+                wg_body(&body),
+                tparams(rest),
+                names(rest),
+            );
+        }
+    }
+    s.push_str(
+        "template <class Group> __device__ __forceinline__ int ishmemx_team_sync_work_group(ishmem_team_t team, const Group &group) {\n    \
+         return ishmemi::team_sync(group, team, \"ishmemx_team_sync_work_group\");\n}\n\
+         template <class Group> __device__ __forceinline__ void ishmemx_barrier_all_work_group(const Group &group) {\n    \
+         __threadfence_system();\n    group.sync();\n    if (group.thread_rank() == 0) ishmemi::barrier_all(\"ishmemx_barrier_all_work_group\");\n    group.sync();\n}\n\
+         template <class Group> __device__ __forceinline__ void ishmemx_sync_all_work_group(const Group &group) {\n    \
+         __threadfence_system();\n    group.sync();\n    if (group.thread_rank() == 0) ishmemi::barrier_all(\"ishmemx_sync_all_work_group\");\n    group.sync();\n}\n",
+    );
     s
 }
 

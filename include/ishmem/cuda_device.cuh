@@ -99,6 +99,39 @@ __host__ __device__ __forceinline__ void ishmemi_hd_ishmem_sync_all(void) {
 #endif
 }
 #define ishmem_sync_all ishmemi_hd_ishmem_sync_all
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_sync(ishmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_team_sync";
+    return ishmemi::team_sync(ishmemi::solo{}, team, F);;
+#else
+    return ishmem_team_sync(team);
+#endif
+}
+#define ishmem_team_sync ishmemi_hd_ishmem_team_sync
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_my_pe(ishmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    return ishmemi::team_my_pe(team);;
+#else
+    return ishmem_team_my_pe(team);
+#endif
+}
+#define ishmem_team_my_pe ishmemi_hd_ishmem_team_my_pe
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_n_pes(ishmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    return ishmemi::team_n_pes(team);;
+#else
+    return ishmem_team_n_pes(team);
+#endif
+}
+#define ishmem_team_n_pes ishmemi_hd_ishmem_team_n_pes
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_translate_pe(ishmem_team_t src_team, int src_pe, ishmem_team_t dest_team) {
+#ifdef __CUDA_ARCH__
+    return ishmemi::team_translate_pe(src_team, src_pe, dest_team);;
+#else
+    return ishmem_team_translate_pe(src_team, src_pe, dest_team);
+#endif
+}
+#define ishmem_team_translate_pe ishmemi_hd_ishmem_team_translate_pe
 __host__ __device__ __forceinline__ void ishmemi_hd_ishmem_float_put(float *dest, const float *source, size_t nelems, int pe) {
 #ifdef __CUDA_ARCH__
     const char *F = "ishmem_float_put";
@@ -6282,5 +6315,2518 @@ __host__ __device__ __forceinline__ size_t ishmemi_hd_ishmem_ptrdiff_wait_until_
 #endif
 }
 #define ishmem_ptrdiff_wait_until_some_vector ishmemi_hd_ishmem_ptrdiff_wait_until_some_vector
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_alltoall(ishmem_team_t team, float *dest, const float *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_float_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_float_alltoall ishmemi_hd_ishmem_float_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_alltoall(ishmem_team_t team, double *dest, const double *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_double_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_double_alltoall ishmemi_hd_ishmem_double_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_alltoall(ishmem_team_t team, char *dest, const char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_char_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_char_alltoall ishmemi_hd_ishmem_char_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_alltoall(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_schar_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_schar_alltoall ishmemi_hd_ishmem_schar_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_alltoall(ishmem_team_t team, short *dest, const short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_short_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_short_alltoall ishmemi_hd_ishmem_short_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_alltoall(ishmem_team_t team, int *dest, const int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int_alltoall ishmemi_hd_ishmem_int_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_alltoall(ishmem_team_t team, long *dest, const long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_long_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_long_alltoall ishmemi_hd_ishmem_long_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_alltoall(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_longlong_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_longlong_alltoall ishmemi_hd_ishmem_longlong_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_alltoall(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uchar_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uchar_alltoall ishmemi_hd_ishmem_uchar_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_alltoall(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_ushort_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ushort_alltoall ishmemi_hd_ishmem_ushort_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_alltoall(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint_alltoall ishmemi_hd_ishmem_uint_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_alltoall(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulong_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulong_alltoall ishmemi_hd_ishmem_ulong_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_alltoall(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulonglong_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulonglong_alltoall ishmemi_hd_ishmem_ulonglong_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_alltoall(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_int8_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int8_alltoall ishmemi_hd_ishmem_int8_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_alltoall(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_int16_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int16_alltoall ishmemi_hd_ishmem_int16_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_alltoall(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int32_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int32_alltoall ishmemi_hd_ishmem_int32_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_alltoall(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_int64_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int64_alltoall ishmemi_hd_ishmem_int64_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_alltoall(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uint8_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint8_alltoall ishmemi_hd_ishmem_uint8_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_alltoall(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_uint16_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint16_alltoall ishmemi_hd_ishmem_uint16_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_alltoall(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint32_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint32_alltoall ishmemi_hd_ishmem_uint32_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_alltoall(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_uint64_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint64_alltoall ishmemi_hd_ishmem_uint64_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_alltoall(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_size_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_size_alltoall ishmemi_hd_ishmem_size_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_alltoall(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_alltoall";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ptrdiff_alltoall(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ptrdiff_alltoall ishmemi_hd_ishmem_ptrdiff_alltoall
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_alltoallmem(ishmem_team_t team, void *dest, const void *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_alltoallmem";
+    return ishmemi::alltoall(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_alltoallmem(team, dest, source, nelems);
+#endif
+}
+#define ishmem_alltoallmem ishmemi_hd_ishmem_alltoallmem
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_broadcast(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 4, root, F);
+#else
+    return ishmem_float_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_float_broadcast ishmemi_hd_ishmem_float_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_broadcast(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_double_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_double_broadcast ishmemi_hd_ishmem_double_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_broadcast(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_char_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_char_broadcast ishmemi_hd_ishmem_char_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_broadcast(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_schar_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_schar_broadcast ishmemi_hd_ishmem_schar_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_broadcast(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 2, root, F);
+#else
+    return ishmem_short_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_short_broadcast ishmemi_hd_ishmem_short_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_broadcast(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 4, root, F);
+#else
+    return ishmem_int_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_int_broadcast ishmemi_hd_ishmem_int_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_broadcast(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_long_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_long_broadcast ishmemi_hd_ishmem_long_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_broadcast(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_longlong_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_longlong_broadcast ishmemi_hd_ishmem_longlong_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_broadcast(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_uchar_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uchar_broadcast ishmemi_hd_ishmem_uchar_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_broadcast(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 2, root, F);
+#else
+    return ishmem_ushort_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_ushort_broadcast ishmemi_hd_ishmem_ushort_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_broadcast(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 4, root, F);
+#else
+    return ishmem_uint_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uint_broadcast ishmemi_hd_ishmem_uint_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_broadcast(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_ulong_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_ulong_broadcast ishmemi_hd_ishmem_ulong_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_broadcast(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_ulonglong_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_ulonglong_broadcast ishmemi_hd_ishmem_ulonglong_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_broadcast(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_int8_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_int8_broadcast ishmemi_hd_ishmem_int8_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_broadcast(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 2, root, F);
+#else
+    return ishmem_int16_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_int16_broadcast ishmemi_hd_ishmem_int16_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_broadcast(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 4, root, F);
+#else
+    return ishmem_int32_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_int32_broadcast ishmemi_hd_ishmem_int32_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_broadcast(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_int64_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_int64_broadcast ishmemi_hd_ishmem_int64_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_broadcast(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_uint8_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uint8_broadcast ishmemi_hd_ishmem_uint8_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_broadcast(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 2, root, F);
+#else
+    return ishmem_uint16_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uint16_broadcast ishmemi_hd_ishmem_uint16_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_broadcast(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 4, root, F);
+#else
+    return ishmem_uint32_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uint32_broadcast ishmemi_hd_ishmem_uint32_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_broadcast(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_uint64_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_uint64_broadcast ishmemi_hd_ishmem_uint64_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_broadcast(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_size_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_size_broadcast ishmemi_hd_ishmem_size_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_broadcast(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_broadcast";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 8, root, F);
+#else
+    return ishmem_ptrdiff_broadcast(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_ptrdiff_broadcast ishmemi_hd_ishmem_ptrdiff_broadcast
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_broadcastmem(ishmem_team_t team, void *dest, const void *source, size_t nelems, int root) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_broadcastmem";
+    return ishmemi::broadcast(ishmemi::solo{}, team, dest, source, nelems * 1, root, F);
+#else
+    return ishmem_broadcastmem(team, dest, source, nelems, root);
+#endif
+}
+#define ishmem_broadcastmem ishmemi_hd_ishmem_broadcastmem
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_collect(ishmem_team_t team, float *dest, const float *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_float_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_float_collect ishmemi_hd_ishmem_float_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_collect(ishmem_team_t team, double *dest, const double *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_double_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_double_collect ishmemi_hd_ishmem_double_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_collect(ishmem_team_t team, char *dest, const char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_char_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_char_collect ishmemi_hd_ishmem_char_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_collect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_schar_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_schar_collect ishmemi_hd_ishmem_schar_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_collect(ishmem_team_t team, short *dest, const short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_short_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_short_collect ishmemi_hd_ishmem_short_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_collect(ishmem_team_t team, int *dest, const int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int_collect ishmemi_hd_ishmem_int_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_collect(ishmem_team_t team, long *dest, const long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_long_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_long_collect ishmemi_hd_ishmem_long_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_collect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_longlong_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_longlong_collect ishmemi_hd_ishmem_longlong_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_collect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uchar_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uchar_collect ishmemi_hd_ishmem_uchar_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_collect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_ushort_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ushort_collect ishmemi_hd_ishmem_ushort_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_collect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint_collect ishmemi_hd_ishmem_uint_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_collect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulong_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulong_collect ishmemi_hd_ishmem_ulong_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_collect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulonglong_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulonglong_collect ishmemi_hd_ishmem_ulonglong_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_collect(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_int8_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int8_collect ishmemi_hd_ishmem_int8_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_collect(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_int16_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int16_collect ishmemi_hd_ishmem_int16_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_collect(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int32_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int32_collect ishmemi_hd_ishmem_int32_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_collect(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_int64_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int64_collect ishmemi_hd_ishmem_int64_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_collect(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uint8_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint8_collect ishmemi_hd_ishmem_uint8_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_collect(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_uint16_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint16_collect ishmemi_hd_ishmem_uint16_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_collect(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint32_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint32_collect ishmemi_hd_ishmem_uint32_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_collect(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_uint64_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint64_collect ishmemi_hd_ishmem_uint64_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_collect(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_size_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_size_collect ishmemi_hd_ishmem_size_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_collect(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_collect";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ptrdiff_collect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ptrdiff_collect ishmemi_hd_ishmem_ptrdiff_collect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_collectmem(ishmem_team_t team, void *dest, const void *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_collectmem";
+    return ishmemi::collect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_collectmem(team, dest, source, nelems);
+#endif
+}
+#define ishmem_collectmem ishmemi_hd_ishmem_collectmem
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_fcollect(ishmem_team_t team, float *dest, const float *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_float_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_float_fcollect ishmemi_hd_ishmem_float_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_fcollect(ishmem_team_t team, double *dest, const double *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_double_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_double_fcollect ishmemi_hd_ishmem_double_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_fcollect(ishmem_team_t team, char *dest, const char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_char_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_char_fcollect ishmemi_hd_ishmem_char_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_fcollect(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_schar_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_schar_fcollect ishmemi_hd_ishmem_schar_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_fcollect(ishmem_team_t team, short *dest, const short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_short_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_short_fcollect ishmemi_hd_ishmem_short_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_fcollect(ishmem_team_t team, int *dest, const int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int_fcollect ishmemi_hd_ishmem_int_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_fcollect(ishmem_team_t team, long *dest, const long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_long_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_long_fcollect ishmemi_hd_ishmem_long_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_fcollect(ishmem_team_t team, long long *dest, const long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_longlong_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_longlong_fcollect ishmemi_hd_ishmem_longlong_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_fcollect(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uchar_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uchar_fcollect ishmemi_hd_ishmem_uchar_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_fcollect(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_ushort_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ushort_fcollect ishmemi_hd_ishmem_ushort_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_fcollect(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint_fcollect ishmemi_hd_ishmem_uint_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_fcollect(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulong_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulong_fcollect ishmemi_hd_ishmem_ulong_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_fcollect(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ulonglong_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ulonglong_fcollect ishmemi_hd_ishmem_ulonglong_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_fcollect(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_int8_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int8_fcollect ishmemi_hd_ishmem_int8_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_fcollect(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_int16_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int16_fcollect ishmemi_hd_ishmem_int16_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_fcollect(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_int32_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int32_fcollect ishmemi_hd_ishmem_int32_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_fcollect(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_int64_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_int64_fcollect ishmemi_hd_ishmem_int64_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_fcollect(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_uint8_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint8_fcollect ishmemi_hd_ishmem_uint8_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_fcollect(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 2, F);
+#else
+    return ishmem_uint16_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint16_fcollect ishmemi_hd_ishmem_uint16_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_fcollect(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 4, F);
+#else
+    return ishmem_uint32_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint32_fcollect ishmemi_hd_ishmem_uint32_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_fcollect(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_uint64_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_uint64_fcollect ishmemi_hd_ishmem_uint64_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_fcollect(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_size_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_size_fcollect ishmemi_hd_ishmem_size_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_fcollect(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_fcollect";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 8, F);
+#else
+    return ishmem_ptrdiff_fcollect(team, dest, source, nelems);
+#endif
+}
+#define ishmem_ptrdiff_fcollect ishmemi_hd_ishmem_ptrdiff_fcollect
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_fcollectmem(ishmem_team_t team, void *dest, const void *source, size_t nelems) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_fcollectmem";
+    return ishmemi::fcollect(ishmemi::solo{}, team, dest, source, nelems * 1, F);
+#else
+    return ishmem_fcollectmem(team, dest, source, nelems);
+#endif
+}
+#define ishmem_fcollectmem ishmemi_hd_ishmem_fcollectmem
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_and_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_and_reduce ishmemi_hd_ishmem_schar_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_and_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_and_reduce ishmemi_hd_ishmem_uchar_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_and_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_and_reduce ishmemi_hd_ishmem_ushort_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_and_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_and_reduce ishmemi_hd_ishmem_uint_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_and_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_and_reduce ishmemi_hd_ishmem_ulong_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_and_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_and_reduce ishmemi_hd_ishmem_ulonglong_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_and_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_and_reduce ishmemi_hd_ishmem_int8_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_and_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_and_reduce ishmemi_hd_ishmem_int16_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_and_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_and_reduce ishmemi_hd_ishmem_int32_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_and_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_and_reduce ishmemi_hd_ishmem_int64_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_and_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_and_reduce ishmemi_hd_ishmem_uint8_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_and_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_and_reduce ishmemi_hd_ishmem_uint16_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_and_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_and_reduce ishmemi_hd_ishmem_uint32_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_and_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_and_reduce ishmemi_hd_ishmem_uint64_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_and_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_and_reduce";
+    return ishmemi::reduce<ishmemi::R_AND>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_and_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_and_reduce ishmemi_hd_ishmem_size_and_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_or_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_or_reduce ishmemi_hd_ishmem_schar_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_or_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_or_reduce ishmemi_hd_ishmem_uchar_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_or_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_or_reduce ishmemi_hd_ishmem_ushort_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_or_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_or_reduce ishmemi_hd_ishmem_uint_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_or_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_or_reduce ishmemi_hd_ishmem_ulong_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_or_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_or_reduce ishmemi_hd_ishmem_ulonglong_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_or_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_or_reduce ishmemi_hd_ishmem_int8_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_or_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_or_reduce ishmemi_hd_ishmem_int16_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_or_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_or_reduce ishmemi_hd_ishmem_int32_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_or_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_or_reduce ishmemi_hd_ishmem_int64_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_or_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_or_reduce ishmemi_hd_ishmem_uint8_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_or_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_or_reduce ishmemi_hd_ishmem_uint16_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_or_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_or_reduce ishmemi_hd_ishmem_uint32_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_or_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_or_reduce ishmemi_hd_ishmem_uint64_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_or_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_or_reduce";
+    return ishmemi::reduce<ishmemi::R_OR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_or_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_or_reduce ishmemi_hd_ishmem_size_or_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_xor_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_xor_reduce ishmemi_hd_ishmem_schar_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_xor_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_xor_reduce ishmemi_hd_ishmem_uchar_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_xor_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_xor_reduce ishmemi_hd_ishmem_ushort_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_xor_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_xor_reduce ishmemi_hd_ishmem_uint_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_xor_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_xor_reduce ishmemi_hd_ishmem_ulong_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_xor_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_xor_reduce ishmemi_hd_ishmem_ulonglong_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_xor_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_xor_reduce ishmemi_hd_ishmem_int8_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_xor_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_xor_reduce ishmemi_hd_ishmem_int16_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_xor_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_xor_reduce ishmemi_hd_ishmem_int32_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_xor_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_xor_reduce ishmemi_hd_ishmem_int64_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_xor_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_xor_reduce ishmemi_hd_ishmem_uint8_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_xor_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_xor_reduce ishmemi_hd_ishmem_uint16_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_xor_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_xor_reduce ishmemi_hd_ishmem_uint32_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_xor_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_xor_reduce ishmemi_hd_ishmem_uint64_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_xor_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_xor_reduce";
+    return ishmemi::reduce<ishmemi::R_XOR>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_xor_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_xor_reduce ishmemi_hd_ishmem_size_xor_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_max_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_float_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_max_reduce ishmemi_hd_ishmem_float_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_max_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_double_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_max_reduce ishmemi_hd_ishmem_double_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_max_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_char_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_max_reduce ishmemi_hd_ishmem_char_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_max_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_max_reduce ishmemi_hd_ishmem_schar_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_max_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_short_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_max_reduce ishmemi_hd_ishmem_short_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_max_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_max_reduce ishmemi_hd_ishmem_int_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_max_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_long_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_max_reduce ishmemi_hd_ishmem_long_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_max_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_longlong_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_max_reduce ishmemi_hd_ishmem_longlong_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_max_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_max_reduce ishmemi_hd_ishmem_uchar_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_max_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_max_reduce ishmemi_hd_ishmem_ushort_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_max_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_max_reduce ishmemi_hd_ishmem_uint_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_max_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_max_reduce ishmemi_hd_ishmem_ulong_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_max_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_max_reduce ishmemi_hd_ishmem_ulonglong_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_max_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_max_reduce ishmemi_hd_ishmem_int8_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_max_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_max_reduce ishmemi_hd_ishmem_int16_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_max_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_max_reduce ishmemi_hd_ishmem_int32_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_max_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_max_reduce ishmemi_hd_ishmem_int64_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_max_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_max_reduce ishmemi_hd_ishmem_uint8_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_max_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_max_reduce ishmemi_hd_ishmem_uint16_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_max_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_max_reduce ishmemi_hd_ishmem_uint32_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_max_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_max_reduce ishmemi_hd_ishmem_uint64_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_max_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_max_reduce ishmemi_hd_ishmem_size_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_max_reduce(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_max_reduce";
+    return ishmemi::reduce<ishmemi::R_MAX>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ptrdiff_max_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_max_reduce ishmemi_hd_ishmem_ptrdiff_max_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_min_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_float_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_min_reduce ishmemi_hd_ishmem_float_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_min_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_double_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_min_reduce ishmemi_hd_ishmem_double_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_min_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_char_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_min_reduce ishmemi_hd_ishmem_char_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_min_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_min_reduce ishmemi_hd_ishmem_schar_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_min_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_short_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_min_reduce ishmemi_hd_ishmem_short_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_min_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_min_reduce ishmemi_hd_ishmem_int_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_min_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_long_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_min_reduce ishmemi_hd_ishmem_long_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_min_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_longlong_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_min_reduce ishmemi_hd_ishmem_longlong_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_min_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_min_reduce ishmemi_hd_ishmem_uchar_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_min_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_min_reduce ishmemi_hd_ishmem_ushort_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_min_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_min_reduce ishmemi_hd_ishmem_uint_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_min_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_min_reduce ishmemi_hd_ishmem_ulong_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_min_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_min_reduce ishmemi_hd_ishmem_ulonglong_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_min_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_min_reduce ishmemi_hd_ishmem_int8_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_min_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_min_reduce ishmemi_hd_ishmem_int16_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_min_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_min_reduce ishmemi_hd_ishmem_int32_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_min_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_min_reduce ishmemi_hd_ishmem_int64_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_min_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_min_reduce ishmemi_hd_ishmem_uint8_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_min_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_min_reduce ishmemi_hd_ishmem_uint16_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_min_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_min_reduce ishmemi_hd_ishmem_uint32_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_min_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_min_reduce ishmemi_hd_ishmem_uint64_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_min_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_min_reduce ishmemi_hd_ishmem_size_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_min_reduce(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_min_reduce";
+    return ishmemi::reduce<ishmemi::R_MIN>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ptrdiff_min_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_min_reduce ishmemi_hd_ishmem_ptrdiff_min_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_sum_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_float_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_sum_reduce ishmemi_hd_ishmem_float_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_sum_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_double_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_sum_reduce ishmemi_hd_ishmem_double_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_sum_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_char_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_sum_reduce ishmemi_hd_ishmem_char_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_sum_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_sum_reduce ishmemi_hd_ishmem_schar_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_sum_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_short_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_sum_reduce ishmemi_hd_ishmem_short_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_sum_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_sum_reduce ishmemi_hd_ishmem_int_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_sum_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_long_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_sum_reduce ishmemi_hd_ishmem_long_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_sum_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_longlong_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_sum_reduce ishmemi_hd_ishmem_longlong_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_sum_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_sum_reduce ishmemi_hd_ishmem_uchar_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_sum_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_sum_reduce ishmemi_hd_ishmem_ushort_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_sum_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_sum_reduce ishmemi_hd_ishmem_uint_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_sum_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_sum_reduce ishmemi_hd_ishmem_ulong_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_sum_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_sum_reduce ishmemi_hd_ishmem_ulonglong_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_sum_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_sum_reduce ishmemi_hd_ishmem_int8_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_sum_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_sum_reduce ishmemi_hd_ishmem_int16_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_sum_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_sum_reduce ishmemi_hd_ishmem_int32_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_sum_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_sum_reduce ishmemi_hd_ishmem_int64_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_sum_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_sum_reduce ishmemi_hd_ishmem_uint8_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_sum_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_sum_reduce ishmemi_hd_ishmem_uint16_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_sum_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_sum_reduce ishmemi_hd_ishmem_uint32_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_sum_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_sum_reduce ishmemi_hd_ishmem_uint64_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_sum_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_sum_reduce ishmemi_hd_ishmem_size_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_sum_reduce(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_sum_reduce";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ptrdiff_sum_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_sum_reduce ishmemi_hd_ishmem_ptrdiff_sum_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_prod_reduce(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_float_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_prod_reduce ishmemi_hd_ishmem_float_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_prod_reduce(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_double_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_prod_reduce ishmemi_hd_ishmem_double_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_prod_reduce(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_char_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_prod_reduce ishmemi_hd_ishmem_char_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_prod_reduce(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_schar_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_prod_reduce ishmemi_hd_ishmem_schar_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_prod_reduce(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_short_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_prod_reduce ishmemi_hd_ishmem_short_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_prod_reduce(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_prod_reduce ishmemi_hd_ishmem_int_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_prod_reduce(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_long_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_prod_reduce ishmemi_hd_ishmem_long_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_prod_reduce(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_longlong_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_prod_reduce ishmemi_hd_ishmem_longlong_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_prod_reduce(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uchar_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_prod_reduce ishmemi_hd_ishmem_uchar_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_prod_reduce(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ushort_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_prod_reduce ishmemi_hd_ishmem_ushort_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_prod_reduce(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_prod_reduce ishmemi_hd_ishmem_uint_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_prod_reduce(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulong_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_prod_reduce ishmemi_hd_ishmem_ulong_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_prod_reduce(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ulonglong_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_prod_reduce ishmemi_hd_ishmem_ulonglong_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_prod_reduce(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int8_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_prod_reduce ishmemi_hd_ishmem_int8_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_prod_reduce(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int16_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_prod_reduce ishmemi_hd_ishmem_int16_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_prod_reduce(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int32_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_prod_reduce ishmemi_hd_ishmem_int32_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_prod_reduce(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_int64_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_prod_reduce ishmemi_hd_ishmem_int64_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_prod_reduce(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint8_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_prod_reduce ishmemi_hd_ishmem_uint8_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_prod_reduce(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint16_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_prod_reduce ishmemi_hd_ishmem_uint16_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_prod_reduce(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint32_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_prod_reduce ishmemi_hd_ishmem_uint32_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_prod_reduce(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_uint64_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_prod_reduce ishmemi_hd_ishmem_uint64_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_prod_reduce(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_size_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_prod_reduce ishmemi_hd_ishmem_size_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_prod_reduce(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_prod_reduce";
+    return ishmemi::reduce<ishmemi::R_PROD>(ishmemi::solo{}, team, dest, source, nreduce, 0, F);
+#else
+    return ishmem_ptrdiff_prod_reduce(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_prod_reduce ishmemi_hd_ishmem_ptrdiff_prod_reduce
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_sum_inscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_float_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_sum_inscan ishmemi_hd_ishmem_float_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_sum_inscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_double_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_sum_inscan ishmemi_hd_ishmem_double_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_sum_inscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_char_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_sum_inscan ishmemi_hd_ishmem_char_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_sum_inscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_schar_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_sum_inscan ishmemi_hd_ishmem_schar_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_sum_inscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_short_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_sum_inscan ishmemi_hd_ishmem_short_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_sum_inscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_int_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_sum_inscan ishmemi_hd_ishmem_int_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_sum_inscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_long_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_sum_inscan ishmemi_hd_ishmem_long_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_sum_inscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_longlong_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_sum_inscan ishmemi_hd_ishmem_longlong_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_sum_inscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uchar_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_sum_inscan ishmemi_hd_ishmem_uchar_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_sum_inscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_ushort_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_sum_inscan ishmemi_hd_ishmem_ushort_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_sum_inscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uint_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_sum_inscan ishmemi_hd_ishmem_uint_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_sum_inscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_ulong_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_sum_inscan ishmemi_hd_ishmem_ulong_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_sum_inscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_ulonglong_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_sum_inscan ishmemi_hd_ishmem_ulonglong_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_sum_inscan(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_int8_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_sum_inscan ishmemi_hd_ishmem_int8_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_sum_inscan(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_int16_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_sum_inscan ishmemi_hd_ishmem_int16_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_sum_inscan(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_int32_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_sum_inscan ishmemi_hd_ishmem_int32_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_sum_inscan(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_int64_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_sum_inscan ishmemi_hd_ishmem_int64_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_sum_inscan(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uint8_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_sum_inscan ishmemi_hd_ishmem_uint8_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_sum_inscan(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uint16_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_sum_inscan ishmemi_hd_ishmem_uint16_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_sum_inscan(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uint32_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_sum_inscan ishmemi_hd_ishmem_uint32_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_sum_inscan(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_uint64_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_sum_inscan ishmemi_hd_ishmem_uint64_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_sum_inscan(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_size_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_sum_inscan ishmemi_hd_ishmem_size_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_sum_inscan(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_sum_inscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 1, F);
+#else
+    return ishmem_ptrdiff_sum_inscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_sum_inscan ishmemi_hd_ishmem_ptrdiff_sum_inscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_float_sum_exscan(ishmem_team_t team, float *dest, const float *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_float_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_float_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_float_sum_exscan ishmemi_hd_ishmem_float_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_double_sum_exscan(ishmem_team_t team, double *dest, const double *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_double_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_double_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_double_sum_exscan ishmemi_hd_ishmem_double_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_char_sum_exscan(ishmem_team_t team, char *dest, const char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_char_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_char_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_char_sum_exscan ishmemi_hd_ishmem_char_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_schar_sum_exscan(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_schar_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_schar_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_schar_sum_exscan ishmemi_hd_ishmem_schar_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_short_sum_exscan(ishmem_team_t team, short *dest, const short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_short_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_short_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_short_sum_exscan ishmemi_hd_ishmem_short_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int_sum_exscan(ishmem_team_t team, int *dest, const int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_int_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int_sum_exscan ishmemi_hd_ishmem_int_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_long_sum_exscan(ishmem_team_t team, long *dest, const long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_long_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_long_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_long_sum_exscan ishmemi_hd_ishmem_long_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_longlong_sum_exscan(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_longlong_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_longlong_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_longlong_sum_exscan ishmemi_hd_ishmem_longlong_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uchar_sum_exscan(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uchar_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uchar_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uchar_sum_exscan ishmemi_hd_ishmem_uchar_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ushort_sum_exscan(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ushort_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_ushort_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ushort_sum_exscan ishmemi_hd_ishmem_ushort_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint_sum_exscan(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uint_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint_sum_exscan ishmemi_hd_ishmem_uint_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulong_sum_exscan(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulong_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_ulong_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulong_sum_exscan ishmemi_hd_ishmem_ulong_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ulonglong_sum_exscan(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ulonglong_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_ulonglong_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ulonglong_sum_exscan ishmemi_hd_ishmem_ulonglong_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int8_sum_exscan(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int8_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_int8_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int8_sum_exscan ishmemi_hd_ishmem_int8_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int16_sum_exscan(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int16_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_int16_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int16_sum_exscan ishmemi_hd_ishmem_int16_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int32_sum_exscan(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int32_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_int32_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int32_sum_exscan ishmemi_hd_ishmem_int32_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_int64_sum_exscan(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_int64_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_int64_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_int64_sum_exscan ishmemi_hd_ishmem_int64_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint8_sum_exscan(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint8_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uint8_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint8_sum_exscan ishmemi_hd_ishmem_uint8_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint16_sum_exscan(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint16_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uint16_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint16_sum_exscan ishmemi_hd_ishmem_uint16_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint32_sum_exscan(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint32_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uint32_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint32_sum_exscan ishmemi_hd_ishmem_uint32_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_uint64_sum_exscan(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_uint64_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_uint64_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_uint64_sum_exscan ishmemi_hd_ishmem_uint64_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_size_sum_exscan(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_size_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_size_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_size_sum_exscan ishmemi_hd_ishmem_size_sum_exscan
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_ptrdiff_sum_exscan(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_ptrdiff_sum_exscan";
+    return ishmemi::reduce<ishmemi::R_SUM>(ishmemi::solo{}, team, dest, source, nreduce, 2, F);
+#else
+    return ishmem_ptrdiff_sum_exscan(team, dest, source, nreduce);
+#endif
+}
+#define ishmem_ptrdiff_sum_exscan ishmemi_hd_ishmem_ptrdiff_sum_exscan
+/* Teams and collectives are callable in kernels (ishmem/cuda_coll.cuh). */
+#define ISHMEM_HAVE_DEVICE_COLLECTIVES 1
 
 #endif /* ISHMEM_CUDA_DEVICE_CUH */

@@ -2445,6 +2445,2067 @@ template <class TYPE, class Group> __device__ __forceinline__ size_t ishmemx_wai
     const char *F = "ishmemx_wait_until_some_vector_work_group";
     auto r = ishmemi::wait_some<TYPE>(ivars, nelems, indices, status, cmp, ishmemi::values<TYPE>{cmp_values, 0}, F); group.sync(); return r;
 }
+
+/* ---- collectives: work-group forms ---- */
+template <class Group> __device__ __forceinline__ int ishmemx_float_alltoall_work_group(ishmem_team_t team, float *dest, const float *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_float_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_alltoall_work_group(float *dest, const float *source, size_t nelems, const Group &group) {
+    return ishmemx_float_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_alltoall_work_group(ishmem_team_t team, double *dest, const double *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_double_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_alltoall_work_group(double *dest, const double *source, size_t nelems, const Group &group) {
+    return ishmemx_double_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_alltoall_work_group(ishmem_team_t team, char *dest, const char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_char_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_alltoall_work_group(char *dest, const char *source, size_t nelems, const Group &group) {
+    return ishmemx_char_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_alltoall_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_schar_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_alltoall_work_group(signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    return ishmemx_schar_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_alltoall_work_group(ishmem_team_t team, short *dest, const short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_short_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_alltoall_work_group(short *dest, const short *source, size_t nelems, const Group &group) {
+    return ishmemx_short_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_alltoall_work_group(ishmem_team_t team, int *dest, const int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_alltoall_work_group(int *dest, const int *source, size_t nelems, const Group &group) {
+    return ishmemx_int_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_alltoall_work_group(ishmem_team_t team, long *dest, const long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_long_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_alltoall_work_group(long *dest, const long *source, size_t nelems, const Group &group) {
+    return ishmemx_long_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_alltoall_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_longlong_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_alltoall_work_group(long long *dest, const long long *source, size_t nelems, const Group &group) {
+    return ishmemx_longlong_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_alltoall_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uchar_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_alltoall_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    return ishmemx_uchar_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_alltoall_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ushort_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_alltoall_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    return ishmemx_ushort_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_alltoall_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_alltoall_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    return ishmemx_uint_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_alltoall_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulong_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_alltoall_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulong_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_alltoall_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulonglong_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_alltoall_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulonglong_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_alltoall_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int8_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_alltoall_work_group(int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int8_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_alltoall_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int16_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_alltoall_work_group(int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int16_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_alltoall_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int32_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_alltoall_work_group(int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int32_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_alltoall_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int64_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_alltoall_work_group(int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int64_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_alltoall_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint8_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_alltoall_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint8_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_alltoall_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint16_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_alltoall_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint16_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_alltoall_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint32_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_alltoall_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint32_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_alltoall_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint64_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_alltoall_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint64_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_alltoall_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_size_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_alltoall_work_group(size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    return ishmemx_size_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_alltoall_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_alltoall_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    return ishmemx_ptrdiff_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_alltoallmem_work_group(ishmem_team_t team, void *dest, const void *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_alltoallmem_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_alltoallmem_work_group(void *dest, const void *source, size_t nelems, const Group &group) {
+    return ishmemx_alltoallmem_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_alltoall_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_alltoall_work_group";
+    return ishmemi::alltoall(group, team, dest, source, nelems * sizeof(TYPE), F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_alltoall_work_group(TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    return ishmemx_alltoall_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_broadcast_work_group(ishmem_team_t team, float *dest, const float *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_float_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 4, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_broadcast_work_group(float *dest, const float *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_float_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_broadcast_work_group(ishmem_team_t team, double *dest, const double *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_double_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_broadcast_work_group(double *dest, const double *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_double_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_broadcast_work_group(ishmem_team_t team, char *dest, const char *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_char_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_broadcast_work_group(char *dest, const char *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_char_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_broadcast_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_schar_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_broadcast_work_group(signed char *dest, const signed char *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_schar_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_broadcast_work_group(ishmem_team_t team, short *dest, const short *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_short_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 2, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_broadcast_work_group(short *dest, const short *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_short_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_broadcast_work_group(ishmem_team_t team, int *dest, const int *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_int_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 4, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_broadcast_work_group(int *dest, const int *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_int_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_broadcast_work_group(ishmem_team_t team, long *dest, const long *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_long_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_broadcast_work_group(long *dest, const long *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_long_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_broadcast_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_longlong_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_broadcast_work_group(long long *dest, const long long *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_longlong_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_broadcast_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uchar_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_broadcast_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uchar_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_broadcast_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_ushort_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 2, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_broadcast_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_ushort_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_broadcast_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uint_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 4, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_broadcast_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uint_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_broadcast_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_ulong_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_broadcast_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_ulong_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_broadcast_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_ulonglong_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_broadcast_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_ulonglong_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_broadcast_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_int8_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_broadcast_work_group(int8_t *dest, const int8_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_int8_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_broadcast_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_int16_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 2, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_broadcast_work_group(int16_t *dest, const int16_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_int16_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_broadcast_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_int32_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 4, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_broadcast_work_group(int32_t *dest, const int32_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_int32_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_broadcast_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_int64_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_broadcast_work_group(int64_t *dest, const int64_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_int64_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_broadcast_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uint8_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_broadcast_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uint8_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_broadcast_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uint16_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 2, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_broadcast_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uint16_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_broadcast_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uint32_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 4, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_broadcast_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uint32_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_broadcast_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_uint64_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_broadcast_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_uint64_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_broadcast_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_size_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_broadcast_work_group(size_t *dest, const size_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_size_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_broadcast_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 8, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_broadcast_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_ptrdiff_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_broadcastmem_work_group(ishmem_team_t team, void *dest, const void *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_broadcastmem_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * 1, root, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_broadcastmem_work_group(void *dest, const void *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_broadcastmem_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_broadcast_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, int root, const Group &group) {
+    const char *F = "ishmemx_broadcast_work_group";
+    return ishmemi::broadcast(group, team, dest, source, nelems * sizeof(TYPE), root, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_broadcast_work_group(TYPE *dest, const TYPE *source, size_t nelems, int root, const Group &group) {
+    return ishmemx_broadcast_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, root, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_collect_work_group(ishmem_team_t team, float *dest, const float *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_float_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_collect_work_group(float *dest, const float *source, size_t nelems, const Group &group) {
+    return ishmemx_float_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_collect_work_group(ishmem_team_t team, double *dest, const double *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_double_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_collect_work_group(double *dest, const double *source, size_t nelems, const Group &group) {
+    return ishmemx_double_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_collect_work_group(ishmem_team_t team, char *dest, const char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_char_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_collect_work_group(char *dest, const char *source, size_t nelems, const Group &group) {
+    return ishmemx_char_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_collect_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_schar_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_collect_work_group(signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    return ishmemx_schar_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_collect_work_group(ishmem_team_t team, short *dest, const short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_short_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_collect_work_group(short *dest, const short *source, size_t nelems, const Group &group) {
+    return ishmemx_short_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_collect_work_group(ishmem_team_t team, int *dest, const int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_collect_work_group(int *dest, const int *source, size_t nelems, const Group &group) {
+    return ishmemx_int_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_collect_work_group(ishmem_team_t team, long *dest, const long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_long_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_collect_work_group(long *dest, const long *source, size_t nelems, const Group &group) {
+    return ishmemx_long_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_collect_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_longlong_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_collect_work_group(long long *dest, const long long *source, size_t nelems, const Group &group) {
+    return ishmemx_longlong_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_collect_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uchar_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_collect_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    return ishmemx_uchar_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_collect_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ushort_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_collect_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    return ishmemx_ushort_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_collect_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_collect_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    return ishmemx_uint_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_collect_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulong_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_collect_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulong_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_collect_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulonglong_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_collect_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulonglong_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_collect_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int8_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_collect_work_group(int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int8_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_collect_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int16_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_collect_work_group(int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int16_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_collect_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int32_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_collect_work_group(int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int32_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_collect_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int64_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_collect_work_group(int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int64_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_collect_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint8_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_collect_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint8_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_collect_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint16_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_collect_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint16_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_collect_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint32_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_collect_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint32_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_collect_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint64_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_collect_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint64_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_collect_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_size_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_collect_work_group(size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    return ishmemx_size_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_collect_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_collect_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    return ishmemx_ptrdiff_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_collectmem_work_group(ishmem_team_t team, void *dest, const void *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_collectmem_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_collectmem_work_group(void *dest, const void *source, size_t nelems, const Group &group) {
+    return ishmemx_collectmem_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_collect_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_collect_work_group";
+    return ishmemi::collect(group, team, dest, source, nelems * sizeof(TYPE), F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_collect_work_group(TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    return ishmemx_collect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_fcollect_work_group(ishmem_team_t team, float *dest, const float *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_float_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_fcollect_work_group(float *dest, const float *source, size_t nelems, const Group &group) {
+    return ishmemx_float_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_fcollect_work_group(ishmem_team_t team, double *dest, const double *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_double_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_fcollect_work_group(double *dest, const double *source, size_t nelems, const Group &group) {
+    return ishmemx_double_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_fcollect_work_group(ishmem_team_t team, char *dest, const char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_char_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_fcollect_work_group(char *dest, const char *source, size_t nelems, const Group &group) {
+    return ishmemx_char_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_fcollect_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_schar_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_fcollect_work_group(signed char *dest, const signed char *source, size_t nelems, const Group &group) {
+    return ishmemx_schar_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_fcollect_work_group(ishmem_team_t team, short *dest, const short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_short_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_fcollect_work_group(short *dest, const short *source, size_t nelems, const Group &group) {
+    return ishmemx_short_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_fcollect_work_group(ishmem_team_t team, int *dest, const int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_fcollect_work_group(int *dest, const int *source, size_t nelems, const Group &group) {
+    return ishmemx_int_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_fcollect_work_group(ishmem_team_t team, long *dest, const long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_long_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_fcollect_work_group(long *dest, const long *source, size_t nelems, const Group &group) {
+    return ishmemx_long_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_fcollect_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_longlong_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_fcollect_work_group(long long *dest, const long long *source, size_t nelems, const Group &group) {
+    return ishmemx_longlong_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_fcollect_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uchar_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_fcollect_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, const Group &group) {
+    return ishmemx_uchar_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_fcollect_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ushort_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_fcollect_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, const Group &group) {
+    return ishmemx_ushort_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_fcollect_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_fcollect_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, const Group &group) {
+    return ishmemx_uint_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_fcollect_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulong_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_fcollect_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulong_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_fcollect_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ulonglong_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_fcollect_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, const Group &group) {
+    return ishmemx_ulonglong_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_fcollect_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int8_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_fcollect_work_group(int8_t *dest, const int8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int8_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_fcollect_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int16_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_fcollect_work_group(int16_t *dest, const int16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int16_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_fcollect_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int32_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_fcollect_work_group(int32_t *dest, const int32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int32_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_fcollect_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_int64_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_fcollect_work_group(int64_t *dest, const int64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_int64_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_fcollect_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint8_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_fcollect_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint8_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_fcollect_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint16_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_fcollect_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint16_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_fcollect_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint32_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 4, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_fcollect_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint32_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_fcollect_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_uint64_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_fcollect_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, const Group &group) {
+    return ishmemx_uint64_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_fcollect_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_size_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_fcollect_work_group(size_t *dest, const size_t *source, size_t nelems, const Group &group) {
+    return ishmemx_size_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_fcollect_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 8, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_fcollect_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, const Group &group) {
+    return ishmemx_ptrdiff_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_fcollectmem_work_group(ishmem_team_t team, void *dest, const void *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_fcollectmem_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_fcollectmem_work_group(void *dest, const void *source, size_t nelems, const Group &group) {
+    return ishmemx_fcollectmem_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_fcollect_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    const char *F = "ishmemx_fcollect_work_group";
+    return ishmemi::fcollect(group, team, dest, source, nelems * sizeof(TYPE), F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_fcollect_work_group(TYPE *dest, const TYPE *source, size_t nelems, const Group &group) {
+    return ishmemx_fcollect_work_group(ISHMEM_TEAM_WORLD, dest, source, nelems, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_and_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_and_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_and_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_and_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_and_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_and_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_and_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_and_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_and_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_and_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_and_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_and_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_and_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_and_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_and_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_and_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_and_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_and_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_and_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_and_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_and_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_and_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_and_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_and_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_and_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_and_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_and_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_and_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_and_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_and_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_and_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_and_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_AND>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_and_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_and_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_or_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_or_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_or_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_or_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_or_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_or_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_or_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_or_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_or_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_or_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_or_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_or_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_or_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_or_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_or_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_or_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_or_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_or_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_or_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_or_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_or_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_or_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_or_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_or_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_or_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_or_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_or_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_or_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_or_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_or_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_or_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_or_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_OR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_or_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_or_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_xor_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_xor_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_xor_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_xor_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_xor_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_xor_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_xor_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_xor_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_xor_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_xor_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_xor_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_xor_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_xor_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_xor_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_xor_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_xor_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_xor_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_xor_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_xor_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_xor_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_xor_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_xor_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_xor_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_xor_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_xor_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_xor_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_xor_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_xor_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_xor_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_xor_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_xor_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_xor_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_XOR>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_xor_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_xor_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_max_reduce_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_max_reduce_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_max_reduce_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_max_reduce_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_max_reduce_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_max_reduce_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_max_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_max_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_max_reduce_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_max_reduce_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_max_reduce_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_max_reduce_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_max_reduce_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_max_reduce_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_max_reduce_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_max_reduce_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_max_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_max_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_max_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_max_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_max_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_max_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_max_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_max_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_max_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_max_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_max_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_max_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_max_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_max_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_max_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_max_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_max_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_max_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_max_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_max_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_max_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_max_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_max_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_max_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_max_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_max_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_max_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_max_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_max_reduce_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_max_reduce_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_max_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_max_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MAX>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_max_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_max_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_min_reduce_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_min_reduce_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_min_reduce_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_min_reduce_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_min_reduce_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_min_reduce_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_min_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_min_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_min_reduce_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_min_reduce_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_min_reduce_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_min_reduce_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_min_reduce_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_min_reduce_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_min_reduce_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_min_reduce_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_min_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_min_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_min_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_min_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_min_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_min_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_min_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_min_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_min_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_min_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_min_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_min_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_min_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_min_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_min_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_min_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_min_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_min_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_min_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_min_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_min_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_min_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_min_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_min_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_min_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_min_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_min_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_min_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_min_reduce_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_min_reduce_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_min_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_min_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_MIN>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_min_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_min_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_reduce_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_reduce_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_reduce_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_reduce_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_reduce_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_reduce_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_reduce_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_reduce_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_reduce_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_reduce_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_reduce_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_reduce_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_reduce_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_reduce_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_reduce_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_reduce_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_sum_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_sum_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_prod_reduce_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_prod_reduce_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_prod_reduce_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_prod_reduce_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_prod_reduce_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_prod_reduce_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_prod_reduce_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_prod_reduce_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_prod_reduce_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_prod_reduce_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_prod_reduce_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_prod_reduce_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_prod_reduce_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_prod_reduce_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_prod_reduce_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_prod_reduce_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_prod_reduce_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_prod_reduce_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_prod_reduce_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_prod_reduce_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_prod_reduce_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_prod_reduce_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_prod_reduce_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_prod_reduce_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_prod_reduce_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_prod_reduce_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_prod_reduce_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_prod_reduce_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_prod_reduce_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_prod_reduce_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_prod_reduce_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_prod_reduce_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_prod_reduce_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_prod_reduce_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_prod_reduce_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_prod_reduce_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_prod_reduce_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_prod_reduce_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_prod_reduce_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_prod_reduce_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_prod_reduce_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_prod_reduce_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_prod_reduce_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_prod_reduce_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_prod_reduce_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_prod_reduce_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_prod_reduce_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_prod_reduce_work_group";
+    return ishmemi::reduce<ishmemi::R_PROD>(group, team, dest, source, nreduce, 0, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_prod_reduce_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_prod_reduce_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_inscan_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_inscan_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_inscan_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_inscan_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_inscan_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_inscan_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_inscan_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_inscan_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_inscan_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_inscan_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_inscan_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_inscan_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_inscan_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_inscan_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_inscan_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_inscan_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_inscan_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_inscan_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_inscan_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_inscan_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_inscan_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_inscan_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_inscan_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_inscan_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_inscan_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_inscan_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_inscan_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_inscan_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_inscan_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_inscan_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_inscan_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_inscan_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_inscan_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_inscan_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_inscan_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_inscan_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_inscan_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_inscan_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_inscan_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_inscan_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_inscan_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_inscan_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_inscan_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_inscan_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_inscan_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_inscan_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_inscan_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_sum_inscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 1, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_inscan_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_sum_inscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_exscan_work_group(ishmem_team_t team, float *dest, const float *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_float_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_float_sum_exscan_work_group(float *dest, const float *source, size_t nreduce, const Group &group) {
+    return ishmemx_float_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_exscan_work_group(ishmem_team_t team, double *dest, const double *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_double_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_double_sum_exscan_work_group(double *dest, const double *source, size_t nreduce, const Group &group) {
+    return ishmemx_double_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_exscan_work_group(ishmem_team_t team, char *dest, const char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_char_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_char_sum_exscan_work_group(char *dest, const char *source, size_t nreduce, const Group &group) {
+    return ishmemx_char_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_exscan_work_group(ishmem_team_t team, signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_schar_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_schar_sum_exscan_work_group(signed char *dest, const signed char *source, size_t nreduce, const Group &group) {
+    return ishmemx_schar_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_exscan_work_group(ishmem_team_t team, short *dest, const short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_short_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_short_sum_exscan_work_group(short *dest, const short *source, size_t nreduce, const Group &group) {
+    return ishmemx_short_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_exscan_work_group(ishmem_team_t team, int *dest, const int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int_sum_exscan_work_group(int *dest, const int *source, size_t nreduce, const Group &group) {
+    return ishmemx_int_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_exscan_work_group(ishmem_team_t team, long *dest, const long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_long_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_long_sum_exscan_work_group(long *dest, const long *source, size_t nreduce, const Group &group) {
+    return ishmemx_long_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_exscan_work_group(ishmem_team_t team, long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_longlong_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_longlong_sum_exscan_work_group(long long *dest, const long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_longlong_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_exscan_work_group(ishmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uchar_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uchar_sum_exscan_work_group(unsigned char *dest, const unsigned char *source, size_t nreduce, const Group &group) {
+    return ishmemx_uchar_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_exscan_work_group(ishmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ushort_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ushort_sum_exscan_work_group(unsigned short *dest, const unsigned short *source, size_t nreduce, const Group &group) {
+    return ishmemx_ushort_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_exscan_work_group(ishmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint_sum_exscan_work_group(unsigned int *dest, const unsigned int *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_exscan_work_group(ishmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulong_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulong_sum_exscan_work_group(unsigned long *dest, const unsigned long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulong_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_exscan_work_group(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ulonglong_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ulonglong_sum_exscan_work_group(unsigned long long *dest, const unsigned long long *source, size_t nreduce, const Group &group) {
+    return ishmemx_ulonglong_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_exscan_work_group(ishmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int8_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int8_sum_exscan_work_group(int8_t *dest, const int8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int8_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_exscan_work_group(ishmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int16_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int16_sum_exscan_work_group(int16_t *dest, const int16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int16_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_exscan_work_group(ishmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int32_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int32_sum_exscan_work_group(int32_t *dest, const int32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int32_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_exscan_work_group(ishmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_int64_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_int64_sum_exscan_work_group(int64_t *dest, const int64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_int64_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_exscan_work_group(ishmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint8_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint8_sum_exscan_work_group(uint8_t *dest, const uint8_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint8_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_exscan_work_group(ishmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint16_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint16_sum_exscan_work_group(uint16_t *dest, const uint16_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint16_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_exscan_work_group(ishmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint32_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint32_sum_exscan_work_group(uint32_t *dest, const uint32_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint32_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_exscan_work_group(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_uint64_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_uint64_sum_exscan_work_group(uint64_t *dest, const uint64_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_uint64_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_exscan_work_group(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_size_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_size_sum_exscan_work_group(size_t *dest, const size_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_size_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_exscan_work_group(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_ptrdiff_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_ptrdiff_sum_exscan_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce, const Group &group) {
+    return ishmemx_ptrdiff_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_exscan_work_group(ishmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    const char *F = "ishmemx_sum_exscan_work_group";
+    return ishmemi::reduce<ishmemi::R_SUM>(group, team, dest, source, nreduce, 2, F);
+}
+template <class TYPE, class Group> __device__ __forceinline__ int ishmemx_sum_exscan_work_group(TYPE *dest, const TYPE *source, size_t nreduce, const Group &group) {
+    return ishmemx_sum_exscan_work_group(ISHMEM_TEAM_WORLD, dest, source, nreduce, group);
+}
+template <class Group> __device__ __forceinline__ int ishmemx_team_sync_work_group(ishmem_team_t team, const Group &group) {
+    return ishmemi::team_sync(group, team, "ishmemx_team_sync_work_group");
+}
+template <class Group> __device__ __forceinline__ void ishmemx_barrier_all_work_group(const Group &group) {
+    __threadfence_system();
+    group.sync();
+    if (group.thread_rank() == 0) ishmemi::barrier_all("ishmemx_barrier_all_work_group");
+    group.sync();
+}
+template <class Group> __device__ __forceinline__ void ishmemx_sync_all_work_group(const Group &group) {
+    __threadfence_system();
+    group.sync();
+    if (group.thread_rank() == 0) ishmemi::barrier_all("ishmemx_sync_all_work_group");
+    group.sync();
+}
 template <class Group> __device__ __forceinline__ uint64_t ishmemx_signal_wait_until_work_group(uint64_t *sig_addr, int cmp, uint64_t cmp_value, const Group &group) {
     uint64_t v = ishmem_signal_wait_until(sig_addr, cmp, cmp_value);
     group.sync();

@@ -4,7 +4,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use crate::api::{amo, coll, queue, rma, signal, sync};
+use crate::api::{amo, coll, queue, queue_coll, rma, signal, sync};
 use crate::ffi::guard;
 use std::ffi::c_int;
 
@@ -8359,4 +8359,1678 @@ pub unsafe extern "C" fn ishmemx_ptrdiff_wait_until_some_vector_on_queue(ivars: 
     const F: &str = "ishmemx_ptrdiff_wait_until_some_vector_on_queue";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { queue::wait_until_some::<isize>(F, ivars, nelems, indices, status, cmp, queue::Values::Many(cmp_values), ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_alltoall_on_queue(team: c_int, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_alltoall_on_queue(team: c_int, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_alltoall_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_alltoall_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_alltoall_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_alltoall_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_alltoall_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_alltoall_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_alltoall_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_alltoall_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_alltoall_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_alltoall_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_alltoall_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_alltoall_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_alltoall_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_alltoall_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_alltoall_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_alltoall_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_alltoall_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_alltoall_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_alltoall_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_alltoall_on_queue(team: c_int, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_alltoall_on_queue(team: c_int, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_alltoallmem_on_queue(team: c_int, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_alltoallmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_broadcast_on_queue(team: c_int, dest: *mut f32, source: *const f32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_broadcast_on_queue(team: c_int, dest: *mut f64, source: *const f64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_broadcast_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_broadcast_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_broadcast_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_broadcast_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_broadcast_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_broadcast_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_broadcast_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_broadcast_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_broadcast_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_broadcast_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_broadcast_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_broadcast_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_broadcast_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_broadcast_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_broadcast_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_broadcast_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_broadcast_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_broadcast_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_broadcast_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_broadcast_on_queue(team: c_int, dest: *mut usize, source: *const usize, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_broadcast_on_queue(team: c_int, dest: *mut isize, source: *const isize, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_broadcastmem_on_queue(team: c_int, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_broadcastmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_collect_on_queue(team: c_int, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_collect_on_queue(team: c_int, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_collect_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_collect_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_collect_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_collect_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_collect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_collect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_collect_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_collect_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_collect_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_collect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_collect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_collect_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_collect_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_collect_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_collect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_collect_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_collect_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_collect_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_collect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_collect_on_queue(team: c_int, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_collect_on_queue(team: c_int, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_collectmem_on_queue(team: c_int, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_collectmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_fcollect_on_queue(team: c_int, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_fcollect_on_queue(team: c_int, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_fcollect_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_fcollect_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_fcollect_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_fcollect_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_fcollect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_fcollect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_fcollect_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_fcollect_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_fcollect_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_fcollect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_fcollect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_fcollect_on_queue(team: c_int, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_fcollect_on_queue(team: c_int, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_fcollect_on_queue(team: c_int, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_fcollect_on_queue(team: c_int, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_fcollect_on_queue(team: c_int, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_fcollect_on_queue(team: c_int, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_fcollect_on_queue(team: c_int, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_fcollect_on_queue(team: c_int, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_fcollect_on_queue(team: c_int, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_fcollect_on_queue(team: c_int, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_fcollectmem_on_queue(team: c_int, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_fcollectmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_and_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_and_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_and_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_and_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_and_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_and_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_and_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_and_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_and_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_and_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_and_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_and_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_and_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_and_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_and_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_or_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_or_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_or_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_or_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_or_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_or_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_or_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_or_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_or_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_or_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_or_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_or_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_or_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_or_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_or_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_xor_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_xor_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_xor_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_xor_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_xor_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_xor_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_xor_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_xor_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_xor_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_xor_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_xor_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_xor_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_xor_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_xor_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_xor_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_max_reduce_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_max_reduce_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_max_reduce_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_max_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_max_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_max_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_max_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_max_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_max_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_max_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_max_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_max_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_max_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_max_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_max_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_max_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_max_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_max_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_max_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_max_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_max_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_max_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_max_reduce_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_min_reduce_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_min_reduce_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_min_reduce_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_min_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_min_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_min_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_min_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_min_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_min_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_min_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_min_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_min_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_min_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_min_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_min_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_min_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_min_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_min_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_min_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_min_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_min_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_min_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_min_reduce_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_sum_reduce_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_sum_reduce_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_sum_reduce_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_sum_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_sum_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_sum_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_sum_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_sum_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_sum_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_sum_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_sum_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_sum_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_sum_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_sum_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_sum_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_sum_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_sum_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_sum_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_sum_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_sum_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_sum_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_sum_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_sum_reduce_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_prod_reduce_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_prod_reduce_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_prod_reduce_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_prod_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_prod_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_prod_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_prod_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_prod_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_prod_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_prod_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_prod_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_prod_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_prod_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_prod_reduce_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_prod_reduce_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_prod_reduce_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_prod_reduce_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_prod_reduce_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_prod_reduce_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_prod_reduce_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_prod_reduce_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_prod_reduce_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_prod_reduce_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_sum_inscan_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_sum_inscan_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_sum_inscan_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_sum_inscan_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_sum_inscan_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_sum_inscan_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_sum_inscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_sum_inscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_sum_inscan_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_sum_inscan_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_sum_inscan_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_sum_inscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_sum_inscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_sum_inscan_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_sum_inscan_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_sum_inscan_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_sum_inscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_sum_inscan_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_sum_inscan_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_sum_inscan_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_sum_inscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_sum_inscan_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_sum_inscan_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_float_sum_exscan_on_queue(team: c_int, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_float_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_double_sum_exscan_on_queue(team: c_int, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_double_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_char_sum_exscan_on_queue(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_char_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_schar_sum_exscan_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_schar_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_short_sum_exscan_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_short_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int_sum_exscan_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_long_sum_exscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_long_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_longlong_sum_exscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_longlong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uchar_sum_exscan_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uchar_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ushort_sum_exscan_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ushort_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint_sum_exscan_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulong_sum_exscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ulonglong_sum_exscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ulonglong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int8_sum_exscan_on_queue(team: c_int, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int8_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int16_sum_exscan_on_queue(team: c_int, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int16_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int32_sum_exscan_on_queue(team: c_int, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int32_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_int64_sum_exscan_on_queue(team: c_int, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_int64_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint8_sum_exscan_on_queue(team: c_int, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint8_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint16_sum_exscan_on_queue(team: c_int, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint16_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint32_sum_exscan_on_queue(team: c_int, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint32_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_uint64_sum_exscan_on_queue(team: c_int, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_uint64_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_size_sum_exscan_on_queue(team: c_int, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_size_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmemx_ptrdiff_sum_exscan_on_queue(team: c_int, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "ishmemx_ptrdiff_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
 }

@@ -30,7 +30,7 @@ macro_rules! qelem {
     ($($t:ty => $s:literal),*) => { $(impl QElem for $t { const SUFFIX: &'static str = $s; })* };
 }
 qelem!(i8 => "i8", u8 => "u8", i16 => "i16", u16 => "u16", i32 => "i32", u32 => "u32", i64 => "i64", u64 => "u64",
-       f32 => "f32", f64 => "f64");
+       f32 => "f32", f64 => "f64", usize => "u64", isize => "i64");
 
 const INT_OPS: [&str; 3] = ["and", "or", "xor"];
 const ALL_OPS: [&str; 4] = ["max", "min", "sum", "prod"];
@@ -155,8 +155,12 @@ pub enum Move {
 
 /// broadcast, fcollect, collect and alltoall on the queue: `nelems` elements of `elem` bytes per
 /// PE (`root` for broadcast only).
+///
+/// # Safety
+/// `dest` and `src` must be symmetric addresses valid for the lengths when the stream runs
+/// the collective (checked against the heap; the caller keeps them alive).
 #[allow(clippy::too_many_arguments)]
-pub fn data(
+pub unsafe fn data(
     func: &str, what: Move, team: c_int, dest: *mut c_void, src: *const c_void, nelems: usize, elem: usize, root: c_int,
     ret: *mut c_int, q: Queue,
 ) {
@@ -187,8 +191,11 @@ pub fn data(
 
 /// Reductions (`mode` 0) and sum scans (1 inclusive, 2 exclusive) of `n` elements on the queue;
 /// `op` is and, or, xor, max, min, sum or prod.
+///
+/// # Safety
+/// As for `data`.
 #[allow(clippy::too_many_arguments)]
-pub fn reduce<T: QElem>(
+pub unsafe fn reduce<T: QElem>(
     func: &str, op: &str, team: c_int, dest: *mut T, src: *const T, n: usize, mode: c_int, ret: *mut c_int, q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
@@ -202,4 +209,10 @@ pub fn reduce<T: QElem>(
     };
     let (mut t, mut de, mut s, mut nn, mut m, mut r) = (team, dest as u64, src as u64, n, mode, ret as u64);
     launch(func, gpu, f, 1, BLOCK, &mut args!(t, de, s, nn, m, r), q);
+}
+
+#[no_mangle]
+pub extern "C" fn ishmemx_team_sync_on_queue(team: c_int, ret: *mut c_int, q: Queue) {
+    const F: &str = "ishmemx_team_sync_on_queue";
+    crate::ffi::guard(F, || team_sync(F, team, ret, q))
 }
