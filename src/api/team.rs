@@ -135,8 +135,9 @@ fn agree_on_slots(st: &State, parent: &Team, k: usize) -> Option<Vec<usize>> {
             parent.func,
             &format!(
                 "no free team slot{} on every PE of the parent team: ISHMEM_TEAMS_MAX={max}, {here} free on this PE \
-                 (destroy teams or raise ISHMEM_TEAMS_MAX); the new team is ISHMEM_TEAM_INVALID",
-                if k > 1 { format!("s ({k} needed)") } else { String::new() }
+                 (destroy teams or raise ISHMEM_TEAMS_MAX); {}",
+                if k > 1 { format!("s ({k} needed)") } else { String::new() },
+                if k > 1 { "the new teams are ISHMEM_TEAM_INVALID" } else { "the new team is ISHMEM_TEAM_INVALID" }
             ),
         );
     }

@@ -253,6 +253,117 @@ int main(int argc, char **argv) {
         ishmem_free(buf);
         return test_finish("global_put");
     }
+    /* ---- teams and collectives ---- */
+    if (!strcmp(c, "coll_team_invalid")) {
+        BAD_ONLY();
+        (void)ishmem_int_sum_reduce(ISHMEM_TEAM_INVALID, buf, buf + 8, 4);
+        return survived("ishmem_int_sum_reduce on ISHMEM_TEAM_INVALID");
+    }
+    if (!strcmp(c, "coll_team_unknown")) {
+        BAD_ONLY();
+        (void)ishmem_team_sync(17);
+        return survived("ishmem_team_sync on a slot without a team");
+    }
+    if (!strcmp(c, "coll_team_handle")) {
+        BAD_ONLY();
+        (void)ishmem_long_max_reduce(100, (long *)buf, (long *)buf + 8, 2);
+        return survived("ishmem_long_max_reduce on handle 100");
+    }
+    if (!strcmp(c, "coll_nonmember")) {
+        /* PE 0 alone forms a team; PE 1 uses PE 0's handle */
+        ishmem_team_t t0 = ISHMEM_TEAM_INVALID;
+        if (ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &t0) != 0)
+            return survived("the split");
+        ishmem_team_t h = 3; /* the first split team's handle */
+        if (t_me == 0 && t0 != h)
+            fprintf(stderr, "FAIL: [PE 0] first split team is %d, not %d\n", t0, h);
+        BAD_ONLY();
+        (void)ishmem_int_sum_reduce(h, buf, buf + 8, 4);
+        return survived("a collective on a team this PE is not in");
+    }
+    if (!strcmp(c, "coll_root")) {
+        BAD_ONLY();
+        (void)ishmem_int_broadcast(ISHMEM_TEAM_WORLD, buf, buf + 8, 4, 5);
+        return survived("ishmem_int_broadcast with root 5");
+    }
+    if (!strcmp(c, "coll_root_negative")) {
+        BAD_ONLY();
+        (void)ishmem_broadcastmem(buf, buf + 8, 4, -1); /* the team-less spelling */
+        return survived("ishmem_broadcastmem with root -1");
+    }
+    if (!strcmp(c, "coll_outside")) {
+        BAD_ONLY();
+        int priv[8];
+        (void)ishmem_int_fcollect(ISHMEM_TEAM_WORLD, priv, buf, 1);
+        return survived("ishmem_int_fcollect into a stack array");
+    }
+    if (!strcmp(c, "coll_overlap")) {
+        BAD_ONLY();
+        (void)ishmem_int_fcollect(ISHMEM_TEAM_WORLD, buf, buf + 1, 4);
+        return survived("ishmem_int_fcollect with overlapping buffers");
+    }
+    if (!strcmp(c, "coll_partial_overlap")) {
+        BAD_ONLY();
+        (void)ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, buf, buf + 1, 4);
+        return survived("ishmem_int_sum_reduce with partly overlapping buffers");
+    }
+    if (!strcmp(c, "coll_unaligned")) {
+        BAD_ONLY();
+        (void)ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, (int *)((char *)buf + 2), buf + 16, 2);
+        return survived("ishmem_int_sum_reduce on an unaligned dest");
+    }
+    if (!strcmp(c, "coll_size_overflow")) {
+        BAD_ONLY();
+        (void)ishmem_long_alltoall(ISHMEM_TEAM_WORLD, (long *)buf, (long *)buf + 8, SIZE_MAX / 4);
+        return survived("ishmem_long_alltoall of SIZE_MAX / 4 elements");
+    }
+    if (!strcmp(c, "split_bad")) {
+        BAD_ONLY();
+        ishmem_team_t t;
+        (void)ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, 3, NULL, 0, &t);
+        return survived("ishmem_team_split_strided of 3 PEs out of 2");
+    }
+    if (!strcmp(c, "split_2d_bad")) {
+        BAD_ONLY();
+        ishmem_team_t x, y;
+        (void)ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 0, NULL, 0, &x, NULL, 0, &y);
+        return survived("ishmem_team_split_2d with xrange 0");
+    }
+    if (!strcmp(c, "destroy_world")) {
+        BAD_ONLY();
+        ishmem_team_destroy(ISHMEM_TEAM_WORLD);
+        return survived("ishmem_team_destroy(ISHMEM_TEAM_WORLD)");
+    }
+    if (!strcmp(c, "team_my_pe_bad")) {
+        BAD_ONLY();
+        (void)ishmem_team_my_pe(9);
+        return survived("ishmem_team_my_pe(9)");
+    }
+    if (!strcmp(c, "config_mask")) {
+        BAD_ONLY();
+        ishmem_team_config_t cfg;
+        (void)ishmem_team_get_config(ISHMEM_TEAM_WORLD, 6, &cfg);
+        return survived("ishmem_team_get_config with mask 6");
+    }
+    if (!strcmp(c, "team_exhaust") || !strcmp(c, "team_exhaust_2d")) {
+        /* run with ISHMEM_TEAMS_MAX=4: one slot beyond the predefined teams. A split that finds
+         * none free returns nonzero and ISHMEM_TEAM_INVALID, with an error line; the job goes on. */
+        ishmem_team_t a = ISHMEM_TEAM_INVALID, b = 77, x = 77, y = 77;
+        CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_npes, NULL, 0, &a), 0);
+        CHECK_EQ(a, 3);
+        CHECK(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &b) != 0, "second split");
+        CHECK_EQ(b, ISHMEM_TEAM_INVALID);
+        ishmem_team_destroy(a);
+        /* a 2D split needs two slots: still too few */
+        CHECK(ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 1, NULL, 0, &x, NULL, 0, &y) != 0, "2D split");
+        CHECK(x == ISHMEM_TEAM_INVALID && y == ISHMEM_TEAM_INVALID, "2D split teams %d %d", x, y);
+        CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_npes, NULL, 0, &b), 0);
+        CHECK_EQ(b, 3);
+        CHECK_EQ(ishmem_team_sync(b), 0);
+        ishmem_team_destroy(b);
+        ishmem_free(buf);
+        return test_finish("team_exhaust");
+    }
     if (!strcmp(c, "hang")) {
         /* PE 0 never reaches the barrier: for ishmrun --timeout */
         if (t_me == 0)

@@ -297,6 +297,102 @@ ISHT_AMO_BIT_NBI_TYPES(COV_AMO_BIT_NBI)
     }
 ISHT_P2P_TYPES(COV_P2P)
 
+/* ------------------------------------------------------------------ collectives, typed */
+/* PE p contributes element i = p + i + 1 (prod: PE 0 gives i + 2, the others 1) */
+#define COV_COLL(TN, T)                                                                     \
+    static void cov_coll_##TN(void) {                                                       \
+        T *d = (T *)Hd, *s = (T *)Hs;                                                       \
+        int n = t_npes, me = t_me;                                                          \
+        for (int i = 0; i < 2 * n + 4; i++)                                                 \
+            s[i] = (T)(me + i + 1);                                                         \
+        CHECK_EQ(ishmem_##TN##_broadcast(ISHMEM_TEAM_WORLD, d, s, 3, n - 1), 0);            \
+        for (int i = 0; i < 3; i++)                                                         \
+            CHECK(d[i] == (T)(n - 1 + i + 1), "ishmem_" #TN "_broadcast [%d]", i);          \
+        CHECK_EQ(ishmem_##TN##_fcollect(d, s, 2), 0);                                       \
+        for (int p = 0; p < n; p++)                                                         \
+            CHECK(d[2 * p] == (T)(p + 1) && d[2 * p + 1] == (T)(p + 2),                     \
+                  "ishmem_" #TN "_fcollect block %d", p);                                   \
+        CHECK_EQ(ishmem_##TN##_collect(ISHMEM_TEAM_WORLD, d, s, 1), 0);                     \
+        for (int p = 0; p < n; p++)                                                         \
+            CHECK(d[p] == (T)(p + 1), "ishmem_" #TN "_collect [%d]", p);                    \
+        CHECK_EQ(ishmem_##TN##_alltoall(d, s, 1), 0);                                       \
+        for (int p = 0; p < n; p++)                                                         \
+            CHECK(d[p] == (T)(p + me + 1), "ishmem_" #TN "_alltoall [%d]", p);              \
+        CHECK_EQ(ishmem_##TN##_sum_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
+        CHECK(d[1] == (T)(n * (n - 1) / 2 + 2 * n), "ishmem_" #TN "_sum_reduce");           \
+        CHECK_EQ(ishmem_##TN##_min_reduce(d, s, 2), 0);                                     \
+        CHECK(d[0] == (T)1 && d[1] == (T)2, "ishmem_" #TN "_min_reduce");                   \
+        CHECK_EQ(ishmem_##TN##_max_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
+        CHECK(d[0] == (T)n && d[1] == (T)(n + 1), "ishmem_" #TN "_max_reduce");             \
+        CHECK_EQ(ishmem_##TN##_sum_inscan(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
+        CHECK(d[0] == (T)((me + 1) * (me + 2) / 2), "ishmem_" #TN "_sum_inscan");           \
+        CHECK_EQ(ishmem_##TN##_sum_exscan(d, s, 2), 0);                                     \
+        CHECK(d[0] == (T)(me * (me + 1) / 2), "ishmem_" #TN "_sum_exscan");                 \
+        for (int i = 0; i < 2; i++)                                                         \
+            s[i] = (T)(me == 0 ? i + 2 : 1);                                                \
+        CHECK_EQ(ishmem_##TN##_prod_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                 \
+        CHECK(d[0] == (T)2 && d[1] == (T)3, "ishmem_" #TN "_prod_reduce");                  \
+        steps++;                                                                            \
+    }
+ISHT_COLL_TYPES(COV_COLL)
+#define COV_RBIT(TN, T)                                                                     \
+    static void cov_rbit_##TN(void) {                                                       \
+        T *d = (T *)Hd, *s = (T *)Hs;                                                       \
+        s[0] = (T)(1u << (t_me % 7));                                                       \
+        s[1] = (T)(0x70 | t_me);                                                            \
+        unsigned a0 = 0x7F, a1 = 0x7F, o0 = 0, o1 = 0, x0 = 0, x1 = 0;                      \
+        for (int p = 0; p < t_npes; p++) {                                                  \
+            unsigned b0 = 1u << (p % 7), b1 = 0x70u | (unsigned)p;                          \
+            a0 &= b0, a1 &= b1, o0 |= b0, o1 |= b1, x0 ^= b0, x1 ^= b1;                     \
+        }                                                                                   \
+        CHECK_EQ(ishmem_##TN##_and_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
+        CHECK(d[0] == (T)a0 && d[1] == (T)a1, "ishmem_" #TN "_and_reduce");                 \
+        CHECK_EQ(ishmem_##TN##_or_reduce(d, s, 2), 0);                                      \
+        CHECK(d[0] == (T)o0 && d[1] == (T)o1, "ishmem_" #TN "_or_reduce");                  \
+        CHECK_EQ(ishmem_##TN##_xor_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
+        CHECK(d[0] == (T)x0 && d[1] == (T)x1, "ishmem_" #TN "_xor_reduce");                 \
+    }
+ISHT_REDUCE_BIT_TYPES(COV_RBIT)
+
+/* ------------------------------------------------------------------ teams, mem collectives */
+static void cov_teams(void) {
+    int n = t_npes, me = t_me;
+    CHECK_EQ(ishmem_team_my_pe(ISHMEM_TEAM_WORLD), me);
+    CHECK_EQ(ishmem_team_n_pes(ISHMEM_TEAM_SHARED), n);
+    ishmem_team_t odd = 99, x = 99, y = 99;
+    ishmem_team_config_t cfg = {2};
+    CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, n > 1, 2, n / 2 > 0 ? n / 2 : 1, &cfg,
+                                       ISHMEM_TEAM_NUM_CONTEXTS, &odd),
+             0);
+    if (n == 1 || me % 2) {
+        CHECK_EQ(ishmem_team_translate_pe(odd, 0, ISHMEMX_TEAM_NODE), n > 1);
+        ishmem_team_config_t got = {0};
+        CHECK_EQ(ishmem_team_get_config(odd, ISHMEM_TEAM_NUM_CONTEXTS, &got), 0);
+        CHECK_EQ(got.num_contexts, 2);
+        CHECK_EQ(ishmem_team_sync(odd), 0);
+        ishmem_team_destroy(odd);
+    } else {
+        CHECK_EQ(odd, ISHMEM_TEAM_INVALID);
+    }
+    CHECK_EQ(ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 2, NULL, 0, &x, NULL, 0, &y), 0);
+    CHECK_EQ(ishmem_team_my_pe(x), me % 2);
+    CHECK_EQ(ishmem_team_my_pe(y), me / 2);
+    ishmem_team_destroy(x);
+    ishmem_team_destroy(y);
+    /* the mem forms, with and without the team */
+    for (int i = 0; i < 2 * n + 8; i++)
+        Hs[i] = B(me, (size_t)i);
+    CHECK_EQ(ishmem_broadcastmem(ISHMEM_TEAM_WORLD, Hd, Hs, 5, 0), 0);
+    CHECK(Hd[4] == B(0, 4), "ishmem_broadcastmem");
+    CHECK_EQ(ishmem_fcollectmem(Hd, Hs, 2), 0);
+    CHECK(Hd[2 * (n - 1) + 1] == B(n - 1, 1), "ishmem_fcollectmem");
+    CHECK_EQ(ishmem_collectmem(ISHMEM_TEAM_WORLD, Hd, Hs, 1), 0);
+    CHECK(Hd[n - 1] == B(n - 1, 0), "ishmem_collectmem");
+    CHECK_EQ(ishmem_alltoallmem(Hd, Hs, 2), 0);
+    CHECK(Hd[0] == B(0, 2 * (size_t)me) && Hd[1] == B(0, 2 * (size_t)me + 1), "ishmem_alltoallmem");
+    CHECK_EQ(ishmem_team_sync(ISHMEM_TEAM_WORLD), 0);
+}
+
 /* ------------------------------------------------------------------ main */
 static long g_word;
 
@@ -396,6 +492,13 @@ int main(int argc, char **argv) {
 #define CALL_P2P(TN, T) cov_p2p_##TN();
     ISHT_P2P_TYPES(CALL_P2P)
 
+    /* teams and collectives */
+#define CALL_COLL(TN, T) cov_coll_##TN();
+#define CALL_RBIT(TN, T) cov_rbit_##TN();
+    ISHT_COLL_TYPES(CALL_COLL)
+    ISHT_REDUCE_BIT_TYPES(CALL_RBIT)
+    cov_teams();
+
     /* signals, ordering, sync */
     SYNC();
     ishmemx_signal_set(sigw, 40, next);
@@ -415,6 +518,6 @@ int main(int argc, char **argv) {
     ishmem_free(Hs);
     ishmem_free(Hd);
     if (t_me == 0)
-        printf("coverage: %d RMA/p2p steps\n", steps);
+        printf("coverage: %d RMA/p2p/collective steps\n", steps);
     return test_finish("coverage");
 }

@@ -149,6 +149,62 @@ template <typename T> static void p2p(const char *tn) {
     ishmem_free(iv);
 }
 
+// collectives: the generic names with and without a team, over the world and the even PEs
+template <typename T> static void coll(const char *tn) {
+    const int M = 6;
+    int n = t_npes, me = t_me;
+    T *dst = static_cast<T *>(ishmem_calloc(M * n, sizeof(T)));
+    T *src = static_cast<T *>(ishmem_malloc(M * n * sizeof(T)));
+    for (int i = 0; i < M * n; i++)
+        src[i] = static_cast<T>(me + i + 1);
+    CHECK(ishmem_broadcast(dst, src, M, n - 1) == 0, "%s: broadcast", tn);
+    CHECK(dst[M - 1] == static_cast<T>(n - 1 + M), "%s: broadcast value", tn);
+    CHECK(ishmem_sum_reduce(dst, src, M) == 0, "%s: sum_reduce", tn);
+    CHECK(dst[2] == static_cast<T>(n * (n - 1) / 2 + 3 * n), "%s: sum_reduce value", tn);
+    CHECK(ishmem_max_reduce(ISHMEM_TEAM_WORLD, dst, src, M) == 0, "%s: max_reduce", tn);
+    CHECK(dst[0] == static_cast<T>(n), "%s: max_reduce value", tn);
+    CHECK(ishmem_min_reduce(dst, src, M) == 0 && dst[1] == static_cast<T>(2), "%s: min_reduce", tn);
+    CHECK(ishmem_prod_reduce(ISHMEM_TEAM_SHARED, dst, src, 1) == 0, "%s: prod_reduce", tn);
+    CHECK(ishmem_fcollect(dst, src, 2) == 0 && dst[2 * (n - 1) + 1] == static_cast<T>(n + 1), "%s: fcollect", tn);
+    CHECK(ishmem_collect(ISHMEM_TEAM_WORLD, dst, src, 1) == 0 && dst[n - 1] == static_cast<T>(n), "%s: collect", tn);
+    CHECK(ishmem_alltoall(dst, src, 1) == 0 && dst[n - 1] == static_cast<T>(n + me), "%s: alltoall", tn);
+    CHECK(ishmem_sum_inscan(dst, src, 1) == 0 && dst[0] == static_cast<T>((me + 1) * (me + 2) / 2), "%s: inscan", tn);
+    CHECK(ishmem_sum_exscan(ISHMEM_TEAM_WORLD, dst, src, 1) == 0 && dst[0] == static_cast<T>(me * (me + 1) / 2),
+          "%s: exscan", tn);
+    ishmem_team_t even;
+    CHECK(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, nullptr, 0, &even) == 0, "split");
+    if (even != ISHMEM_TEAM_INVALID) {
+        CHECK(ishmem_sum_reduce(even, dst, src, M) == 0, "%s: sum_reduce(even)", tn);
+        int ne = ishmem_team_n_pes(even), want = 0;
+        for (int j = 0; j < ne; j++)
+            want += 2 * j + 1;
+        CHECK(dst[0] == static_cast<T>(want), "%s: sum_reduce(even) value", tn);
+        CHECK(ishmem_broadcast(even, dst, src, 2, ne - 1) == 0 && dst[1] == static_cast<T>(2 * (ne - 1) + 2),
+              "%s: broadcast(even)", tn);
+        ishmem_team_destroy(even);
+    }
+    ishmem_barrier_all();
+    ishmem_free(src);
+    ishmem_free(dst);
+}
+
+template <typename T> static void coll_bits(const char *tn) {
+    int n = t_npes; // the low nibble is set everywhere, the high one (t_me) AND-ed away
+    T *dst = static_cast<T *>(ishmem_calloc(2, sizeof(T)));
+    T *src = static_cast<T *>(ishmem_malloc(2 * sizeof(T)));
+    src[0] = static_cast<T>(0x0F | (t_me << 4));
+    src[1] = static_cast<T>(t_me + 1);
+    CHECK(ishmem_and_reduce(dst, src, 2) == 0 && dst[0] == static_cast<T>(0x0F), "%s: and_reduce", tn);
+    unsigned o = 0, x = 0;
+    for (int p = 0; p < n; p++)
+        o |= unsigned(p + 1), x ^= unsigned(p + 1);
+    CHECK(ishmem_or_reduce(ISHMEM_TEAM_WORLD, dst, src, 2) == 0 && dst[1] == static_cast<T>(o), "%s: or_reduce", tn);
+    CHECK(ishmem_xor_reduce(dst, src, 2) == 0 && dst[1] == static_cast<T>(x), "%s: xor_reduce", tn);
+    ishmem_barrier_all();
+    ishmem_free(src);
+    ishmem_free(dst);
+}
+
 int main() {
     test_init();
     next_pe = (t_me + 1) % t_npes;
@@ -193,6 +249,26 @@ int main() {
     p2p<unsigned int>("unsigned int");
     p2p<unsigned long>("unsigned long");
     p2p<unsigned long long>("unsigned long long");
+    coll<float>("float");
+    coll<double>("double");
+    coll<int>("int");
+    coll<long long>("long long");
+    coll<unsigned short>("unsigned short");
+    coll<signed char>("signed char");
+    coll_bits<unsigned char>("unsigned char");
+    coll_bits<unsigned int>("unsigned int");
+    coll_bits<unsigned long>("unsigned long");
+    // the typed names without a team are C++ overloads of the exported team-first symbols
+    int *a = static_cast<int *>(ishmem_malloc(4 * sizeof(int)));
+    int *b = static_cast<int *>(ishmem_malloc(4 * sizeof(int)));
+    a[0] = t_me;
+    CHECK(ishmem_int_sum_reduce(b, a, 1) == 0 && b[0] == t_npes * (t_npes - 1) / 2, "ishmem_int_sum_reduce(3 args)");
+    CHECK(ishmem_int_max_reduce(ISHMEM_TEAM_WORLD, b, a, 1) == 0 && b[0] == t_npes - 1, "ishmem_int_max_reduce(4 args)");
+    CHECK(ishmem_broadcastmem(b, a, 4, 0) == 0 && b[0] == 0, "ishmem_broadcastmem(4 args)");
+    CHECK(ishmem_team_sync(ISHMEM_TEAM_WORLD) == 0, "team_sync");
+    ishmem_free(b);
+    ishmem_free(a);
+
     ishmem_barrier_all();
     ishmem_free(area);
     return test_finish("overloads");

@@ -12,7 +12,9 @@
  * fetch/set/swap, nbi fetch), concurrent fetch_inc from every PE, put_signal + wait,
  * signal_fetch/set, wait_until / test_any / wait_until_all on GPU ivars, a second thread
  * calling the API (context push), symmetric globals (host) incl. a heap -> global put,
- * ishmem_ptr as a device address, calloc zeroing, free. */
+ * ishmem_ptr as a device address, calloc zeroing, free; teams and collectives (a reduction
+ * large enough to be sliced from 3 PEs on, in place, into a symmetric global; broadcast,
+ * fcollect, collect, alltoall, scans; a split team's sync and reduction). */
 #include <ishmem.h>
 #include <ishmemx.h>
 #ifndef GPU_TEST_NO_CUDART
@@ -268,6 +270,73 @@ int main(void) {
     CHECK(global_arr[7] == pp * 1000 + 7, "heap -> global put: %d (want %d)", global_arr[7], pp * 1000 + 7);
     ishmem_int_get(got, global_arr, N, peer);
     CHECK(got[7] == mod(peer - 2, npes) * 1000 + 7, "get from peer global %d", got[7]);
+
+    /* ---- teams and collectives: on the GPU heap the host moves data with copies, stages the
+     * values it combines, and sets the team's sync flags with the AMO kernel ---- */
+    {
+        const int M = 32768; /* 128 KiB of ints: the sliced reduction from 3 PEs on */
+        int *cs = (int *)ishmem_malloc(M * sizeof(int)), *cd = (int *)ishmem_malloc(M * sizeof(int));
+        int *hv = (int *)malloc(M * sizeof(int));
+        for (int i = 0; i < M; i++)
+            hv[i] = me * 100 + i % 50;
+        ishmem_int_put(cs, hv, M, me);
+        CHECK(ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, cd, cs, M) == 0, "int_sum_reduce rc");
+        ishmem_int_get(hv, cd, M, me);
+        bad = -1;
+        for (int i = 0; i < M && bad < 0; i++)
+            if (hv[i] != 100 * npes * (npes - 1) / 2 + npes * (i % 50)) bad = i;
+        CHECK(bad < 0, "int_sum_reduce [%d] = %d", bad, bad < 0 ? 0 : hv[bad]);
+        CHECK(ishmem_int_max_reduce(cs, cs, 40) == 0, "in-place int_max_reduce rc"); /* team-less */
+        CHECK(ishmem_int_g(&cs[39], me) == (npes - 1) * 100 + 39, "in-place int_max_reduce: %d", ishmem_int_g(&cs[39], me));
+        ishmem_int_p(&cs[0], me + 5, me);
+        CHECK(ishmem_int_broadcast(ISHMEM_TEAM_WORLD, cd, cs, 1, npes - 1) == 0, "broadcast rc");
+        CHECK(ishmem_int_g(cd, me) == npes + 4, "broadcast: %d", ishmem_int_g(cd, me));
+        CHECK(ishmem_int_fcollect(ISHMEM_TEAM_WORLD, cd, cs, 1) == 0, "fcollect rc");
+        ishmem_int_get(got, cd, npes, me);
+        for (int p = 0; p < npes; p++)
+            CHECK(got[p] == p + 5, "fcollect [%d] = %d", p, got[p]);
+        CHECK(ishmem_int_collect(ISHMEM_TEAM_WORLD, cd, cs, me == 0 ? 0 : 1) == 0, "collect rc");
+        ishmem_int_get(got, cd, npes - 1, me);
+        for (int p = 1; p < npes; p++)
+            CHECK(got[p - 1] == p + 5, "collect [%d] = %d", p - 1, got[p - 1]);
+        for (int p = 0; p < npes; p++)
+            ishmem_int_p(&cs[p], me * 10 + p, me);
+        CHECK(ishmem_int_alltoall(ISHMEM_TEAM_WORLD, cd, cs, 1) == 0, "alltoall rc");
+        ishmem_int_get(got, cd, npes, me);
+        for (int p = 0; p < npes; p++)
+            CHECK(got[p] == p * 10 + me, "alltoall [%d] = %d", p, got[p]);
+        double dv[3] = {0.5 * me, 1.0, (double)me}, dg[3];
+        double *ds = (double *)cs + 1000, *dd = (double *)cd + 1000; /* clear of cs[0 .. npes) */
+        ishmem_double_put(ds, dv, 3, me);
+        CHECK(ishmem_double_sum_inscan(ISHMEM_TEAM_WORLD, dd, ds, 3) == 0, "double_sum_inscan rc");
+        ishmem_double_get(dg, dd, 3, me);
+        CHECK(dg[1] == me + 1.0 && dg[2] == me * (me + 1) / 2.0, "double_sum_inscan %g %g", dg[1], dg[2]);
+        CHECK(ishmem_double_sum_exscan(ISHMEM_TEAM_WORLD, dd, ds, 3) == 0, "double_sum_exscan rc");
+        ishmem_double_get(dg, dd, 3, me);
+        CHECK(dg[1] == (double)me, "double_sum_exscan %g", dg[1]);
+        /* a heap source reduced into a symmetric global (host memory) */
+        CHECK(ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, global_arr, cs, 2) == 0, "reduce into a global rc");
+        CHECK(global_arr[1] == 10 * npes * (npes - 1) / 2 + npes, "reduce into a global: %d", global_arr[1]);
+        /* a split team: its own sync area and handle */
+        ishmem_team_t even = ISHMEM_TEAM_INVALID;
+        CHECK(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &even) == 0, "split");
+        if (me % 2 == 0) {
+            CHECK(ishmem_team_my_pe(even) == me / 2, "even team my_pe %d", ishmem_team_my_pe(even));
+            for (int k = 0; k < 5; k++)
+                CHECK(ishmem_team_sync(even) == 0, "team_sync");
+            CHECK(ishmem_int_sum_reduce(even, cd, cs, 2) == 0, "reduce over the even team rc");
+            int want = 0;
+            for (int p = 0; p < npes; p += 2) want += p * 10 + 1;
+            CHECK(ishmem_int_g(&cd[1], me) == want, "reduce over the even team: %d (want %d)", ishmem_int_g(&cd[1], me), want);
+            ishmem_team_destroy(even);
+        } else {
+            CHECK(even == ISHMEM_TEAM_INVALID, "odd PE got team %d", even);
+        }
+        ishmem_barrier_all();
+        free(hv);
+        ishmem_free(cd);
+        ishmem_free(cs);
+    }
 
     /* ---- ishmem_ptr ---- */
     int *pb = (int *)ishmem_ptr(buf, peer);

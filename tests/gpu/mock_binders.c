@@ -52,10 +52,22 @@ int main(void) {
     CHECK(seen.peer_base[me] == seen.heap_base, "own peer_base %#llx", (unsigned long long)seen.peer_base[me]);
     for (int q = 0; q < npes; q++) CHECK(seen.peer_base[q] != 0, "peer_base[%d] = 0", q);
     for (int q = npes; q < ISHMEMI_MAX_LOCAL_PES; q++) CHECK(seen.peer_base[q] == 0, "peer_base[%d] set", q);
+    /* The library's part of the heap: the sync area, then the team areas, whose place and
+     * number the sync area's words give (for device code); user blocks follow. */
+    uint64_t *sync = (uint64_t *)(uintptr_t)seen.heap_base;
+    uint64_t area = ishmem_uint64_g(&sync[ISHMEMI_SYNC_TEAM_AREA], me);
+    uint64_t teams = ishmem_uint64_g(&sync[ISHMEMI_SYNC_TEAMS_MAX], me);
+    CHECK(area == ISHMEMI_SYNC_BYTES && teams == 64, "team areas at %#llx, %llu slots", (unsigned long long)area,
+          (unsigned long long)teams);
+    uint64_t reserved = area + teams * ISHMEMI_TEAM_AREA_BYTES;
+    /* the world team's descriptor in slot 0's area: start 0, stride 1, size npes, my_pe me */
+    int32_t wd[4];
+    ishmem_getmem(wd, (char *)(uintptr_t)(seen.heap_base + area) + 8 * ISHMEMI_TEAM_DESC_WORD, sizeof wd, me);
+    CHECK(wd[0] == 0 && wd[1] == 1 && wd[2] == npes && wd[3] == me, "world descriptor %d %d %d %d", wd[0], wd[1],
+          wd[2], wd[3]);
     void *first = ishmem_malloc(64);
-    CHECK((uintptr_t)first == seen.heap_base + ISHMEMI_SYNC_BYTES, "first block %p", first);
-    CHECK(ishmem_ptr(first, (me + 1) % npes) ==
-              (void *)(uintptr_t)(seen.peer_base[(me + 1) % npes] + ISHMEMI_SYNC_BYTES),
+    CHECK((uintptr_t)first == seen.heap_base + reserved, "first block %p", first);
+    CHECK(ishmem_ptr(first, (me + 1) % npes) == (void *)(uintptr_t)(seen.peer_base[(me + 1) % npes] + reserved),
           "ishmem_ptr disagrees with peer_base");
     ishmem_barrier_all();
     CHECK(flaky_calls == 2, "flaky binder called again after success (%d calls)", flaky_calls);

@@ -8,5 +8,18 @@ int header_test_c(void) {
     (void)init;
     (void)sizeof(ishmem_int_g(&x, 0));
     (void)sizeof(ishmem_g(&x, 0)); /* a generic name */
+    /* collectives: with and without the team, typed, mem and generic */
+    int d[4] = {0}, s[4] = {0};
+    int (*red)(ishmem_team_t, int *, const int *, size_t) = ishmem_int_sum_reduce;
+    (void)red;
+    (void)sizeof(ishmem_int_sum_reduce(d, s, 4));
+    (void)sizeof(ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, d, s, 4));
+    (void)sizeof(ishmem_sum_reduce(d, s, 4));
+    (void)sizeof(ishmem_sum_reduce(ISHMEM_TEAM_SHARED, d, s, 4));
+    (void)sizeof(ishmem_broadcast(d, s, 4, 0));
+    (void)sizeof(ishmem_broadcast(ISHMEM_TEAM_WORLD, d, s, 4, 0));
+    (void)sizeof(ishmem_broadcastmem(d, s, 16, 0));
+    (void)sizeof(ishmem_alltoallmem(ISHMEM_TEAM_WORLD, d, s, 4));
+    (void)sizeof(ishmem_team_sync(ISHMEM_TEAM_WORLD));
     return ISHMEM_MAJOR_VERSION * 100 + ISHMEM_MINOR_VERSION;
 }

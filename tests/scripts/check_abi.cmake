@@ -2,8 +2,8 @@
 #       -P check_abi.cmake
 # The library's dynamic symbol table (nm -D --defined-only) must hold every name of
 # symbols.txt, or every `plain` name of the manifest's sections setup, memory, rma, amo,
-# signal, p2p_sync and ordering plus ishmem_barrier_all and ishmem_sync_all (less
-# ishmemx_debug_test, left out on purpose). Fails listing the missing names; with SYMBOLS
+# signal, p2p_sync, ordering, teams and collectives (less ishmemx_debug_test, left out on
+# purpose). Fails listing the missing names; with SYMBOLS
 # also fails listing exported names that symbols.txt lacks.
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -39,8 +39,7 @@ else()
     if(name STREQUAL "ishmemx_debug_test")
       continue()
     endif()
-    if((form STREQUAL "plain" AND section MATCHES "^(setup|memory|rma|amo|signal|p2p_sync|ordering)$")
-       OR name STREQUAL "ishmem_barrier_all" OR name STREQUAL "ishmem_sync_all")
+    if(form STREQUAL "plain" AND section MATCHES "^(setup|memory|rma|amo|signal|p2p_sync|ordering|teams|collectives)$")
       list(APPEND want ${name})
     endif()
   endforeach()
