@@ -9,31 +9,35 @@
 #include <ishmem/cuda_impl.cuh>
 #include <cooperative_groups.h>
 
+/* One block of 1024 threads (src/api/queue_coll.rs): the compiler must keep every kernel within
+ * the registers that allow it (64 per thread). */
+#define ISHMEMI_QB __launch_bounds__(1024, 1)
+
 __device__ __forceinline__ void q_ret(int *ret, int rc) {
     if (ret && threadIdx.x == 0) *ret = rc;
 }
 
-extern "C" __global__ void ishmemi_q_team_sync(int team, int *ret) {
+extern "C" __global__ void ISHMEMI_QB ishmemi_q_team_sync(int team, int *ret) {
     auto g = cooperative_groups::this_thread_block();
     q_ret(ret, ishmemi::team_sync(g, team, "ishmemx_team_sync_on_queue"));
 }
 
-extern "C" __global__ void ishmemi_q_broadcast(int team, void *dest, const void *src, size_t bytes, int root, int *ret) {
+extern "C" __global__ void ISHMEMI_QB ishmemi_q_broadcast(int team, void *dest, const void *src, size_t bytes, int root, int *ret) {
     auto g = cooperative_groups::this_thread_block();
     q_ret(ret, ishmemi::broadcast(g, team, dest, src, bytes, root, "ishmemx_broadcast_on_queue"));
 }
 
-extern "C" __global__ void ishmemi_q_fcollect(int team, void *dest, const void *src, size_t bytes, int *ret) {
+extern "C" __global__ void ISHMEMI_QB ishmemi_q_fcollect(int team, void *dest, const void *src, size_t bytes, int *ret) {
     auto g = cooperative_groups::this_thread_block();
     q_ret(ret, ishmemi::fcollect(g, team, dest, src, bytes, "ishmemx_fcollect_on_queue"));
 }
 
-extern "C" __global__ void ishmemi_q_collect(int team, void *dest, const void *src, size_t bytes, int *ret) {
+extern "C" __global__ void ISHMEMI_QB ishmemi_q_collect(int team, void *dest, const void *src, size_t bytes, int *ret) {
     auto g = cooperative_groups::this_thread_block();
     q_ret(ret, ishmemi::collect(g, team, dest, src, bytes, "ishmemx_collect_on_queue"));
 }
 
-extern "C" __global__ void ishmemi_q_alltoall(int team, void *dest, const void *src, size_t bytes, int *ret) {
+extern "C" __global__ void ISHMEMI_QB ishmemi_q_alltoall(int team, void *dest, const void *src, size_t bytes, int *ret) {
     auto g = cooperative_groups::this_thread_block();
     q_ret(ret, ishmemi::alltoall(g, team, dest, src, bytes, "ishmemx_alltoall_on_queue"));
 }
@@ -41,7 +45,7 @@ extern "C" __global__ void ishmemi_q_alltoall(int team, void *dest, const void *
 /* Reductions and scans: ishmemi_q_<op>_<type>(team, dest, source, n, mode, ret), mode 0 reduce,
  * 1 inclusive scan, 2 exclusive scan (sum only). */
 #define REDUCE_KERNEL(opname, OP, suffix, T)                                                                           \
-    extern "C" __global__ void ishmemi_q_##opname##_##suffix(int team, T *dest, const T *src, size_t n, int mode,     \
+    extern "C" __global__ void ISHMEMI_QB ishmemi_q_##opname##_##suffix(int team, T *dest, const T *src, size_t n, int mode,     \
                                                               int *ret) {                                              \
         auto g = cooperative_groups::this_thread_block();                                                              \
         q_ret(ret, ishmemi::reduce<ishmemi::OP>(g, team, dest, src, n, mode, "ishmemx_" #opname "_on_queue"));        \
