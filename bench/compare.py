@@ -31,7 +31,8 @@ HIGHER_IS_BETTER = {"GB/s": True, "Mops/s": True, "MB/s": True, "us": False,
                     "ns": False, "ms": False, "s": False}
 BASE_LIB = "ishmem"
 OP_ORDER = ["putmem", "getmem", "p", "g", "fetch_add", "compare_swap", "add",
-            "put_signal", "barrier_all"]
+            "put_signal", "barrier_all", "team_sync", "broadcast", "fcollect", "alltoall",
+            "sum_reduce"]
 
 
 def human_bytes(n):

@@ -14,7 +14,8 @@
  *
  * PE 0 drives, PE 1 is the target (npes >= 2; PEs >= 2 only join barriers).
  * Phase A (one-sided rows): PE 0 alone, the others sleep-poll a flag; phase B
- * (put_signal, barrier_all*): every PE, in lockstep through host barriers.
+ * (put_signal, barrier_all*, collectives): every PE, in lockstep through host
+ * barriers.
  * Every row: warm-up/calibration runs, then REPS timed runs (cudaEvent pairs
  * around one kernel launch that loops in-kernel, or around a batch of stream
  * operations; host-clock (CLOCK_MONOTONIC) for host-blocking and
@@ -33,6 +34,11 @@
  *     iteration, quiet at the end of the kernel.
  *   scope thread, ops p, putmem_quiet, g, fetch_add, compare_swap, put_signal,
  *     barrier_all: latency (us) of one thread (<<<1,1>>>) looping in-kernel.
+ *   scope thread|block, ops broadcast, fcollect, alltoall, sum_reduce,
+ *     team_sync: latency (us per call) of team-world collectives, every PE
+ *     taking part: one thread (<<<1,1>>>) calls the device form, or one block
+ *     (<<<1,1024>>>) the work-group form, in a loop; bytes = per PE (0 for
+ *     team_sync), 8 B .. 1 MiB.
  *   scope queue: host-enqueued stream operations (ishmemx_*_on_queue).
  *   scope host : host-initiated blocking call (ishmem_putmem from the CPU).
  *
@@ -44,12 +50,15 @@
  * it over a pipe; PE r uses GPU r % ngpus. Launcher mode: RANK=r NRANKS=n
  * UID_FILE=/path, one process per PE (rank 0 writes the id to the file).
  * -DBENCH_NO_QUEUE leaves out the queue (stream) rows, for a library
- * without ishmemx_*_on_queue yet.
+ * without ishmemx_*_on_queue yet. -DBENCH_NO_COLL leaves out the collective
+ * rows; the ishmem build leaves them out by itself when its device header
+ * does not define ISHMEM_HAVE_DEVICE_COLLECTIVES.
  * Environment: BENCH_MACHINE (machine column, default <gpu name>-x<ngpus>),
  * BENCH_BACKEND (backend column of the ishmem build, default cuda),
  * BENCH_INJECT_FAULT=<op> (test hook: corrupt the data of the first
- * bandwidth row of op, e.g. putmem_nbi, before verification, which must then
- * fail with exit status 1).
+ * row of op -- putmem_nbi, getmem_nbi, putmem_on_queue, broadcast, fcollect,
+ * alltoall or sum_reduce (on the last PE) -- before verification, which must
+ * then fail with exit status 1).
  */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -327,6 +336,117 @@ __global__ void k_barrier_check(int *slot, int val, unsigned long long *res) {
         if (pe != me) bad += ((volatile int *)slot)[pe] != val;
     res[0] = bad;
 }
+
+/* ------------------------------------------------ collective kernels
+ * Team-based collectives over ISHMEM_TEAM_WORLD, every PE taking part.
+ * Scope thread: <<<1,1>>>, one thread calls the device form in a loop;
+ * scope block: <<<1,1024>>>, the block calls the work-group form in a loop.
+ * The ishmem build needs device collectives in the headers (the device header
+ * defines ISHMEM_HAVE_DEVICE_COLLECTIVES); -DBENCH_NO_COLL leaves them out. */
+#if !defined(BENCH_NO_COLL) && (defined(BENCH_PEER_NVSHMEM) || defined(ISHMEM_HAVE_DEVICE_COLLECTIVES))
+#define BENCH_COLL 1
+#endif
+enum { CO_BROADCAST = 0, CO_FCOLLECT, CO_ALLTOALL, CO_SUM_REDUCE, CO_TEAM_SYNC, CO_N };
+static const char *const COLL_NAME[CO_N] = {"broadcast", "fcollect", "alltoall", "sum_reduce", "team_sync"};
+
+/* Pattern seed of block `blk` of PE `pe`'s source (fcollect: blk 0; alltoall:
+ * the block for PE blk). */
+__host__ __device__ __forceinline__ uint64_t coll_seed(uint64_t seed, int pe, int blk) {
+    return mix64(seed ^ ((uint64_t)(pe * 256 + blk + 1) * 0xD1B54A32D192ED03ull));
+}
+/* sum_reduce: element i of PE pe's source; |v| < 2^19, so sums of <= 8 PEs
+ * never overflow and the expected result is exact. */
+__host__ __device__ __forceinline__ int red_val(uint64_t seed, size_t i, int pe) {
+    return (int)(mix64(seed + (uint64_t)i * 0x9E3779B97F4A7C15ull + (uint64_t)pe * 0xD1B54A32D192ED03ull) &
+                 0xfffff) - 0x80000;
+}
+
+__global__ void k_ifill(int *p, size_t n, uint64_t seed, int pe) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = red_val(seed, i, pe);
+}
+
+/* res[0] += wrong sums, res[1] = min(index of a wrong sum) */
+__global__ void k_icheck(const int *p, size_t n, uint64_t seed, int npes, unsigned long long *res) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int want = 0;
+        for (int pe = 0; pe < npes; pe++) want += red_val(seed, i, pe);
+        if (p[i] != want) {
+            atomicAdd(&res[0], 1ull);
+            atomicMin(&res[1], (unsigned long long)i);
+        }
+    }
+}
+
+#ifdef BENCH_COLL
+struct Coll {
+    char *dst;
+    const char *src;
+    size_t nelems; /* bytes per PE (sum_reduce: ints) */
+    long iters;
+    unsigned long long *res; /* res[0] = calls that returned nonzero */
+};
+
+template <int OP, class G> __device__ __forceinline__ int coll_call_wg(const Coll &a, const G &g) {
+    if constexpr (OP == CO_BROADCAST) return ishmemx_broadcastmem_work_group(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, 0, g);
+    else if constexpr (OP == CO_FCOLLECT) return ishmemx_fcollectmem_work_group(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, g);
+    else if constexpr (OP == CO_ALLTOALL) return ishmemx_alltoallmem_work_group(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, g);
+    else if constexpr (OP == CO_SUM_REDUCE)
+        return ishmemx_int_sum_reduce_work_group(ISHMEM_TEAM_WORLD, (int *)a.dst, (const int *)a.src, a.nelems, g);
+    else return ishmemx_team_sync_work_group(ISHMEM_TEAM_WORLD, g);
+}
+
+template <int OP> __device__ __forceinline__ int coll_call(const Coll &a) {
+    if constexpr (OP == CO_BROADCAST) return ishmem_broadcastmem(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, 0);
+    else if constexpr (OP == CO_FCOLLECT) return ishmem_fcollectmem(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems);
+    else if constexpr (OP == CO_ALLTOALL) return ishmem_alltoallmem(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems);
+    else if constexpr (OP == CO_SUM_REDUCE)
+        return ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, (int *)a.dst, (const int *)a.src, a.nelems);
+    else return ishmem_team_sync(ISHMEM_TEAM_WORLD);
+}
+
+/* `iters` back-to-back calls; launched <<<1,1>>> (BLK false) or <<<1,1024>>>. */
+template <int OP, bool BLK> __global__ void __launch_bounds__(BLOCK_THREADS) k_coll(Coll a) {
+    unsigned long long bad = 0;
+    if constexpr (BLK) {
+        cg::thread_block blk = cg::this_thread_block();
+        for (long i = 0; i < a.iters; i++) bad += coll_call_wg<OP>(a, blk) != 0;
+    } else {
+        for (long i = 0; i < a.iters; i++) bad += coll_call<OP>(a) != 0;
+    }
+    if (threadIdx.x == 0) a.res[0] = bad;
+}
+
+/* After a team_sync row: `rounds` times, every PE writes val + r into
+ * slot[me] of every other PE and quiets, team_sync (in the row's scope), then
+ * every slot must hold val + r; a second team_sync keeps round r + 1's
+ * writes away until every PE has checked round r. res[0] = bad slots. */
+template <bool BLK> __global__ void __launch_bounds__(BLOCK_THREADS) k_sync_check(int *slot, int val, int rounds,
+                                                                                unsigned long long *res) {
+    int me = ishmem_my_pe(), n = ishmem_n_pes();
+    unsigned long long bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        if (threadIdx.x == 0) {
+            for (int pe = 0; pe < n; pe++)
+                if (pe != me) ishmem_int_p(slot + me, val + r, pe);
+            ishmem_quiet();
+        }
+        for (int k = 0; k < 2; k++) {
+            if constexpr (BLK) {
+                cg::thread_block blk = cg::this_thread_block();
+                blk.sync();
+                ishmemx_team_sync_work_group(ISHMEM_TEAM_WORLD, blk);
+            } else {
+                ishmem_team_sync(ISHMEM_TEAM_WORLD);
+            }
+            if (k == 0 && threadIdx.x == 0)
+                for (int pe = 0; pe < n; pe++)
+                    if (pe != me) bad += ((volatile int *)slot)[pe] != val + r;
+        }
+    }
+    if (threadIdx.x == 0) res[0] = bad;
+}
+#endif /* BENCH_COLL */
 
 /* ---------------------------------------------------------------- state */
 struct Opts {
@@ -812,11 +932,218 @@ static int run_barrier_all_on_queue() {
 }
 #endif
 
+/* Like measure(), for rows every PE takes part in: every PE calls
+ * run(iters) with the same iters (PE 0 decides from its own time and
+ * broadcasts the decision); run returns PE 0's seconds. */
+template <class F> static double lockstep_calibrated(F &&run, long max_iters, long *iters_out) {
+    const double target = g_o.target_s;
+    long it = 1, final_it = 0;
+    run(1); /* first touch, module load */
+    for (int k = 0; k < 12 && !final_it; k++) {
+        double t = run(it);
+        long code = 0; /* > 0: next count to try; < 0: -(final count) */
+        if (g_me == 0) {
+            double want = t > 0 ? (double)it * target / t : (double)max_iters;
+            if (want > (double)max_iters) want = (double)max_iters;
+            if (t >= target / 2 || it >= max_iters) {
+                code = -(want < 1 ? 1 : (long)(want + 0.5));
+            } else {
+                double g = want / (double)it;
+                g = g < 2 ? 2 : g > 100 ? 100 : g;
+                code = (long)((double)it * g);
+                if (code > max_iters) code = max_iters;
+            }
+        }
+        code = bcast_int((int)code); /* max_iters fits an int */
+        if (code < 0) final_it = -code;
+        else it = code;
+    }
+    if (!final_it) final_it = it;
+    run(final_it); /* warm-up at the final count */
+    std::vector<double> ts;
+    for (int k = 0; k < g_o.reps; k++) ts.push_back(run(final_it));
+    std::sort(ts.begin(), ts.end());
+    size_t r = ts.size();
+    *iters_out = final_it;
+    return (r & 1) ? ts[r / 2] : 0.5 * (ts[r / 2 - 1] + ts[r / 2]);
+}
+
+#ifdef BENCH_COLL
+/* sizes per PE of the collective rows (host_bench's) */
+static std::vector<size_t> coll_sizes() {
+    std::vector<size_t> s;
+    if (g_o.quick) s = {8, 4096, 262144};
+    else s = {8, 64, 512, 4096, 32768, 262144, (size_t)1 << 20};
+    std::vector<size_t> out;
+    for (size_t n : s)
+        if (n <= g_o.max_bytes) out.push_back(n);
+    return out;
+}
+
+static uint64_t g_coll_run; /* collective rows so far: the same count on every PE */
+
+template <int OP> static const void *coll_kernel_of(bool blk) {
+    return blk ? (const void *)k_coll<OP, true> : (const void *)k_coll<OP, false>;
+}
+static const void *coll_kernel(int op, bool blk) {
+    switch (op) {
+    case CO_BROADCAST: return coll_kernel_of<CO_BROADCAST>(blk);
+    case CO_FCOLLECT: return coll_kernel_of<CO_FCOLLECT>(blk);
+    case CO_ALLTOALL: return coll_kernel_of<CO_ALLTOALL>(blk);
+    case CO_SUM_REDUCE: return coll_kernel_of<CO_SUM_REDUCE>(blk);
+    default: return coll_kernel_of<CO_TEAM_SYNC>(blk);
+    }
+}
+
+/* One collective row, every PE: PE 0 times a kernel of `iters` back-to-back
+ * calls (A = source, B = destination, both symmetric); the destination,
+ * cleared before the row, is checked on every PE after the timed runs
+ * against the patterns of this row (seeded per row, so stale data fails):
+ *   broadcast : B = root (PE 0)'s source; the others' sources hold other data;
+ *   fcollect  : block j of B = PE j's source;
+ *   alltoall  : block j of B on PE i = block i of PE j's source;
+ *   sum_reduce: B[k] = sum over PEs of their source[k] (exact ints);
+ *   team_sync : k_sync_check (values written before a sync are seen after it).
+ * Every call's return value must be 0. */
+static int run_coll(int op, bool blk, size_t n) {
+    const char *name = COLL_NAME[op], *scope = blk ? "block" : "thread";
+    const size_t bytes = op == CO_TEAM_SYNC ? 0 : n;
+    const uint64_t seed =
+        mix64(str_hash(name) ^ mix64(str_hash(scope) + bytes) ^ mix64(++g_coll_run * 0x9E3779B97F4A7C15ull));
+    const size_t nblk = (op == CO_FCOLLECT || op == CO_ALLTOALL) ? (size_t)g_npes : 1;
+    switch (op) {
+    case CO_BROADCAST: fill_region(A, n, g_me == 0 ? coll_seed(seed, 0, 0) : coll_seed(seed, g_me, 99)); break;
+    case CO_FCOLLECT: fill_region(A, n, coll_seed(seed, g_me, 0)); break;
+    case CO_ALLTOALL:
+        for (int j = 0; j < g_npes; j++) fill_region(A + (size_t)j * n, n, coll_seed(seed, g_me, j));
+        break;
+    case CO_SUM_REDUCE:
+        k_ifill<<<1024, 256, 0, st>>>((int *)A, n / sizeof(int), seed, g_me);
+        CK(cudaGetLastError());
+        break;
+    default: break;
+    }
+    if (bytes) CK(cudaMemsetAsync(B, 0, bytes * nblk, st));
+    CK(cudaStreamSynchronize(st));
+
+    Coll a = {B, A, op == CO_SUM_REDUCE ? n / sizeof(int) : n, 1, dres};
+    void *args[] = {&a};
+    const void *fn = coll_kernel(op, blk);
+    const dim3 threads(blk ? BLOCK_THREADS : 1);
+    unsigned long long bad_rc = 0;
+    auto run = [&](long it) -> double {
+        a.iters = it;
+        double t = lockstep_run([&] { CK(bench_collective_launch(fn, dim3(1), threads, args, 0, st)); });
+        unsigned long long b = 0;
+        CK(cudaMemcpy(&b, dres, sizeof b, cudaMemcpyDeviceToHost));
+        bad_rc += b;
+        return t;
+    };
+    long iters = 0;
+    double med = lockstep_calibrated(run, 1000000L, &iters);
+    CK(cudaDeviceSynchronize());
+    ishmem_barrier_all(); /* every PE's last call is complete */
+
+    /* test hook: corrupt the last PE's result of the first row of this op */
+    if (g_inject && !g_injected && !strcmp(g_inject, name) && bytes) {
+        g_injected = 1;
+        if (g_me == g_npes - 1) {
+            k_flip<<<1, 1, 0, st>>>((unsigned char *)B + (bytes * nblk) / 2);
+            CK(cudaGetLastError());
+        }
+    }
+    unsigned long long bad = 0, first = ~0ull;
+    int bad_blk = -1;
+    switch (op) {
+    case CO_BROADCAST: check_region(B, n, coll_seed(seed, 0, 0), &bad, &first); break;
+    case CO_FCOLLECT:
+    case CO_ALLTOALL:
+        for (int j = 0; j < g_npes; j++) {
+            unsigned long long b, f;
+            check_region(B + (size_t)j * n, n, op == CO_FCOLLECT ? coll_seed(seed, j, 0) : coll_seed(seed, j, g_me),
+                         &b, &f);
+            if (b && bad_blk < 0) {
+                bad_blk = j;
+                first = f;
+            }
+            bad += b;
+        }
+        break;
+    case CO_SUM_REDUCE: {
+        unsigned long long h[2] = {0, ~0ull};
+        CK(cudaMemcpy(dres, h, sizeof h, cudaMemcpyHostToDevice));
+        k_icheck<<<1024, 256, 0, st>>>((const int *)B, n / sizeof(int), seed, g_npes, dres);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(h, dres, sizeof h, cudaMemcpyDeviceToHost));
+        bad = h[0];
+        first = h[1];
+        break;
+    }
+    default: {
+        int val = bcast_int((int)(mix64(seed) & 0x3fffffff));
+        int rounds = 3;
+        void *cargs[] = {&bslot, &val, &rounds, &dres};
+        const void *cfn = blk ? (const void *)k_sync_check<true> : (const void *)k_sync_check<false>;
+        lockstep_run([&] { CK(bench_collective_launch(cfn, dim3(1), threads, cargs, 0, st)); });
+        CK(cudaMemcpy(&bad, dres, sizeof bad, cudaMemcpyDeviceToHost));
+        break;
+    }
+    }
+    if (bad_rc)
+        verify_failed(name, scope, bytes, "%llu calls returned nonzero (%ld iterations per run)", bad_rc, iters);
+    if (bad) {
+        if (op == CO_TEAM_SYNC)
+            verify_failed(name, scope, bytes, "%llu peers' values missing after team_sync (3 rounds)", bad);
+        else if (op == CO_SUM_REDUCE)
+            verify_failed(name, scope, bytes, "%llu of %zu sums wrong, first at element %llu", bad, n / sizeof(int),
+                          first);
+        else if (bad_blk >= 0)
+            verify_failed(name, scope, bytes, "%llu of %zu words wrong, first in the block of PE %d at byte %llu", bad,
+                          n * nblk / 8, bad_blk, first * 8);
+        else
+            verify_failed(name, scope, bytes, "%llu of %zu words differ from the root's, first at byte %llu", bad,
+                          n / 8, first * 8);
+    }
+    int fail = any_fail(bad != 0 || bad_rc != 0);
+    if (!fail && g_me == 0) emit(name, scope, bytes, iters, med / (double)iters * 1e6, "us");
+    return fail;
+}
+#endif /* BENCH_COLL */
+
+/* Every collective row (op-major, then scope thread, block, then size). */
+static int run_collectives() {
+    bool any = false;
+    for (int op = 0; op < CO_N; op++) any |= list_has(g_o.ops, COLL_NAME[op]);
+    if (!any) return 0;
+#ifdef BENCH_COLL
+    const std::vector<size_t> sizes = coll_sizes();
+    for (int op = 0; op < CO_N; op++) {
+        if (!list_has(g_o.ops, COLL_NAME[op])) continue;
+        for (bool blk : {false, true}) {
+            if (!list_has(g_o.scopes, blk ? "block" : "thread")) continue;
+            if (op == CO_TEAM_SYNC) {
+                if (run_coll(op, blk, 0)) return 1;
+                continue;
+            }
+            for (size_t n : sizes)
+                if (run_coll(op, blk, n)) return 1;
+        }
+    }
+#else
+    if (g_me == 0)
+        note("collective rows (broadcast, fcollect, alltoall, sum_reduce, team_sync) left out: built without "
+             "device collectives (BENCH_NO_COLL, or the ishmem headers lack ISHMEM_HAVE_DEVICE_COLLECTIVES)");
+#endif
+    return 0;
+}
+
 /* -------------------------------------------------------------- driver */
 static const char *const ALL_OPS[] = {"putmem_nbi", "getmem_nbi", "p", "putmem_quiet", "g", "fetch_add",
                                       "compare_swap", "put_signal", "barrier_all", "putmem_on_queue",
                                       "putmem_on_queue_lat", "putmem_on_queue_pipelined",
-                                      "barrier_all_on_queue", "putmem_blocking"};
+                                      "barrier_all_on_queue", "putmem_blocking", "broadcast", "fcollect",
+                                      "alltoall", "sum_reduce", "team_sync"};
 
 static void sanitize(char *s) {
     for (; *s; s++)
@@ -861,6 +1188,8 @@ static std::vector<int> bw_grids() {
 
 static int run_pe(int rank, int nranks, const ishmemx_uniqueid_t *uid) {
     g_me = rank;
+    g_inject = getenv("BENCH_INJECT_FAULT");
+    if (g_inject && !*g_inject) g_inject = NULL;
     int ndev = 0;
     CK(cudaGetDeviceCount(&ndev));
     if (ndev < 1) {
@@ -1026,6 +1355,7 @@ static int run_pe(int rank, int nranks, const ishmemx_uniqueid_t *uid) {
 #ifndef BENCH_NO_QUEUE
     if (list_has(g_o.ops, "barrier_all_on_queue") && run_barrier_all_on_queue()) finish(1);
 #endif
+    if (run_collectives()) finish(1);
     if (g_me == 0) note("phase B done in %.1f s", now_s() - t_b);
 
     CK(cudaDeviceSynchronize());

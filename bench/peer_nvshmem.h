@@ -16,6 +16,10 @@
  *    32-thread tile and the thread form for a 1-thread tile;
  *  - queue forms: ishmemx_queue_t is a cudaStream_t and *_on_queue maps to
  *    nvshmemx_*_on_stream;
+ *  - team collectives: ishmem_{broadcastmem,fcollectmem,alltoallmem,
+ *    int_sum_reduce,team_sync} map to the nvshmem_* device forms of the same
+ *    arguments, and their ishmemx_*_work_group forms (thread_block only) to
+ *    nvshmemx_*_block;
  *  - unique-id init: ishmemx_uniqueid_t / ishmemx_attr_t / ishmemx_init_attr
  *    wrap nvshmemx_get_uniqueid, nvshmemx_set_attr_uniqueid_args and
  *    nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, ...);
@@ -23,7 +27,8 @@
  *    BENCH_VERSION_SUFFIX, BENCH_HEAP_ENV (heap size variable),
  *    BENCH_BEFORE_INIT() (environment NVSHMEM needs on these machines) and
  *    bench_collective_launch() (NVSHMEM wants kernels that call
- *    nvshmem_barrier_all launched with nvshmemx_collective_launch).
+ *    nvshmem_barrier_all or any other collective launched with
+ *    nvshmemx_collective_launch).
  */
 #ifndef BENCH_PEER_NVSHMEM_H
 #define BENCH_PEER_NVSHMEM_H
@@ -145,6 +150,50 @@ __device__ __forceinline__ void ishmemx_getmem_nbi_work_group(void *dest, const 
     bench_peer::tile_scope<Size>::get(dest, src, nbytes, pe);
 }
 
+/* ---- teams and collectives (OpenSHMEM 1.5 team forms, device) ------------
+ * Thread scope: NVSHMEM's device forms have the same names and arguments.
+ * Work-group forms: only a whole block (cooperative_groups::thread_block)
+ * maps, onto the nvshmemx_*_block variants. Kernels calling these must be
+ * launched with bench_collective_launch (nvshmemx_collective_launch). */
+typedef nvshmem_team_t ishmem_team_t;
+#define ISHMEM_TEAM_WORLD              NVSHMEM_TEAM_WORLD
+#define ishmem_broadcastmem            nvshmem_broadcastmem
+#define ishmem_fcollectmem             nvshmem_fcollectmem
+#define ishmem_alltoallmem             nvshmem_alltoallmem
+#define ishmem_int_sum_reduce          nvshmem_int_sum_reduce
+#define ishmem_team_sync               nvshmem_team_sync
+
+__device__ __forceinline__ int ishmemx_broadcastmem_work_group(ishmem_team_t team, void *dest, const void *src,
+                                                               size_t nelems, int root,
+                                                               const cooperative_groups::thread_block &) {
+#ifdef __CUDA_ARCH__
+    /* NVSHMEM 3.4.5's host/nvshmemx_coll_api.h declares nvshmemx_broadcastmem_block
+     * without PE_root; the device definition (device/nvshmemx_coll_defines.cuh)
+     * has it. Only the device pass sees the right one, so call it only there. */
+    return nvshmemx_broadcastmem_block(team, dest, src, nelems, root);
+#else
+    (void)team, (void)dest, (void)src, (void)nelems, (void)root;
+    return 0;
+#endif
+}
+__device__ __forceinline__ int ishmemx_fcollectmem_work_group(ishmem_team_t team, void *dest, const void *src,
+                                                              size_t nelems, const cooperative_groups::thread_block &) {
+    return nvshmemx_fcollectmem_block(team, dest, src, nelems);
+}
+__device__ __forceinline__ int ishmemx_alltoallmem_work_group(ishmem_team_t team, void *dest, const void *src,
+                                                              size_t nelems, const cooperative_groups::thread_block &) {
+    return nvshmemx_alltoallmem_block(team, dest, src, nelems);
+}
+__device__ __forceinline__ int ishmemx_int_sum_reduce_work_group(ishmem_team_t team, int *dest, const int *src,
+                                                                 size_t nreduce,
+                                                                 const cooperative_groups::thread_block &) {
+    return nvshmemx_int_sum_reduce_block(team, dest, src, nreduce);
+}
+__device__ __forceinline__ int ishmemx_team_sync_work_group(ishmem_team_t team,
+                                                            const cooperative_groups::thread_block &) {
+    return nvshmemx_team_sync_block(team);
+}
+
 /* ---- unique-id initialisation -------------------------------------------- */
 typedef nvshmemx_uniqueid_t ishmemx_uniqueid_t;
 
@@ -182,7 +231,7 @@ static inline void ishmemx_init_attr(ishmemx_attr_t *a) {
     }
 }
 
-/* ---- launching kernels that call ishmem_barrier_all ----------------------- */
+/* ---- launching kernels that call ishmem_barrier_all or collectives -------- */
 #define BENCH_HAVE_COLLECTIVE_LAUNCH 1
 static inline cudaError_t bench_collective_launch(const void *fn, dim3 grid, dim3 block, void **args,
                                                   size_t shmem, cudaStream_t stream) {
