@@ -25,7 +25,7 @@ const PTX: &str = concat!(include_str!("../transport/cuda/queue_kernels.ptx"), "
 
 /// The library's queue kernels, loaded and bound at first use (opaque outside this module).
 pub struct Kernels {
-    _module: CUmodule,
+    _module: Module,
     putmem: CUfunction,
     getmem: CUfunction,
     put_signal: CUfunction,
@@ -46,34 +46,48 @@ unsafe impl Sync for Kernels {}
 
 static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
 
-fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
-    let _c = gpu.enter(func);
-    let mut module: CUmodule = std::ptr::null_mut();
-    // SAFETY: PTX is NUL-terminated PTX text.
-    driver::ok("cuModuleLoadData(queue kernels)", unsafe { sys::cuModuleLoadData(&mut module, PTX.as_ptr().cast()) })?;
-    let get = |name: &str| -> Result<CUfunction, String> {
+/// A PTX module of the library, loaded in the library's context and bound to the device state.
+pub(crate) struct Module(CUmodule);
+
+impl Module {
+    /// Loads `ptx` (NUL-terminated PTX text) and binds its copy of the device state; `what`
+    /// names it in errors.
+    pub(crate) fn load(func: &str, gpu: &Gpu, ptx: &'static str, what: &str) -> Result<Module, String> {
+        debug_assert!(ptx.ends_with('\0'));
+        let _c = gpu.enter(func);
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: ptx is NUL-terminated PTX text (the callers' include_str! + "\0").
+        driver::ok(&format!("cuModuleLoadData({what})"), unsafe { sys::cuModuleLoadData(&mut module, ptx.as_ptr().cast()) })?;
+        // SAFETY: module is live (never unloaded while the library runs).
+        unsafe { gpu.bind_module(func, module, &gpu.dev_state()) }?;
+        Ok(Module(module))
+    }
+
+    /// The kernel `name` of the module.
+    pub(crate) fn get(&self, name: &str) -> Result<CUfunction, String> {
         let c = CString::new(name).map_err(|_| "bad kernel name".to_string())?;
         let mut f: CUfunction = std::ptr::null_mut();
-        // SAFETY: module was loaded above; c is a valid C string.
-        driver::ok(&format!("cuModuleGetFunction({name})"), unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) })?;
+        // SAFETY: the module was loaded by `load`; c is a valid C string.
+        driver::ok(&format!("cuModuleGetFunction({name})"), unsafe { sys::cuModuleGetFunction(&mut f, self.0, c.as_ptr()) })?;
         Ok(f)
-    };
-    let k = Kernels {
-        _module: module,
-        putmem: get("ishmemi_q_putmem")?,
-        getmem: get("ishmemi_q_getmem")?,
-        put_signal: get("ishmemi_q_put_signal")?,
-        signal: get("ishmemi_q_signal")?,
-        quiet: get("ishmemi_q_quiet")?,
-        barrier: get("ishmemi_q_barrier_all")?,
-        wait_i32: get("ishmemi_q_wait_i32")?,
-        wait_u32: get("ishmemi_q_wait_u32")?,
-        wait_i64: get("ishmemi_q_wait_i64")?,
-        wait_u64: get("ishmemi_q_wait_u64")?,
-    };
-    // SAFETY: module is live (never unloaded while the library runs).
-    unsafe { gpu.bind_module(func, module, &gpu.dev_state()) }?;
-    Ok(k)
+    }
+}
+
+fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
+    let m = Module::load(func, gpu, PTX, "queue kernels")?;
+    Ok(Kernels {
+        putmem: m.get("ishmemi_q_putmem")?,
+        getmem: m.get("ishmemi_q_getmem")?,
+        put_signal: m.get("ishmemi_q_put_signal")?,
+        signal: m.get("ishmemi_q_signal")?,
+        quiet: m.get("ishmemi_q_quiet")?,
+        barrier: m.get("ishmemi_q_barrier_all")?,
+        wait_i32: m.get("ishmemi_q_wait_i32")?,
+        wait_u32: m.get("ishmemi_q_wait_u32")?,
+        wait_i64: m.get("ishmemi_q_wait_i64")?,
+        wait_u64: m.get("ishmemi_q_wait_u64")?,
+        _module: m,
+    })
 }
 
 /// The running state, its GPU, and the loaded queue kernels.

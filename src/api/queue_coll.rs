@@ -7,14 +7,14 @@
 //! NULL, must be memory the GPU can write (device, managed or registered host memory) and
 //! receives the return code when the stream reaches the collective.
 
-use crate::api::queue::{ctx, launch, Queue};
+use crate::api::queue::{ctx, launch, Module, Queue};
 use crate::api::team::desc;
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
-use crate::transport::cuda::{driver, Gpu};
-use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
+use crate::transport::cuda::Gpu;
+use cudarc::driver::sys::{self, CUfunction, CUresult};
 use std::collections::HashMap;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 const PTX: &str = concat!(include_str!("../transport/cuda/coll_kernels.ptx"), "\0");
@@ -37,7 +37,7 @@ const ALL_OPS: [&str; 4] = ["max", "min", "sum", "prod"];
 const INT_TYPES: [&str; 8] = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"];
 
 struct CollKernels {
-    _module: CUmodule,
+    _module: Module,
     team_sync: CUfunction,
     broadcast: CUfunction,
     fcollect: CUfunction,
@@ -56,39 +56,24 @@ unsafe impl Sync for CollKernels {}
 static KERNELS: OnceLock<Result<CollKernels, String>> = OnceLock::new();
 
 fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
-    let _c = gpu.enter(func);
-    let mut module: CUmodule = std::ptr::null_mut();
-    // SAFETY: PTX is NUL-terminated PTX text.
-    driver::ok("cuModuleLoadData(collective queue kernels)", unsafe {
-        sys::cuModuleLoadData(&mut module, PTX.as_ptr().cast())
-    })?;
-    let get = |name: &str| -> Result<CUfunction, String> {
-        let c = CString::new(name).map_err(|_| "bad kernel name".to_string())?;
-        let mut f: CUfunction = std::ptr::null_mut();
-        // SAFETY: module was loaded above; c is a valid C string.
-        driver::ok(&format!("cuModuleGetFunction({name})"), unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) })?;
-        Ok(f)
-    };
+    let m = Module::load(func, gpu, PTX, "collective queue kernels")?;
     let mut reduce = HashMap::new();
     for op in INT_OPS.iter().chain(ALL_OPS.iter()) {
         let float = ALL_OPS.contains(op);
         for ty in INT_TYPES.iter().chain(if float { ["f32", "f64"].iter() } else { [].iter() }) {
             let key = format!("{op}_{ty}");
-            reduce.insert(key.clone(), get(&format!("ishmemi_q_{key}"))?);
+            reduce.insert(key.clone(), m.get(&format!("ishmemi_q_{key}"))?);
         }
     }
-    let k = CollKernels {
-        _module: module,
-        team_sync: get("ishmemi_q_team_sync")?,
-        broadcast: get("ishmemi_q_broadcast")?,
-        fcollect: get("ishmemi_q_fcollect")?,
-        collect: get("ishmemi_q_collect")?,
-        alltoall: get("ishmemi_q_alltoall")?,
+    Ok(CollKernels {
+        team_sync: m.get("ishmemi_q_team_sync")?,
+        broadcast: m.get("ishmemi_q_broadcast")?,
+        fcollect: m.get("ishmemi_q_fcollect")?,
+        collect: m.get("ishmemi_q_collect")?,
+        alltoall: m.get("ishmemi_q_alltoall")?,
         reduce,
-    };
-    // SAFETY: module is live (never unloaded while the library runs).
-    unsafe { gpu.bind_module(func, module, &gpu.dev_state()) }?;
-    Ok(k)
+        _module: m,
+    })
 }
 
 fn kernels(func: &str) -> (&'static State, &'static Gpu, &'static CollKernels) {
