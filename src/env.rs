@@ -35,6 +35,8 @@ pub const VARS: &[Var] = &[
           doc: "How PEs find each other: `auto` (from the environment: ishmrun, OpenMPI/PMIx, MPICH/PMI-1, else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
           doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
+    Var { name: "ISHMEM_COLL_SMALL_MAX", kind: Kind::Bytes, default: "4K",
+          doc: "Host collectives of teams of 2 to 64 PEs on the CPU backend with at most this many bytes per PE (broadcast: the block, fcollect and alltoall: each PE's block, reductions and scans: the vector, also at most 8 KiB / (2 x team size), in 64-byte units) push their data into the other PEs' memory followed by a flag, with no barrier before or after; larger ones synchronize the team before and after reading. 0: every collective synchronizes. Every PE must use the same value." },
     Var { name: "ISHMEM_DEBUG", kind: Kind::Bool, default: "0",
           doc: "Extra checks and messages: says why `ishmem_malloc` returned NULL, prints each PE's mapping at init." },
     Var { name: "ISHMEM_GPU", kind: Kind::Text, default: "auto",
@@ -56,7 +58,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
           doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched." },
     Var { name: "ISHMEM_TEAMS_MAX", kind: Kind::Count, default: "64",
-          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 1 KiB of symmetric heap for its synchronization words. A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID." },
+          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 12 KiB of symmetric heap: its synchronization words and the scratch of the small (push) reductions. A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID." },
     Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
           doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
     Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",
@@ -146,6 +148,7 @@ pub struct Config {
     pub bcast_scatter_min: usize,
     pub bootstrap: String,
     pub bootstrap_timeout_s: u64,
+    pub coll_small_max: usize,
     pub debug: bool,
     pub gpu: GpuMode,
     pub gpu_device: Option<u32>,
@@ -191,6 +194,7 @@ impl Config {
             bcast_scatter_min: bytes_of("ISHMEM_BCAST_SCATTER_MIN")?,
             bootstrap,
             bootstrap_timeout_s: wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))?,
+            coll_small_max: bytes_of("ISHMEM_COLL_SMALL_MAX")?,
             debug: bool_of("ISHMEM_DEBUG")?,
             gpu: parse_gpu_mode(get("ISHMEM_GPU")).map_err(|e| format!("ISHMEM_GPU: {e}"))?,
             gpu_device: parse_gpu_device(get("ISHMEM_GPU_DEVICE")).map_err(|e| format!("ISHMEM_GPU_DEVICE: {e}"))?,
@@ -295,8 +299,9 @@ mod tests {
         assert!(e.contains("greater than 0"), "{e}");
         let (cfg, _) = Config::from_map(&map(&[])).unwrap();
         assert_eq!((cfg.teams_max, cfg.reduce_scatter_min, cfg.bcast_scatter_min), (64, 64 << 10, 1 << 20));
-        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", "3"), ("ISHMEM_REDUCE_SCATTER_MIN", "0")])).unwrap();
-        assert_eq!((cfg.teams_max, cfg.reduce_scatter_min), (3, 0));
+        assert_eq!(cfg.coll_small_max, 4 << 10);
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", "3"), ("ISHMEM_REDUCE_SCATTER_MIN", "0"), ("ISHMEM_COLL_SMALL_MAX", "0")])).unwrap();
+        assert_eq!((cfg.teams_max, cfg.reduce_scatter_min, cfg.coll_small_max), (3, 0, 0));
         for bad in ["2", "4097", "x"] {
             let e = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", bad)])).unwrap_err();
             assert!(e.starts_with("ISHMEM_TEAMS_MAX:"), "{e}");

@@ -67,7 +67,7 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
  * the slot's descriptor (size 0 when free) is kept at ISHMEMI_TEAM_DESC_WORD, so a kernel can
  * look a team up in the heap: the host writes it at init, split and destroy. Layout in
  * uint64_t words from the area's start: */
-#define ISHMEMI_TEAM_AREA_BYTES 1024
+#define ISHMEMI_TEAM_AREA_BYTES 12288 /* 1 KiB of sync words, then the push region below */
 #define ISHMEMI_TEAM_SYNC_EPOCH 0   /* team syncs this PE completed (own use) */
 #define ISHMEMI_TEAM_SYNC_VALUE 1   /* a value this PE publishes to the team (collect: bytes) */
 #define ISHMEMI_TEAM_SYNC_ROUND 8   /* word 8+k: dissemination round k's flag, written by the */
@@ -79,5 +79,17 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
  * 2^k < n: store e (release) into round word k of team PE (i + 2^k) mod n, then wait until
  * own round word k >= e (acquire). Only one PE ever writes a given round word of a team, and
  * values only grow, so back-to-back syncs cannot mix. */
+/* The push collectives of the host on the CPU backend (src/core/coll.rs; device code never
+ * touches these words, nor does the host on the CUDA backend): a sender stores its data into
+ * each member's memory (into a dest once the member announced it entered the collective),
+ * then its count (release) into the member's flag word for it. */
+#define ISHMEMI_TEAM_PUSH_COUNT 128 /* words 128..130: push collectives of each class started */
+#define ISHMEMI_TEAM_PUSH_FLAGS 192 /* word 192 + 64 * class + j: count of the class team PE j */
+#define ISHMEMI_TEAM_PUSH_PES 64    /*   last delivered here (class 0 broadcast, 1 fcollect and */
+#define ISHMEMI_TEAM_PUSH_CLASSES 3 /*   alltoall, 2 reductions and scans); teams up to 64 PEs */
+#define ISHMEMI_TEAM_PUSH_READY 384 /* word 384 + 64 * class + j (classes 0, 1): the count of the */
+                                    /*   class team PE j entered (it may be stored into now) */
+#define ISHMEMI_TEAM_PUSH_SCRATCH 4096       /* bytes 4096..12287: the reductions' scratch, */
+#define ISHMEMI_TEAM_PUSH_SCRATCH_BYTES 8192 /*   2 x size slots (count parity, sender) */
 
 #endif

@@ -19,12 +19,33 @@
 //!   release/acquire chains of the rounds reach every pair). On the GPU heap, data copies are
 //!   complete (stream-synchronized) before the flag store is launched, and a PE reads data only
 //!   after a poll copy saw the flag.
-//! - Every collective starts with a sync (sources are ready) and ends with one (no PE still
-//!   reads this PE's memory, so the caller may reuse it, and the team's words may be reused or,
-//!   after a destroy, zeroed for a new team). Algorithms that let a PE write where others read
+//! - Every synchronized collective (all but the push ones below) starts with a sync (sources
+//!   are ready) and ends with one (no PE still reads this PE's memory, so the caller may reuse
+//!   it, and the team's words may be reused or, after a destroy, zeroed for a new team). Algorithms that let a PE write where others read
 //!   (in-place reductions and scans) put a sync between the last read and the first write.
 //! - The sync count of a collective depends only on arguments every PE passes equally (sizes of
 //!   broadcast, fcollect, alltoall, reductions; never collect's per-PE sizes).
+//! - Push collectives (CPU backend, teams of 2..=`PUSH_PES`, at most ISHMEM_COLL_SMALL_MAX bytes
+//!   per PE; the choice depends only on arguments every PE passes equally): no team sync. Each
+//!   PE counts the collectives of each push class it starts on the team (own word, the same
+//!   sequence on every member since all call the same collectives in the same order). A sender
+//!   stores its data into a member's memory, then stores the count with Release into the
+//!   member's flag word of (class, sender); a receiver waits with Acquire loads until the flag
+//!   of each sender it needs is >= its own count. Flags are per sender, one writer each, values
+//!   only grow: a sender one collective ahead writes a larger count after the data of the
+//!   current one, never a value that hides a slower PE's missing arrival.
+//!   Into a user's dest (broadcast, fcollect, alltoall) a sender stores only after the member
+//!   announced that it entered the collective of that count (its Release store into the
+//!   sender's ready word (class, member), read with Acquire): programs commonly read a dest
+//!   after the call and pass it to the next collective without a barrier, and the member's
+//!   reads of the old contents happen before its announcement. Reductions and scans store
+//!   into the member's scratch slot [count parity][sender] instead (dest is written only by
+//!   its owner), with no announcement: every member sends in every one and waits for all, so
+//!   no PE runs more than one collective of the class ahead, and a slot of parity p is
+//!   rewritten (count c+2) only after its reader sent count c+1, which it does after reading
+//!   the slot for count c. Source is only read before the sender returns. When a PE returns,
+//!   no peer accesses its team area for the collective any more, so destroy and reuse of the
+//!   slot stay safe (the synchronized collectives end with a sync for that).
 
 use crate::core::team::{self, TeamDesc};
 use crate::core::{wait, State};
@@ -141,6 +162,166 @@ impl<'a> Team<'a> {
         }
     }
 
+    // ---------------------------------------------------------------- push collectives
+
+    /// Whether a collective of `nb` bytes per PE takes the push path (see the contract): the
+    /// CPU backend (peers' memory is mapped here), 2..=PUSH_PES PEs, at most
+    /// ISHMEM_COLL_SMALL_MAX bytes. Every PE decides alike.
+    fn push_ok(&self, nb: usize) -> bool {
+        self.gpu.is_none() && (2..=team::PUSH_PES).contains(&self.n) && nb <= self.st.cfg.coll_small_max && self.st.cfg.coll_small_max > 0
+    }
+
+    /// Starts a push collective of `class`: its count on this PE (1, 2, ...).
+    fn push_begin(&self, class: usize) -> u64 {
+        let w = team::W_PUSH_COUNT + class;
+        let c = self.load(w) + 1;
+        // SAFETY: an aligned word of this PE's team area, written only by this PE.
+        unsafe { AtomicU64::from_ptr(self.word(w) as *mut u64) }.store(c, Relaxed);
+        c
+    }
+
+    /// The flag word of (`class`, sender `j`).
+    fn flag_word(class: usize, j: usize) -> usize {
+        team::W_PUSH_FLAGS + class * team::PUSH_PES + j
+    }
+
+    /// Announces to team PE `j` that this PE entered collective `c` of `class` (its dest may be
+    /// written now).
+    fn post_ready(&self, class: usize, j: usize, c: u64) {
+        self.store_at(team::W_PUSH_READY + class * team::PUSH_PES + self.me, j, c);
+    }
+
+    /// Waits until team PE `j` entered collective `c` of `class`.
+    fn wait_ready(&self, class: usize, j: usize, c: u64) {
+        self.wait_ge(team::W_PUSH_READY + class * team::PUSH_PES + j, c);
+    }
+
+    /// Waits until the flag of every other member in `class` is at least `c` (Acquire).
+    fn wait_all(&self, class: usize, c: u64) {
+        let mut j = 0;
+        wait::until(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, || {
+            while j < self.n {
+                if j != self.me && self.load(Self::flag_word(class, j)) < c {
+                    return false;
+                }
+                j += 1;
+            }
+            true
+        });
+    }
+
+    /// Bytes of one scratch slot of the reductions (a multiple of 64).
+    fn slot_bytes(&self) -> usize {
+        team::PUSH_SCRATCH_BYTES / (2 * self.n) / 64 * 64
+    }
+
+    /// Byte offset in the team area of scratch slot (parity of `c`, sender `j`).
+    fn slot_at(&self, c: u64, j: usize) -> usize {
+        self.area + team::PUSH_SCRATCH + ((c as usize & 1) * self.n + j) * self.slot_bytes()
+    }
+
+    /// Broadcast by the root's pushes: each member announces its entry to the root; the root
+    /// stores its block into each member's `dst` once it entered, then its count into the
+    /// member's flag; the others wait for the flag.
+    fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        let c = self.push_begin(team::PUSH_BCAST);
+        let fw = Self::flag_word(team::PUSH_BCAST, root);
+        if self.me == root {
+            for k in 1..self.n {
+                let j = (self.me + k) % self.n;
+                self.wait_ready(team::PUSH_BCAST, j, c);
+                self.push(dst, src as *const u8, j, nb);
+                self.store_at(fw, j, c);
+            }
+            if dst != src {
+                self.put_local(dst, src as *const u8, nb);
+            }
+        } else {
+            self.post_ready(team::PUSH_BCAST, root, c);
+            self.wait_ge(fw, c);
+        }
+    }
+
+    /// fcollect (`all` false: block `me` of `src` to each PE) or alltoall (`all`: block j of
+    /// `src` to PE j) by pushes: entry announced to every member; block `me` of each member's
+    /// `dst` once it entered, then the flag; wait for every member's.
+    fn move_push(&self, dst: usize, src: usize, nb: usize, all: bool) {
+        let c = self.push_begin(team::PUSH_MOVE);
+        let fw = Self::flag_word(team::PUSH_MOVE, self.me);
+        let block = |j: usize| if all { src + j * nb } else { src };
+        for k in 1..self.n {
+            self.post_ready(team::PUSH_MOVE, (self.me + k) % self.n, c);
+        }
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            self.wait_ready(team::PUSH_MOVE, j, c);
+            self.push(dst + self.me * nb, block(j) as *const u8, j, nb);
+            self.store_at(fw, j, c);
+        }
+        self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb);
+        self.wait_all(team::PUSH_MOVE, c);
+    }
+
+    /// Reductions and scans by pushes: this PE's `src` (`nb` bytes) into its slot of every other
+    /// member's scratch, then the flag; wait for every member's. Returns the count, which
+    /// names the slots to read (`slot_at`).
+    fn reduce_push(&self, src: usize, nb: usize) -> u64 {
+        let c = self.push_begin(team::PUSH_REDUCE);
+        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            if nb > 0 {
+                let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), nb, self.d.world(j));
+                // SAFETY: r..r+nb is PE j's scratch slot for this PE and parity (mapped, in its
+                // team area; nb <= slot_bytes), which PE j does not read until it sees the flag
+                // below; src..src+nb is this PE's checked source.
+                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
+            }
+            self.store_at(fw, j, c);
+        }
+        self.wait_all(team::PUSH_REDUCE, c);
+        c
+    }
+
+    /// Combines team PEs `0..upto`'s vectors of push count `c` (own: `src`, others: scratch) in
+    /// team order and writes the result (zeros when `upto` is 0) to `dst`.
+    fn combine_pushed<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, c: u64, upto: usize, comb: fn(&mut [T], &[T])) {
+        let mut buf = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
+        debug_assert!(nelem * size_of::<T>() <= size_of_val(&buf) && align_of::<T>() <= 8);
+        // In place (dst = src), this PE's own vector is read after the first writes: combine in
+        // a buffer. Otherwise straight into dst (this PE's memory, which no PE reads here).
+        let at: *mut T = if dst == src { buf.as_mut_ptr().cast() } else { dst as *mut T };
+        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (8-byte
+        // aligned, at least nelem T: nb <= slot_bytes <= PUSH_SCRATCH_BYTES / 4 for 2+ PEs); T
+        // is a plain C number type, valid for any bits, and every element is written below
+        // before it is read (fill, or the copy of PE 0's vector).
+        let acc = unsafe { std::slice::from_raw_parts_mut(at, nelem) };
+        if upto == 0 {
+            acc.fill(T::default());
+        }
+        for j in 0..upto {
+            let p = if j == self.me { src } else { self.slot_at(c, j) } as *const T;
+            // SAFETY: p is this PE's checked, aligned source, or the scratch slot PE j filled
+            // with nelem T before its flag (seen by wait_all); slots are 64-byte aligned. No
+            // PE writes either until this PE's next push of the class; neither overlaps acc
+            // (in place, acc is buf).
+            let v = unsafe { std::slice::from_raw_parts(p, nelem) };
+            if j == 0 {
+                acc.copy_from_slice(v);
+            } else {
+                comb(acc, v);
+            }
+        }
+        if dst == src {
+            self.put_local(dst, acc.as_ptr().cast(), nelem * size_of::<T>());
+        }
+    }
+
+    /// Whether a reduction or scan of `nb` bytes takes the push path.
+    fn reduce_push_ok(&self, nb: usize) -> bool {
+        self.push_ok(nb) && nb <= self.slot_bytes()
+    }
+
     // ---------------------------------------------------------------- data primitives
 
     /// Team PE `i`'s copy of this PE's symmetric range, as mapped here.
@@ -215,6 +396,9 @@ impl<'a> Team<'a> {
     /// Small: every PE pulls the whole block from the root. Large (3+ PEs): each PE pulls one
     /// slice from the root, then the slices it lacks from their owners' `dst`.
     pub fn broadcast(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        if self.push_ok(nb) {
+            return self.broadcast_push(dst, src, nb, root);
+        }
         self.sync();
         if self.n >= 3 && nb >= self.st.cfg.bcast_scatter_min && nb > 0 {
             if self.me == root {
@@ -244,6 +428,9 @@ impl<'a> Team<'a> {
     /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`. Each PE pulls, in
     /// an order rotated by its number so that no PE is read by all at once.
     pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
+        if self.push_ok(nb) {
+            return self.move_push(dst, src, nb, false);
+        }
         self.sync();
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
@@ -254,6 +441,9 @@ impl<'a> Team<'a> {
 
     /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
     pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
+        if self.push_ok(nb) {
+            return self.move_push(dst, src, nb, true);
+        }
         self.sync();
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
@@ -310,6 +500,10 @@ impl<'a> Team<'a> {
     pub fn reduce<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, comb: fn(&mut [T], &[T])) {
         let es = size_of::<T>();
         let nb = nelem * es;
+        if self.reduce_push_ok(nb) {
+            let c = self.reduce_push(src, nb);
+            return self.combine_pushed(dst, src, nelem, c, self.n, comb);
+        }
         self.sync();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);
@@ -350,6 +544,11 @@ impl<'a> Team<'a> {
     pub fn scan<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, inclusive: bool, comb: fn(&mut [T], &[T])) {
         let es = size_of::<T>();
         let nb = nelem * es;
+        if self.reduce_push_ok(nb) {
+            let c = self.reduce_push(src, nb);
+            let upto = if inclusive { self.me + 1 } else { self.me };
+            return self.combine_pushed(dst, src, nelem, c, upto, comb);
+        }
         self.sync();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);

@@ -9,8 +9,9 @@
 //! every PE of its parent team, so all members of a team agree on its handle and on the heap
 //! offset of its sync area (`sync_offset`, fixed per slot).
 
-/// `ISHMEMI_TEAM_AREA_BYTES`: symmetric heap bytes owned by each team slot.
-pub const AREA_BYTES: usize = 1024;
+/// `ISHMEMI_TEAM_AREA_BYTES`: symmetric heap bytes owned by each team slot (the sync words of
+/// the first KiB, the push collectives' counters and flags, their scratch).
+pub const AREA_BYTES: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 /// Words of a team's sync area (`ISHMEMI_TEAM_SYNC_*`).
 pub const W_EPOCH: usize = 0;
 pub const W_VALUE: usize = 1;
@@ -21,7 +22,29 @@ pub const ROUNDS: usize = 32;
 pub const W_DESC: usize = 40;
 pub const W_SPLIT: usize = 64;
 pub const SPLIT_WORDS: usize = 64;
-const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_SPLIT && (W_SPLIT + SPLIT_WORDS) * 8 <= AREA_BYTES);
+/// The push collectives of the CPU backend (`core::coll`; never touched by device code).
+/// Words 128..130: collectives of each push class this PE started on the team (own use):
+/// `PUSH_BCAST` broadcasts, `PUSH_MOVE` fcollects and alltoalls, `PUSH_REDUCE` reductions and
+/// scans. Words `W_PUSH_FLAGS + 64 * class + j`: the count of that class that team PE j last
+/// delivered to this PE (written only by j, Release, values only grow).
+pub const W_PUSH_COUNT: usize = 128;
+pub const W_PUSH_FLAGS: usize = 192;
+/// Words `W_PUSH_READY + 64 * class + j` (classes `PUSH_BCAST`, `PUSH_MOVE`): the count of that
+/// class team PE j has entered, so that this PE may store into j's dest (written only by j).
+pub const W_PUSH_READY: usize = 384;
+pub const PUSH_CLASSES: usize = 3;
+pub const PUSH_BCAST: usize = 0;
+pub const PUSH_MOVE: usize = 1;
+pub const PUSH_REDUCE: usize = 2;
+/// Largest team that takes the push paths (one flag word per member and class).
+pub const PUSH_PES: usize = 64;
+/// Byte offset and size of the reductions' scratch: 2 (parity of the count) x team size slots.
+pub const PUSH_SCRATCH: usize = 4096;
+pub const PUSH_SCRATCH_BYTES: usize = 8192;
+const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_SPLIT && W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
+const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
+const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);
+const _: () = assert!(AREA_BYTES == 12288);
 const _: () = assert!(SPLIT_WORDS * 64 >= crate::env::MAX_TEAMS as usize);
 
 /// Handles of the predefined teams.
@@ -388,12 +411,12 @@ mod tests {
         assert!(p.get(5).unwrap_err().contains("not a team handle"));
         assert_eq!(p.free_bitmap()[0], 0b11000);
         let d = p.claim(3, Progression { start: 1, stride: 2, size: 2 }, 0, 7);
-        assert_eq!(d.sync_offset, 4096 + 3 * 1024);
+        assert_eq!(d.sync_offset, 4096 + 3 * AREA_BYTES as u64);
         assert_eq!(p.free_bitmap()[0], 0b10000);
         assert!(p.release(WORLD).unwrap_err().contains("predefined"));
         p.release(3).unwrap();
         assert!(p.get(3).is_err());
-        assert_eq!(p.slot(3).sync_offset, 4096 + 3 * 1024);
+        assert_eq!(p.slot(3).sync_offset, 4096 + 3 * AREA_BYTES as u64);
         let mut a = [0u64; SPLIT_WORDS];
         let mut b = [0u64; SPLIT_WORDS];
         a[0] = 0b11000;

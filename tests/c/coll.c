@@ -4,8 +4,10 @@
  * fcollect, collect (a different size on each PE), alltoall, the reductions (integer, small
  * unsigned, float and double; in place too; small and large vectors: both algorithms), the
  * scans (inclusive, exclusive, in place), the generic names, and back-to-back collectives on
- * alternating teams with no barrier between them.
- * usage: coll [quick]   (quick: small sizes only, for the runs that force every cutover) */
+ * alternating teams with no barrier between them, and a storm of back-to-back collectives of
+ * every kind with alternating roots and no barrier (storm_round).
+ * usage: coll [quick|storm]   (quick: small sizes only, for the runs that force every cutover;
+ *                              storm: only the storms, on the world and a reversed team) */
 #include "test_util.h"
 #include <math.h>
 
@@ -37,6 +39,7 @@ static void test_broadcast(const team_info *ti, size_t n) {
             Ia[i] = v(ti->me + 100, i);
             Ib[i] = -7;
         }
+        ishmem_team_sync(ti->t); /* every dest is ready before any PE calls (OpenSHMEM) */
         int rc;
         if (ti->t == ISHMEM_TEAM_WORLD && k == 0)
             rc = ishmem_int_broadcast(Ib, Ia, n, root); /* team-less spelling */
@@ -54,6 +57,7 @@ static void test_broadcast(const team_info *ti, size_t n) {
     /* mem form, in place on the root (dest == source everywhere) */
     for (size_t i = 0; i < 24; i++)
         Ca[i] = (char)(ti->me * 3 + i);
+    ishmem_team_sync(ti->t);
     CHECK_EQ(ishmem_broadcastmem(ti->t, Ca, Ca, 24, ti->n / 2), 0);
     for (size_t i = 0; i < 24; i++)
         CHECK(Ca[i] == (char)((ti->n / 2) * 3 + i), "%s: broadcastmem [%zu]", ti->name, i);
@@ -371,8 +375,122 @@ static void back_to_back(const team_info *a, const team_info *b) {
     }
 }
 
+/* ------------------------------------------------------------------ back-to-back storm
+ * Round r of every kind, with no barrier anywhere: broadcast (root r mod n), fcollect, alltoall,
+ * sum and max reductions, an in-place sum, a double sum, inclusive and exclusive scans, and
+ * every 5th round larger ones (past ISHMEM_COLL_SMALL_MAX at its default, so the push and the
+ * synchronized algorithms interleave on one team). Each round writes its own dest arrays (the
+ * caller keeps dest ready: OpenSHMEM), sources are reused every round (reusable once a call
+ * returns). A PE runs ahead into the next round while a slower one still waits: per-sender
+ * flags must tell the rounds apart. Checked at once, and again after a final barrier (no late
+ * push overwrote an earlier round). */
+#define STORM_ROUNDS 24
+#define STORM_STRIDE 12000 /* ints of Ib per round */
+
+static size_t storm_bcast_n(int r) { return r % 5 == 4 ? 1500 : (size_t)(1 + r % 7) * 3; }
+static size_t storm_coll_n(int r) { return r % 5 == 4 ? 280 : (size_t)(1 + r % 4); }
+static size_t storm_red_n(int r) { return r % 5 == 4 ? 1100 : (size_t)(1 + (r * 13) % 200); }
+
+static void storm_round(const team_info *ti, int r, int check_only) {
+    int n = ti->n, me = ti->me, root = r % n;
+    int *d = Ib + (size_t)r * STORM_STRIDE;
+    int *bd = d, *fd = d + 2048, *ad = d + 4608, *sd = d + 4672, *md = d + 5888, *ip = d + 7104;
+    int *si = d + 8320, *se = d + 9536;
+    double *dd = (double *)(d + 10752); /* 64 doubles */
+    int *bs = Ia, *fs = Ia + 2048, *as = Ia + 2400, *ss = Ia + 2600, *ms = Ia + 3800;
+    double *ds = (double *)(Ia + 5000);
+    size_t nb = storm_bcast_n(r), nc = storm_coll_n(r), nr = storm_red_n(r), na = nc < 5 ? nc : 5;
+    size_t ndb = nr < 64 ? nr : 64;
+    if (!check_only) {
+        for (size_t i = 0; i < nb; i++)
+            bs[i] = v(me + 3 * r, i);
+        CHECK_EQ(ishmem_int_broadcast(ti->t, bd, bs, nb, root), 0);
+        for (size_t i = 0; i < nc; i++)
+            fs[i] = v(me + r, i);
+        CHECK_EQ(ishmem_int_fcollect(ti->t, fd, fs, nc), 0);
+        for (int j = 0; j < n; j++)
+            for (size_t i = 0; i < na; i++)
+                as[j * na + i] = me * 1000 + j * 10 + (int)i + r;
+        CHECK_EQ(ishmem_int_alltoall(ti->t, ad, as, na), 0);
+        for (size_t i = 0; i < nr; i++) {
+            ss[i] = v(me + r, i);
+            ms[i] = v(me + 2 * r, i);
+            ip[i] = v(me + r + 1, i);
+        }
+        for (size_t i = 0; i < ndb; i++)
+            ds[i] = (me + r + (int)i) * 0.25 + 1.0 / 3.0;
+        CHECK_EQ(ishmem_int_sum_reduce(ti->t, sd, ss, nr), 0);
+        CHECK_EQ(ishmem_int_max_reduce(ti->t, md, ms, nr), 0);
+        CHECK_EQ(ishmem_int_sum_reduce(ti->t, ip, ip, nr), 0);
+        CHECK_EQ(ishmem_double_sum_reduce(ti->t, dd, ds, ndb), 0);
+        CHECK_EQ(ishmem_int_sum_inscan(ti->t, si, ss, nr), 0);
+        CHECK_EQ(ishmem_int_sum_exscan(ti->t, se, ss, nr), 0);
+    }
+    const char *when = check_only ? "after the barrier" : "at return";
+    for (size_t i = 0; i < nb; i++)
+        if (bd[i] != v(root + 3 * r, i)) {
+            CHECK(0, "%s: storm round %d broadcast n %zu root %d [%zu] = %d, want %d (%s)", ti->name, r, nb, root, i,
+                  bd[i], v(root + 3 * r, i), when);
+            break;
+        }
+    for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < nc; i++)
+            if (fd[p * nc + i] != v(p + r, i)) {
+                CHECK(0, "%s: storm round %d fcollect [%d][%zu] = %d, want %d (%s)", ti->name, r, p, i, fd[p * nc + i],
+                      v(p + r, i), when);
+                p = n;
+                break;
+            }
+    for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < na; i++)
+            if (ad[p * na + i] != p * 1000 + me * 10 + (int)i + r) {
+                CHECK(0, "%s: storm round %d alltoall [%d][%zu] = %d (%s)", ti->name, r, p, i, ad[p * na + i], when);
+                p = n;
+                break;
+            }
+    for (size_t i = 0; i < nr; i++) {
+        int sum = 0, mx = -1000, isum = 0, incl = 0, excl = 0;
+        for (int p = 0; p < n; p++) {
+            sum += v(p + r, i);
+            mx = v(p + 2 * r, i) > mx ? v(p + 2 * r, i) : mx;
+            isum += v(p + r + 1, i);
+            if (p < me)
+                excl += v(p + r, i);
+            if (p <= me)
+                incl += v(p + r, i);
+        }
+        if (sd[i] != sum || md[i] != mx || ip[i] != isum || si[i] != incl || se[i] != excl) {
+            CHECK(0, "%s: storm round %d n %zu [%zu]: sum %d/%d max %d/%d in-place %d/%d inscan %d/%d exscan %d/%d (%s)",
+                  ti->name, r, nr, i, sd[i], sum, md[i], mx, ip[i], isum, si[i], incl, se[i], excl, when);
+            break;
+        }
+    }
+    for (size_t i = 0; i < ndb; i++) {
+        double want = 0;
+        for (int p = 0; p < n; p++)
+            want += (p + r + (int)i) * 0.25 + 1.0 / 3.0;
+        if (!near(dd[i], want)) {
+            CHECK(0, "%s: storm round %d double sum [%zu] = %g, want %g (%s)", ti->name, r, i, dd[i], want, when);
+            break;
+        }
+    }
+}
+
+static void storm(const team_info *ti) {
+    if (ti->t == ISHMEM_TEAM_INVALID)
+        return;
+    ishmem_team_sync(ti->t); /* the dest arrays of every round are ready */
+    for (int r = 0; r < STORM_ROUNDS && !t_failures; r++)
+        storm_round(ti, r, 0);
+    ishmem_team_sync(ti->t);
+    for (int r = 0; r < STORM_ROUNDS && !t_failures; r++)
+        storm_round(ti, r, 1);
+    ishmem_team_sync(ti->t);
+}
+
 int main(int argc, char **argv) {
     test_init();
+    int storm_only = argc > 1 && !strcmp(argv[1], "storm");
     if (argc > 1 && !strcmp(argv[1], "quick"))
         big = 3000;
     Ia = ishmem_malloc(BIG * sizeof(int));
@@ -381,6 +499,22 @@ int main(int argc, char **argv) {
     Ca = (char *)Ia;
     Cb = (char *)Ib;
     world_ti = (team_info){ISHMEM_TEAM_WORLD, "world", t_npes, t_me};
+    storm(&world_ti);
+    if (storm_only) {
+        /* the same on a strided team (every PE but the last, reversed) */
+        ishmem_team_t rev;
+        int rn = t_npes > 1 ? t_npes - 1 : 1;
+        CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, rn - 1, -1, rn, NULL, 0, &rev), 0);
+        team_info rti = {rev, "reversed", ishmem_team_n_pes(rev), ishmem_team_my_pe(rev)};
+        storm(&rti);
+        storm(&world_ti);
+        if (rev != ISHMEM_TEAM_INVALID)
+            ishmem_team_destroy(rev);
+        ishmem_barrier_all();
+        ishmem_free(Ib);
+        ishmem_free(Ia);
+        return test_finish("coll");
+    }
     run_all(&world_ti);
 
     /* the even PEs */
@@ -400,6 +534,8 @@ int main(int argc, char **argv) {
     ishmem_barrier_all();
     back_to_back(&world_ti, &xti);
     back_to_back(&yti, &eti);
+    storm(&eti);
+    storm(&yti);
 
     ishmem_team_destroy(xt);
     ishmem_team_destroy(yt);
