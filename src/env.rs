@@ -48,7 +48,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_PEER_CHECK_MS", kind: Kind::Count, default: "100",
           doc: "Period in milliseconds of the watchdog that notices a PE that died or exited without `ishmem_finalize` and ends the job." },
     Var { name: "ISHMEM_QUEUE_KERNEL_MAX", kind: Kind::Bytes, default: "64K",
-          doc: "Largest contiguous `_on_queue` put/get (and put-with-signal) done by an SM copy kernel on the stream; larger ones use the copy engines (`cuMemcpyAsync`)." },
+          doc: "Largest contiguous `_on_queue` put/get (and put-with-signal), and largest block per PE of an `_on_queue` broadcast, fcollect or alltoall, done by SM kernels on the stream; larger ones use the copy engines (`cuMemcpyAsync`, between two team-sync kernels for the collectives)." },
     Var { name: "ISHMEM_REDUCE_SCATTER_MIN", kind: Kind::Bytes, default: "64K",
           doc: "Host reductions and scans of at least this many bytes in teams of 3 or more PEs split the vector into one slice per PE: each PE combines its slice over the team, then (reductions) the slices are gathered; smaller ones read every PE's whole vector." },
     Var { name: "ISHMEM_SHM_DIR", kind: Kind::Text, default: "/dev/shm",

@@ -11,7 +11,8 @@ use crate::api::queue::{ctx, launch, Module, Queue};
 use crate::api::team::desc;
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
-use crate::transport::cuda::Gpu;
+use crate::core::team::TeamDesc;
+use crate::transport::cuda::{driver, Gpu};
 use cudarc::driver::sys::{self, CUfunction, CUresult};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
@@ -165,12 +166,67 @@ pub unsafe fn data(
     check_heap(st, func, "dest", dest as usize, dest_len);
     check_heap(st, func, "source", src as usize, src_len);
     check_ret(func, ret);
+    if what != Move::Collect && nb > st.cfg.queue_kernel_max {
+        // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
+        unsafe { copy_engines(st, gpu, k, func, what, team, &d, dest as usize, src as usize, nb, root, ret, q) };
+        return;
+    }
     let (mut t, mut de, mut s, mut b, mut rt, mut r) = (team, dest as u64, src as u64, nb, root, ret as u64);
     match what {
         Move::Broadcast => launch(func, gpu, k.broadcast, 1, BLOCK, &mut args!(t, de, s, b, rt, r), q),
         Move::Fcollect => launch(func, gpu, k.fcollect, 1, BLOCK, &mut args!(t, de, s, b, r), q),
         Move::Collect => launch(func, gpu, k.collect, 1, BLOCK, &mut args!(t, de, s, b, r), q),
         Move::Alltoall => launch(func, gpu, k.alltoall, 1, BLOCK, &mut args!(t, de, s, b, r), q),
+    }
+}
+
+/// Blocks above `ISHMEM_QUEUE_KERNEL_MAX` bytes per PE go to the copy engines: a team sync
+/// kernel (every member has entered, so sources are ready), one peer copy per block
+/// (broadcast: pull the root's block; fcollect and alltoall: push this PE's blocks to every
+/// member, in rotated order), then a second team sync kernel (every member's copies are
+/// complete: stream order puts them before it on each PE) and the status.
+///
+/// # Safety
+/// As for `data`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_engines(
+    st: &State, gpu: &Gpu, k: &CollKernels, func: &str, what: Move, team: c_int, d: &TeamDesc, dest: usize, src: usize,
+    nb: usize, root: c_int, ret: *mut c_int, q: Queue,
+) {
+    let sync = || {
+        let (mut t, mut r) = (team, 0u64);
+        launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
+    };
+    sync();
+    let n = d.n();
+    let me = d.my_pe as usize;
+    let _c = gpu.enter(func);
+    let copy = |to: usize, from: usize| {
+        if to != from {
+            // SAFETY: both ranges lie in symmetric heaps mapped here (checked by the caller).
+            driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(to as u64, from as u64, nb, q.cast()) });
+        }
+    };
+    match what {
+        Move::Broadcast => copy(dest, st.remote(func, "source", src, nb, d.world(root as usize))),
+        Move::Fcollect => {
+            for j in 1..=n {
+                let p = (me + j) % n;
+                copy(st.remote(func, "dest", dest + me * nb, nb, d.world(p)), src);
+            }
+        }
+        Move::Alltoall => {
+            for j in 1..=n {
+                let p = (me + j) % n;
+                copy(st.remote(func, "dest", dest + me * nb, nb, d.world(p)), src + p * nb);
+            }
+        }
+        Move::Collect => unreachable!("collect sizes are known on the device only"),
+    }
+    sync();
+    if !ret.is_null() {
+        // SAFETY: check_ret found ret to be memory the GPU can write.
+        driver::check(func, "cuMemsetD32Async", unsafe { sys::cuMemsetD32Async(ret as u64, 0, 1, q.cast()) });
     }
 }
 
