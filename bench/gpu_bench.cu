@@ -536,25 +536,30 @@ template <class F> static double time_events(F &&launch) {
     return (double)ms * 1e-3;
 }
 
-/* Calibrates iterations so one run takes about the target time (never
- * deciding on the very first run), one warm-up run at the final count, then
- * REPS timed runs; returns the median seconds of one run. run(iters) -> s. */
-template <class F> static double measure(F &&run, long max_iters, long *iters_out) {
+/* One calibration decision from a run of `it` iterations that took t seconds: > 0 the next
+ * count to try, < 0 minus the final count (never decided on the very first run: the caller
+ * runs run(1) before). */
+static long calib_step(double t, long it, long max_iters) {
     const double target = g_o.target_s;
+    double want = t > 0 ? (double)it * target / t : (double)max_iters;
+    if (want > (double)max_iters) want = (double)max_iters;
+    if (t >= target / 2 || it >= max_iters) return -(want < 1 ? 1 : (long)(want + 0.5));
+    double g = want / (double)it;
+    g = g < 2 ? 2 : g > 100 ? 100 : g;
+    long next = (long)((double)it * g);
+    return next > max_iters ? max_iters : next;
+}
+
+/* Calibrates iterations so one run takes about the target time, one warm-up run at the final
+ * count, then REPS timed runs; returns the median seconds of one run. run(iters) -> s.
+ * decide(code) -> code lets every PE take PE 0's decision (lockstep rows); identity otherwise. */
+template <class F, class D> static double calibrated(F &&run, D &&decide, long max_iters, long *iters_out) {
     long it = 1, final_it = 0;
     run(1); /* first touch, module load */
     for (int k = 0; k < 12 && !final_it; k++) {
-        double t = run(it);
-        double want = t > 0 ? (double)it * target / t : (double)max_iters;
-        if (want > (double)max_iters) want = (double)max_iters;
-        if (t >= target / 2 || it >= max_iters) {
-            final_it = want < 1 ? 1 : (long)(want + 0.5);
-        } else {
-            double g = want / (double)it;
-            g = g < 2 ? 2 : g > 100 ? 100 : g;
-            it = (long)((double)it * g);
-            if (it > max_iters) it = max_iters;
-        }
+        long code = decide(calib_step(run(it), it, max_iters));
+        if (code < 0) final_it = -code;
+        else it = code;
     }
     if (!final_it) final_it = it;
     run(final_it); /* warm-up at the final count */
@@ -564,6 +569,10 @@ template <class F> static double measure(F &&run, long max_iters, long *iters_ou
     size_t r = ts.size();
     *iters_out = final_it;
     return (r & 1) ? ts[r / 2] : 0.5 * (ts[r / 2 - 1] + ts[r / 2]);
+}
+
+template <class F> static double measure(F &&run, long max_iters, long *iters_out) {
+    return calibrated(run, [](long code) { return code; }, max_iters, iters_out);
 }
 
 static void check_region(const void *buf, size_t bytes, uint64_t seed, unsigned long long *bad,
@@ -936,36 +945,8 @@ static int run_barrier_all_on_queue() {
  * run(iters) with the same iters (PE 0 decides from its own time and
  * broadcasts the decision); run returns PE 0's seconds. */
 template <class F> static double lockstep_calibrated(F &&run, long max_iters, long *iters_out) {
-    const double target = g_o.target_s;
-    long it = 1, final_it = 0;
-    run(1); /* first touch, module load */
-    for (int k = 0; k < 12 && !final_it; k++) {
-        double t = run(it);
-        long code = 0; /* > 0: next count to try; < 0: -(final count) */
-        if (g_me == 0) {
-            double want = t > 0 ? (double)it * target / t : (double)max_iters;
-            if (want > (double)max_iters) want = (double)max_iters;
-            if (t >= target / 2 || it >= max_iters) {
-                code = -(want < 1 ? 1 : (long)(want + 0.5));
-            } else {
-                double g = want / (double)it;
-                g = g < 2 ? 2 : g > 100 ? 100 : g;
-                code = (long)((double)it * g);
-                if (code > max_iters) code = max_iters;
-            }
-        }
-        code = bcast_int((int)code); /* max_iters fits an int */
-        if (code < 0) final_it = -code;
-        else it = code;
-    }
-    if (!final_it) final_it = it;
-    run(final_it); /* warm-up at the final count */
-    std::vector<double> ts;
-    for (int k = 0; k < g_o.reps; k++) ts.push_back(run(final_it));
-    std::sort(ts.begin(), ts.end());
-    size_t r = ts.size();
-    *iters_out = final_it;
-    return (r & 1) ? ts[r / 2] : 0.5 * (ts[r / 2 - 1] + ts[r / 2]);
+    /* max_iters fits an int */
+    return calibrated(run, [](long code) { return (long)bcast_int(g_me == 0 ? (int)code : 0); }, max_iters, iters_out);
 }
 
 #ifdef BENCH_COLL
