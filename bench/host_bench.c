@@ -488,13 +488,18 @@ static uint64_t coll_seed(const row_t *r, int pe) { return run_seed(r) ^ mix64((
 static double coll_time(const row_t *r, long iters)
 {
     const size_t n = r->bytes;
+    /* the operation is chosen once, outside the timed loop */
+    const int op = !strcmp(r->op, "broadcast") ? 0 : !strcmp(r->op, "fcollect") ? 1
+                 : !strcmp(r->op, "alltoall") ? 2 : 3;
     ishmem_barrier_all();
     double t0 = now_s();
-    for (long i = 0; i < iters; i++) {
-        if (!strcmp(r->op, "broadcast")) BENCH_BROADCASTMEM(cdst, csrc, n, 0);
-        else if (!strcmp(r->op, "fcollect")) BENCH_FCOLLECTMEM(cdst, csrc, n);
-        else if (!strcmp(r->op, "alltoall")) BENCH_ALLTOALLMEM(cdst, csrc, n);
-        else BENCH_INT_SUM_REDUCE((int *)cdst, (const int *)csrc, n / sizeof(int));
+    switch (op) {
+    case 0: for (long i = 0; i < iters; i++) BENCH_BROADCASTMEM(cdst, csrc, n, 0); break;
+    case 1: for (long i = 0; i < iters; i++) BENCH_FCOLLECTMEM(cdst, csrc, n); break;
+    case 2: for (long i = 0; i < iters; i++) BENCH_ALLTOALLMEM(cdst, csrc, n); break;
+    default:
+        for (long i = 0; i < iters; i++) BENCH_INT_SUM_REDUCE((int *)cdst, (const int *)csrc, n / sizeof(int));
+        break;
     }
     double t = now_s() - t0;
     ishmem_barrier_all();
