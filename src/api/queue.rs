@@ -92,14 +92,20 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
 
 /// The running state, its GPU, and the loaded queue kernels.
 pub(crate) fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels) {
-    let st = state(func);
-    let Some(gpu) = st.gpu.as_ref() else {
-        fatal(func, "the _on_queue forms need the CUDA backend, and this PE runs the CPU backend (no GPU in use)")
-    };
+    let (st, gpu) = gpu_of(func);
     match KERNELS.get_or_init(|| load(func, gpu)) {
         Ok(k) => (st, gpu, k),
         Err(e) => fatal(func, &format!("the queue kernels did not load: {e}")),
     }
+}
+
+/// The running state and its GPU, or the error of an _on_queue form on the CPU backend.
+pub(crate) fn gpu_of(func: &str) -> (&'static State, &'static Gpu) {
+    let st = state(func);
+    let Some(gpu) = st.gpu.as_ref() else {
+        fatal(func, "the _on_queue forms need the CUDA backend, and this PE runs the CPU backend (no GPU in use)")
+    };
+    (st, gpu)
 }
 
 /// Launches `f` on the queue with the given parameter pointers.
@@ -115,9 +121,10 @@ pub(crate) fn launch(func: &str, gpu: &Gpu, f: CUfunction, grid: u32, block: u32
 macro_rules! args {
     ($($v:expr),*) => { [$( (&mut $v as *mut _) as *mut c_void ),*] };
 }
+pub(crate) use args;
 
-/// Whether the address is GPU memory the SM copy kernel can read.
-pub(crate) fn device_accessible(addr: usize) -> bool {
+/// The CUDA memory type of `addr` (`CUmemorytype`), or None for memory CUDA does not know.
+pub(crate) fn memory_type(addr: usize) -> Option<u32> {
     let mut t: u32 = 0;
     // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
     let r = unsafe {
@@ -127,7 +134,12 @@ pub(crate) fn device_accessible(addr: usize) -> bool {
             addr as u64,
         )
     };
-    r == CUresult::CUDA_SUCCESS && t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+    (r == CUresult::CUDA_SUCCESS).then_some(t)
+}
+
+/// Whether the address is GPU memory the SM copy kernel can read.
+pub(crate) fn device_accessible(addr: usize) -> bool {
+    memory_type(addr) == Some(sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32)
 }
 
 fn grid_for(n: usize) -> u32 {

@@ -7,13 +7,13 @@
 //! NULL, must be memory the GPU can write (device, managed or registered host memory) and
 //! receives the return code when the stream reaches the collective.
 
-use crate::api::queue::{ctx, launch, Module, Queue};
+use crate::api::queue::{args, gpu_of, launch, memory_type, Module, Queue};
 use crate::api::team::desc;
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
 use crate::core::team::TeamDesc;
 use crate::transport::cuda::{driver, Gpu};
-use cudarc::driver::sys::{self, CUfunction, CUresult};
+use cudarc::driver::sys::{self, CUfunction};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
@@ -78,7 +78,7 @@ fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
 }
 
 fn kernels(func: &str) -> (&'static State, &'static Gpu, &'static CollKernels) {
-    let (st, gpu, _) = ctx(func);
+    let (st, gpu) = gpu_of(func);
     match KERNELS.get_or_init(|| load(func, gpu)) {
         Ok(k) => (st, gpu, k),
         Err(e) => fatal(func, &format!("the collective queue kernels did not load: {e}")),
@@ -103,22 +103,9 @@ fn check_ret(func: &str, ret: *mut c_int) {
     if ret.is_null() {
         return;
     }
-    let mut t: u32 = 0;
-    // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
-    let r = unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut t as *mut u32).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ret as u64,
-        )
-    };
-    if r != CUresult::CUDA_SUCCESS {
+    if memory_type(ret as usize).is_none() {
         fatal(func, &format!("ret {ret:p} is not memory the GPU can write (use device, managed or registered host memory, or NULL)"));
     }
-}
-
-macro_rules! args {
-    ($($v:expr),*) => { [$( (&mut $v as *mut _) as *mut c_void ),*] };
 }
 
 /// `ishmemx_team_sync_on_queue`.
