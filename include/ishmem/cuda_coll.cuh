@@ -28,20 +28,7 @@
 #ifndef ISHMEM_CUDA_COLL_CUH
 #define ISHMEM_CUDA_COLL_CUH
 
-#ifndef ISHMEMI_SYNC_TEAM_AREA
-#define ISHMEMI_SYNC_TEAM_AREA 2 /* sync-area word: heap offset of team slot 0's area */
-#define ISHMEMI_SYNC_TEAMS_MAX 3 /* sync-area word: number of team slots */
-#endif
-#ifndef ISHMEMI_TEAM_AREA_BYTES
-#define ISHMEMI_TEAM_AREA_BYTES 1024
-#define ISHMEMI_TEAM_SYNC_EPOCH 0
-#define ISHMEMI_TEAM_SYNC_VALUE 1
-#define ISHMEMI_TEAM_SYNC_ROUND 8
-#define ISHMEMI_TEAM_SYNC_ROUNDS 32
-#endif
-#ifndef ISHMEMI_TEAM_DESC_WORD
-#define ISHMEMI_TEAM_DESC_WORD 40 /* words 40-41: int32 start, stride, size, my_pe */
-#endif
+/* The layout of the sync and team areas (words, sizes) is ishmem/device_state.h's. */
 
 namespace ishmemi {
 
@@ -91,9 +78,10 @@ __device__ __noinline__ inline tdesc team_get(int t, const char *fn) {
     return d;
 }
 
-/* Address of word w of team t's area on world PE pe (symmetric: the same offset everywhere). */
-__device__ __forceinline__ uint64_t *team_word(int t, int w, int pe, const char *fn) {
-    uint64_t a = ishmemi_dstate.heap_base + team_area_off(t) + 8 * (uint64_t)w;
+/* Address of word w, on world PE pe, of the team area at heap offset `area` (team_area_off:
+ * symmetric, the same offset everywhere). */
+__device__ __forceinline__ uint64_t *team_word(uint64_t area, int w, int pe, const char *fn) {
+    uint64_t a = ishmemi_dstate.heap_base + area + 8 * (uint64_t)w;
     return (uint64_t *)ptr((const void *)(uintptr_t)a, 8, pe, fn);
 }
 
@@ -122,14 +110,15 @@ __device__ __forceinline__ int team_translate_pe(int src_team, int src_pe, int d
 __device__ __noinline__ inline void team_sync_one(int t, const tdesc d, const char *fn) {
     int n = d.size;
     if (n <= 1) return;
-    uint64_t *epoch = team_word(t, ISHMEMI_TEAM_SYNC_EPOCH, d.world(d.my_pe), fn);
+    uint64_t area = team_area_off(t);
+    uint64_t *epoch = team_word(area, ISHMEMI_TEAM_SYNC_EPOCH, d.world(d.my_pe), fn);
     uint64_t e = *(volatile uint64_t *)epoch + 1;
     *(volatile uint64_t *)epoch = e;
     for (int k = 0, dist = 1; dist < n && k < ISHMEMI_TEAM_SYNC_ROUNDS; k++, dist <<= 1) {
         int to = d.world((d.my_pe + dist) % n);
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*team_word(t, ISHMEMI_TEAM_SYNC_ROUND + k, to, fn))
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*team_word(area, ISHMEMI_TEAM_SYNC_ROUND + k, to, fn))
             .store(e, cuda::memory_order_release);
-        uint64_t *mine = team_word(t, ISHMEMI_TEAM_SYNC_ROUND + k, d.world(d.my_pe), fn);
+        uint64_t *mine = team_word(area, ISHMEMI_TEAM_SYNC_ROUND + k, d.world(d.my_pe), fn);
         while (load_acquire(mine) < e) {
         }
     }
@@ -199,11 +188,12 @@ __device__ __forceinline__ int collect(const G &g, int t, void *dest, const void
     tdesc d = team_get(t, fn);
     int n = d.size;
     check_sym(src, bytes, fn);
-    if (g.thread_rank() == 0) *(volatile uint64_t *)team_word(t, ISHMEMI_TEAM_SYNC_VALUE, d.world(d.my_pe), fn) = bytes;
+    uint64_t area = team_area_off(t);
+    if (g.thread_rank() == 0) *(volatile uint64_t *)team_word(area, ISHMEMI_TEAM_SYNC_VALUE, d.world(d.my_pe), fn) = bytes;
     sync_fenced(g, t, d, fn);
     size_t before = 0, total = 0;
     for (int j = 0; j < n; j++) {
-        uint64_t b = *(volatile uint64_t *)team_word(t, ISHMEMI_TEAM_SYNC_VALUE, d.world(j), fn);
+        uint64_t b = *(volatile uint64_t *)team_word(area, ISHMEMI_TEAM_SYNC_VALUE, d.world(j), fn);
         if (j < d.my_pe) before += b;
         total += b;
     }
