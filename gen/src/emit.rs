@@ -290,8 +290,8 @@ fn names(params: &[(&str, &str)]) -> String {
     params.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
 }
 
-/// The collective families of a header: (op, name pattern suffix, parameters, return type,
-/// `__host__ __device__`). ishmem.h holds the plain forms, ishmemx.h their `_on_queue` forms.
+/// The collective families a header declares, with whether it declares their `_on_queue`
+/// forms: ishmem.h holds the plain forms, ishmemx.h the `_on_queue` forms.
 fn coll_forms(hdr: &str) -> Vec<(&'static Op, bool)> {
     OPS.iter().filter(|o| is_coll(o)).filter(|o| o.header == hdr || hdr == "ishmemx.h").map(|o| (o, hdr == "ishmemx.h")).collect()
 }
@@ -372,7 +372,7 @@ fn coll_c(hdr: &str) -> String {
         }
         let (Some(g), Some(pat)) = (op.generic, op.typed) else { continue };
         let g = qn(g);
-        let _ = write!(s, "#define ISHMEMI_G_{g}(d) _Generic(*(d), \\\n");
+        let _ = writeln!(s, "#define ISHMEMI_G_{g}(d) _Generic(*(d), \\");
         let types: Vec<&CType> = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0).collect();
         for (j, t) in types.iter().enumerate() {
             let sep = if j + 1 == types.len() { "" } else { "," };
@@ -554,19 +554,9 @@ fn cuda_device_header(hdr: &str) -> String {
                 );
             }
             if let Some(g) = op.generic {
-                let t = Inst { op, name: String::new(), ty: None, elem: 0 };
-                let params = op
-                    .params
-                    .iter()
-                    .map(|(ty, n)| {
-                        let ct = ty.replace('T', "TYPE");
-                        if ct.ends_with('*') { format!("{ct}{n}") } else { format!("{ct} {n}") }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let params = template_params(op.params);
                 let ret = if op.ret == "T" { "TYPE".to_string() } else { op.ret.to_string() };
                 let body = op.dev.replace("{T}", "TYPE").replace("{E}", "sizeof(TYPE)");
-                let _ = t;
                 let _ = writeln!(
                     s,
                     "template <class TYPE, class Group> __device__ __forceinline__ {ret} {}({params}, const Group &group) {{\n    \
@@ -587,6 +577,18 @@ fn cuda_device_header(hdr: &str) -> String {
     }
     let _ = write!(s, "\n#endif /* {guard} */\n");
     s
+}
+
+/// The parameter list of a generic device template: the element type is the parameter `TYPE`.
+fn template_params(params: &[(&str, &str)]) -> String {
+    params
+        .iter()
+        .map(|(ty, n)| {
+            let ct = ty.replace('T', "TYPE");
+            if ct.ends_with('*') { format!("{ct}{n}") } else { format!("{ct} {n}") }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The C parameter list of `params` for element type `ty`.
@@ -620,15 +622,6 @@ fn coll_work_group() -> String {
         }
         if let Some(g) = op.generic {
             let n = wg_name(g);
-            let tparams = |ps: &[(&str, &str)]| {
-                ps.iter()
-                    .map(|(ty, nm)| {
-                        let ct = ty.replace('T', "TYPE").replace("ishmem_TYPEeam_t", "ishmem_team_t");
-                        if ct.ends_with('*') { format!("{ct}{nm}") } else { format!("{ct} {nm}") }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             let body = op.dev.replace("{T}", "TYPE").replace("{E}", "sizeof(TYPE)");
             let _ = writeln!(
                 s,
@@ -636,9 +629,9 @@ fn coll_work_group() -> String {
                  const char *F = \"{n}\";\n    {};\n}}\n\
                  template <class TYPE, class Group> __device__ __forceinline__ int {n}({}, const Group &group) {{\n    \
                  return {n}(ISHMEM_TEAM_WORLD, {}, group);\n}}",
-                tparams(op.params),
+                template_params(op.params),
                 wg_body(&body),
-                tparams(rest),
+                template_params(rest),
                 names(rest),
             );
         }
