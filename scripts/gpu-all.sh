@@ -20,4 +20,10 @@ scripts/gpu-check.sh || rc=1
 if [ "$bench" = 1 ]; then
     bash bench/run_gpu.sh "$@" || rc=1
 fi
+# The device tool brings back at most 8 files from $OUT: pack everything into one archive,
+# and keep the table beside it for a quick look.
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+    tar -C "$OUT" -czf /tmp/gpu-all.tar.gz . && find "$OUT" -mindepth 1 -maxdepth 1 ! -name gpu-table.md -exec rm -rf {} + \
+        && mv /tmp/gpu-all.tar.gz "$OUT/gpu-all.tar.gz"
+fi
 exit $rc

@@ -174,4 +174,8 @@ expect_fail mixed_backends host_ops "every PE must use the same backend" -- \
     "${RUN[@]}" -n 2 sh -c 'if [ "$ISHMRUN_RANK" = 1 ]; then export ISHMEM_GPU=0; fi; exec "$0"' "$B/host_ops"
 
 say "gpu-check: $pass passed, $fail failed"
+# The device tool brings back at most 8 files from $OUT: pack the logs into one archive there.
+if [ -n "${OUT:-}" ]; then
+    tar -C "$OUTDIR/.." -czf "$OUT/gpu-check-logs.tar.gz" gpu-check && rm -rf "$OUTDIR"
+fi
 [ "$fail" = 0 ]
