@@ -73,6 +73,7 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
 #define ISHMEMI_TEAM_SYNC_ROUND 8   /* word 8+k: dissemination round k's flag, written by the */
 #define ISHMEMI_TEAM_SYNC_ROUNDS 32 /*   team PE (me - 2^k) mod size with its epoch */
 #define ISHMEMI_TEAM_DESC_WORD 40   /* words 40..43: this PE's ishmemi_team_desc_t of the slot */
+/* words 44..55: the host's record of its last host collective on the team (never device code) */
 #define ISHMEMI_TEAM_SPLIT_WORD 64  /* words 64..127: this PE's free-slot bitmap during a split */
 #define ISHMEMI_TEAM_SPLIT_WORDS 64
 /* Team sync (dissemination barrier) of team PE i of n: e = ++epoch; for each round k with

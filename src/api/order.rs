@@ -44,7 +44,7 @@ pub extern "C" fn ishmem_barrier_all() {
         let st = state(F);
         retry_binders(F, st);
         quiet();
-        st.barrier();
+        st.barrier_recorded(F);
     })
 }
 
@@ -54,6 +54,6 @@ pub extern "C" fn ishmem_sync_all() {
     guard(F, || {
         let st = state(F);
         retry_binders(F, st);
-        st.barrier()
+        st.barrier_recorded(F)
     })
 }

@@ -8,7 +8,7 @@
 //! parent team prints an error on every PE of the parent, gives ISHMEM_TEAM_INVALID and returns
 //! nonzero (the job goes on).
 
-use crate::core::coll::{self, Team};
+use crate::core::coll::{self, Kind, Team};
 use crate::core::team::{self, Progression, TeamDesc, INVALID};
 use crate::core::{state, State};
 use crate::ffi::{fatal, guard};
@@ -37,7 +37,7 @@ pub fn desc(st: &State, func: &str, team: c_int) -> TeamDesc {
 
 /// The team `team` of this PE ready for a collective, or a fatal error naming `func`.
 pub fn team_of<'a>(st: &'a State, func: &'a str, team: c_int) -> Team<'a> {
-    Team::new(st, func, desc(st, func, team))
+    Team::new(st, func, team as usize, desc(st, func, team))
 }
 
 /// The descriptor of `team`, `None` for ISHMEM_TEAM_INVALID, fatal for any other non-team.
@@ -152,6 +152,7 @@ fn join(st: &State, func: &str, slot: usize, p: Progression, num_contexts: c_int
     let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
     let d = pool.claim(slot, p, me, num_contexts);
     coll::reset_area(st, func, &d);
+    st.team_seq[slot].store(0, std::sync::atomic::Ordering::Relaxed);
     slot as c_int
 }
 
@@ -173,6 +174,7 @@ pub unsafe extern "C" fn ishmem_team_split_strided(
         }
         let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
         let parent = team_of(st, F, parent_team);
+        parent.enter(Kind::Split, (start as u32 as u64) | (stride as u32 as u64) << 32, size as u32 as u64);
         let p = team::split_strided(&parent.d, start, stride, size).unwrap_or_else(|e| fatal(F, &e));
         let Some(slots) = agree_on_slots(st, &parent, 1) else { return FAILED };
         let t = join(st, F, slots[0], p, nctx);
@@ -209,6 +211,7 @@ pub unsafe extern "C" fn ishmem_team_split_2d(
         }
         let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
         let parent = team_of(st, F, parent_team);
+        parent.enter(Kind::Split2d, xrange as u32 as u64, 0);
         let ((x, _), (y, _)) = team::split_2d(&parent.d, xrange, parent.me).unwrap_or_else(|e| fatal(F, &e));
         let Some(slots) = agree_on_slots(st, &parent, 2) else { return FAILED };
         let tx = join(st, F, slots[0], x, xctx);
@@ -250,7 +253,7 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
 pub extern "C" fn ishmem_team_sync(team: c_int) -> c_int {
     const F: &str = "ishmem_team_sync";
     guard(F, || {
-        team_of(state(F), F, team).sync();
+        team_of(state(F), F, team).team_sync();
         0
     })
 }

@@ -46,10 +46,25 @@
 //!   the slot for count c. Source is only read before the sender returns. When a PE returns,
 //!   no peer accesses its team area for the collective any more, so destroy and reuse of the
 //!   slot stay safe (the synchronized collectives end with a sync for that).
+//!   Flag and announcement values are `count << 24 | signature` (`tag`): the signature is a
+//!   hash of the call's kind and arguments (`signature`), so values still only grow, and a
+//!   receiver that sees a value of its own count with another signature knows the sender is
+//!   in a different call.
+//!
+//! Call agreement (every PE of a team must call the same collectives in the same order with
+//! the same sizes and root): at entry each PE records its call in its team area (`enter`:
+//! count on the team, kind, arguments, function name). Three checks end the job with an error
+//! naming both calls instead of a hang or mixed data: the push signatures above (free); after
+//! the first sync of a synchronized collective, each PE compares the next team PE's record
+//! (`check_neighbour`, one remote read); and a PE that waits long compares every member's
+//! record of the same count (`check_agreement`, every ISHMEM_COLL_CHECK_MS, reported when seen
+//! twice in a row). Device-side and on-queue collectives record nothing.
 
 use crate::core::team::{self, TeamDesc};
 use crate::core::{wait, State};
+use crate::ffi::fatal;
 use crate::transport::cuda::{AmoOp, Gpu};
+use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 /// Elements combined per pass of a reduction (bytes): small enough to stay in cache.
@@ -65,9 +80,99 @@ pub struct Team<'a> {
     /// This PE's number in the team and the team's size.
     pub me: usize,
     pub n: usize,
+    /// The team's handle (its slot).
+    pub handle: usize,
+    /// This PE's record of the collective it is in (`enter`) and its signature.
+    entry: Cell<Entry>,
+    sig: Cell<u64>,
     /// This PE's sync area (a heap address as mapped here).
     area: usize,
     gpu: Option<&'a Gpu>,
+}
+
+/// Which host collective a PE entered (`Team::enter`); the record names it in a mismatch.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u64)]
+pub enum Kind {
+    /// team_sync, barrier_all, sync_all (`a`, `b` unused).
+    Sync = 1,
+    /// `a` bytes from team PE `b`.
+    Broadcast,
+    /// `a` bytes per PE.
+    Fcollect,
+    /// `a` bytes per pair of PEs.
+    Alltoall,
+    /// Sizes differ per PE by design (unused).
+    Collect,
+    /// `a` bytes; the function (type and operator) must match too.
+    Reduce,
+    /// `a` bytes; the function (type, inclusive or exclusive) must match too.
+    Scan,
+    /// `a` = start and stride (two 32-bit halves), `b` = size.
+    Split,
+    /// `a` = xrange.
+    Split2d,
+}
+
+impl Kind {
+    fn from_word(w: u64) -> Option<Kind> {
+        use Kind::*;
+        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d].into_iter().find(|k| *k as u64 == w & 0xff)
+    }
+}
+
+/// A PE's entry record as read from its team area (`team::W_ENTRY`).
+pub type Entry = [u64; team::ENTRY_WORDS];
+
+/// The words of a record that every PE of one correct call has alike: the kind, and by kind
+/// the arguments (and for reductions and scans the function, which names type and operator).
+fn essential(e: &Entry) -> impl Iterator<Item = u64> + '_ {
+    let (args, name): (&[u64], &[u64]) = match Kind::from_word(e[0]) {
+        Some(Kind::Sync | Kind::Collect) => (&[], &[]),
+        Some(Kind::Broadcast | Kind::Split) => (&e[1..3], &[]),
+        Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => (&e[1..2], &[]),
+        Some(Kind::Reduce | Kind::Scan) => (&e[1..2], &e[4..]),
+        None => (&e[1..], &[]),
+    };
+    std::iter::once(e[0] & 0xff).chain(args.iter().copied()).chain(name.iter().copied())
+}
+
+/// Whether two PEs' records of the same collective call can belong to one correct call.
+fn entries_agree(x: &Entry, y: &Entry) -> bool {
+    essential(x).eq(essential(y))
+}
+
+/// Bits of a push flag that carry the call's signature (the count is above them).
+const SIG_BITS: u32 = 24;
+const SIG_MASK: u64 = (1 << SIG_BITS) - 1;
+
+/// A 24-bit hash of `essential(e)` (FNV-1a), carried in the push flags so that a receiver
+/// notices a sender in a different call at no cost.
+fn signature(e: &Entry) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in essential(e) {
+        for b in w.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    (h ^ (h >> 24) ^ (h >> 48)) & SIG_MASK
+}
+
+/// The call a record describes, e.g. `ishmem_broadcastmem (64 bytes from root 0)`.
+fn describe_entry(e: &Entry) -> String {
+    let bytes: Vec<u8> = e[4..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
+    let name = String::from_utf8_lossy(&bytes);
+    let args = match Kind::from_word(e[0]) {
+        Some(Kind::Broadcast) => format!(" ({} bytes from root {})", e[1], e[2]),
+        Some(Kind::Fcollect) => format!(" ({} bytes per PE)", e[1]),
+        Some(Kind::Alltoall) => format!(" ({} bytes to each PE)", e[1]),
+        Some(Kind::Reduce | Kind::Scan) => format!(" ({} bytes)", e[1]),
+        Some(Kind::Split) => format!(" (start {}, stride {}, size {})", e[1] as u32 as i32, (e[1] >> 32) as u32 as i32, e[2]),
+        Some(Kind::Split2d) => format!(" (xrange {})", e[1]),
+        Some(Kind::Sync | Kind::Collect) => String::new(),
+        None => format!(" (unknown record {:#x})", e[0]),
+    };
+    format!("{name}{args}")
 }
 
 /// `[start, start+len)` of the `r`-th of `parts` nearly equal slices of `n` items.
@@ -89,9 +194,142 @@ fn buffer<T: Copy + Default>(n: usize) -> Vec<T> {
 }
 
 impl<'a> Team<'a> {
-    pub fn new(st: &'a State, func: &'a str, d: TeamDesc) -> Team<'a> {
+    pub fn new(st: &'a State, func: &'a str, handle: usize, d: TeamDesc) -> Team<'a> {
         let area = st.heap.base + d.sync_offset as usize;
-        Team { st, func, d, me: d.my_pe as usize, n: d.n(), area, gpu: st.gpu_heap(area) }
+        let (entry, sig) = (Cell::new([0; team::ENTRY_WORDS]), Cell::new(0));
+        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, area, gpu: st.gpu_heap(area) }
+    }
+
+    /// The world team.
+    pub fn world(st: &'a State, func: &'a str) -> Team<'a> {
+        Team::new(st, func, 0, st.world)
+    }
+
+    // ---------------------------------------------------------------- call agreement
+
+    /// Records that this PE enters the next host collective of the team (`kind` with
+    /// arguments `a`, `b`, and the function's name) in its entry words, where peers that wait
+    /// long look (`check_agreement`).
+    pub fn enter(&self, kind: Kind, a: u64, b: u64) {
+        let seq_of = &self.st.team_seq[self.handle];
+        // Only this PE's threads touch it, and not two at once on one team (the spec forbids
+        // concurrent collectives on a team).
+        let seq = seq_of.load(Relaxed) + 1;
+        seq_of.store(seq, Relaxed);
+        let mut e: Entry = [0; team::ENTRY_WORDS];
+        e[0] = seq << 8 | kind as u64;
+        e[1] = a;
+        e[2] = b;
+        let name = self.func.as_bytes();
+        let name = &name[..name.len().min(8 * (team::ENTRY_WORDS - 4) - 1)];
+        for (i, c) in name.chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            e[4 + i] = u64::from_ne_bytes(w);
+        }
+        self.entry.set(e);
+        self.sig.set(signature(&e));
+        let at = self.word(team::W_ENTRY);
+        match self.gpu {
+            Some(g) => g.copy(self.func, at, e.as_ptr() as usize, size_of::<Entry>()),
+            None => {
+                for (i, v) in e.iter().enumerate().skip(1) {
+                    // SAFETY: aligned words of this PE's team area, written only by this PE.
+                    unsafe { AtomicU64::from_ptr((at + 8 * i) as *mut u64) }.store(*v, Relaxed);
+                }
+                // SAFETY: as above.
+                unsafe { AtomicU64::from_ptr(at as *mut u64) }.store(e[0], Release);
+            }
+        }
+    }
+
+    /// Team PE `i`'s entry record.
+    fn entry_of(&self, i: usize) -> Entry {
+        let mut e: Entry = [0; team::ENTRY_WORDS];
+        let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), size_of::<Entry>(), self.d.world(i));
+        match self.gpu {
+            Some(g) => g.copy(self.func, e.as_mut_ptr() as usize, r, size_of::<Entry>()),
+            None => {
+                for (k, v) in e.iter_mut().enumerate() {
+                    // SAFETY: aligned words of PE i's team area as mapped here.
+                    *v = unsafe { AtomicU64::from_ptr((r + 8 * k) as *mut u64) }.load(Acquire);
+                }
+            }
+        }
+        e
+    }
+
+    /// Called now and then while this PE waits long in a collective: ends the job with an
+    /// error when a team PE is in the same collective call (by count) with arguments that
+    /// cannot belong to it, seen twice in a row (`suspect` keeps the first sighting, so a
+    /// record being rewritten, or a peer just past the call, is not taken for a mismatch).
+    pub fn check_agreement(&self, suspect: &mut Option<(usize, Entry, Entry)>) {
+        let own = self.entry_of(self.me);
+        let seq = own[0] >> 8;
+        if seq == 0 {
+            return;
+        }
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            let theirs = self.entry_of(j);
+            if theirs[0] >> 8 != seq || entries_agree(&own, &theirs) {
+                continue;
+            }
+            if *suspect == Some((j, own, theirs)) {
+                self.entry.set(own);
+                self.mismatch(j, &theirs);
+            }
+            *suspect = Some((j, own, theirs));
+            return;
+        }
+        *suspect = None;
+    }
+
+    /// Ends the job naming this PE's call and team PE `j`'s (which cannot be one call).
+    fn mismatch(&self, j: usize, theirs: &Entry) -> ! {
+        let own = self.entry.get();
+        fatal(
+            self.func,
+            &format!(
+                "collective call {} on team {} differs between PEs: this PE (team PE {}) is in {}, team PE {j} in {}; \
+                 every PE of a team must call the same collectives in the same order with the same sizes, root and split arguments",
+                own[0] >> 8,
+                self.handle,
+                self.me,
+                describe_entry(&own),
+                describe_entry(theirs)
+            ),
+        )
+    }
+
+    /// After the first sync of a synchronized collective, when every member has entered its
+    /// call: the next team PE's call must agree with this PE's (one remote record read; around
+    /// the ring every pair of neighbours is compared, so any disagreement is found by one PE).
+    fn check_neighbour(&self) {
+        if self.n < 2 {
+            return;
+        }
+        let j = (self.me + 1) % self.n;
+        let theirs = self.entry_of(j);
+        if !entries_agree(&self.entry.get(), &theirs) {
+            self.mismatch(j, &theirs);
+        }
+    }
+
+    /// A push flag or announcement `got` from team PE `j` for push count `c`: when it is for
+    /// call `c` (not yet a later one), its signature must be this PE's.
+    fn check_tag(&self, got: u64, c: u64, j: usize) {
+        if got >> SIG_BITS == c && got & SIG_MASK != self.sig.get() {
+            self.mismatch(j, &self.entry_of(j));
+        }
+    }
+
+    /// Polls `done` with backoff; a long wait checks the team's call agreement.
+    fn wait(&self, done: impl FnMut() -> bool) {
+        let mut suspect = None;
+        wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, self.st.cfg.coll_check_ms, done, || {
+            self.check_agreement(&mut suspect)
+        });
     }
 
     // ---------------------------------------------------------------- sync words
@@ -142,7 +380,13 @@ impl<'a> Team<'a> {
 
     /// Waits until this PE's word `w` is at least `v`.
     fn wait_ge(&self, w: usize, v: u64) {
-        wait::until(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, || self.load(w) >= v);
+        self.wait(|| self.load(w) >= v);
+    }
+
+    /// `ishmem_team_sync`: a recorded sync.
+    pub fn team_sync(&self) {
+        self.enter(Kind::Sync, 0, 0);
+        self.sync();
     }
 
     /// The team sync (see the ordering contract above).
@@ -185,24 +429,46 @@ impl<'a> Team<'a> {
         team::W_PUSH_FLAGS + class * team::PUSH_PES + j
     }
 
+    /// The value of push flags and announcements of count `c`: the count above the call's
+    /// signature (values still only grow).
+    fn tag(&self, c: u64) -> u64 {
+        c << SIG_BITS | self.sig.get()
+    }
+
+    /// Waits until this PE's word `w`, written by team PE `j`, reaches count `c`, and checks
+    /// its signature.
+    fn wait_tag(&self, w: usize, c: u64, j: usize) {
+        let mut got = 0;
+        self.wait(|| {
+            got = self.load(w);
+            got >= c << SIG_BITS
+        });
+        self.check_tag(got, c, j);
+    }
+
     /// Announces to team PE `j` that this PE entered collective `c` of `class` (its dest may be
     /// written now).
     fn post_ready(&self, class: usize, j: usize, c: u64) {
-        self.store_at(team::W_PUSH_READY + class * team::PUSH_PES + self.me, j, c);
+        self.store_at(team::W_PUSH_READY + class * team::PUSH_PES + self.me, j, self.tag(c));
     }
 
     /// Waits until team PE `j` entered collective `c` of `class`.
     fn wait_ready(&self, class: usize, j: usize, c: u64) {
-        self.wait_ge(team::W_PUSH_READY + class * team::PUSH_PES + j, c);
+        self.wait_tag(team::W_PUSH_READY + class * team::PUSH_PES + j, c, j);
     }
 
-    /// Waits until the flag of every other member in `class` is at least `c` (Acquire).
+    /// Waits until the flag of every other member in `class` reaches count `c` (Acquire), and
+    /// checks their signatures.
     fn wait_all(&self, class: usize, c: u64) {
         let mut j = 0;
-        wait::until(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, || {
+        self.wait(|| {
             while j < self.n {
-                if j != self.me && self.load(Self::flag_word(class, j)) < c {
-                    return false;
+                if j != self.me {
+                    let got = self.load(Self::flag_word(class, j));
+                    if got < c << SIG_BITS {
+                        return false;
+                    }
+                    self.check_tag(got, c, j);
                 }
                 j += 1;
             }
@@ -231,14 +497,14 @@ impl<'a> Team<'a> {
                 let j = (self.me + k) % self.n;
                 self.wait_ready(team::PUSH_BCAST, j, c);
                 self.push(dst, src as *const u8, j, nb);
-                self.store_at(fw, j, c);
+                self.store_at(fw, j, self.tag(c));
             }
             if dst != src {
                 self.put_local(dst, src as *const u8, nb);
             }
         } else {
             self.post_ready(team::PUSH_BCAST, root, c);
-            self.wait_ge(fw, c);
+            self.wait_tag(fw, c, root);
         }
     }
 
@@ -256,7 +522,7 @@ impl<'a> Team<'a> {
             let j = (self.me + k) % self.n;
             self.wait_ready(team::PUSH_MOVE, j, c);
             self.push(dst + self.me * nb, block(j) as *const u8, j, nb);
-            self.store_at(fw, j, c);
+            self.store_at(fw, j, self.tag(c));
         }
         self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb);
         self.wait_all(team::PUSH_MOVE, c);
@@ -277,7 +543,7 @@ impl<'a> Team<'a> {
                 // below; src..src+nb is this PE's checked source.
                 unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
             }
-            self.store_at(fw, j, c);
+            self.store_at(fw, j, self.tag(c));
         }
         self.wait_all(team::PUSH_REDUCE, c);
         c
@@ -396,10 +662,12 @@ impl<'a> Team<'a> {
     /// Small: every PE pulls the whole block from the root. Large (3+ PEs): each PE pulls one
     /// slice from the root, then the slices it lacks from their owners' `dst`.
     pub fn broadcast(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        self.enter(Kind::Broadcast, nb as u64, root as u64);
         if self.push_ok(nb) {
             return self.broadcast_push(dst, src, nb, root);
         }
         self.sync();
+        self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.bcast_scatter_min && nb > 0 {
             if self.me == root {
                 self.pull(dst, src, root, nb);
@@ -428,10 +696,12 @@ impl<'a> Team<'a> {
     /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`. Each PE pulls, in
     /// an order rotated by its number so that no PE is read by all at once.
     pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
+        self.enter(Kind::Fcollect, nb as u64, 0);
         if self.push_ok(nb) {
             return self.move_push(dst, src, nb, false);
         }
         self.sync();
+        self.check_neighbour();
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
             self.pull(dst + j * nb, src, j, nb);
@@ -441,10 +711,12 @@ impl<'a> Team<'a> {
 
     /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
     pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
+        self.enter(Kind::Alltoall, nb as u64, 0);
         if self.push_ok(nb) {
             return self.move_push(dst, src, nb, true);
         }
         self.sync();
+        self.check_neighbour();
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
             self.pull(dst + j * nb, src + self.me * nb, j, nb);
@@ -456,8 +728,10 @@ impl<'a> Team<'a> {
     /// team order. Each PE publishes its size in its VALUE word; `check_dest(total)` validates
     /// the destination once the total is known. Returns the total bytes.
     pub fn collect(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+        self.enter(Kind::Collect, 0, 0);
         self.store_at(team::W_VALUE, self.me, nb as u64);
         self.sync();
+        self.check_neighbour();
         let sizes: Vec<usize> = (0..self.n).map(|i| self.load_at(team::W_VALUE, i) as usize).collect();
         let mut offs = Vec::with_capacity(self.n);
         let mut total = 0usize;
@@ -500,11 +774,13 @@ impl<'a> Team<'a> {
     pub fn reduce<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, comb: fn(&mut [T], &[T])) {
         let es = size_of::<T>();
         let nb = nelem * es;
+        self.enter(Kind::Reduce, nb as u64, 0);
         if self.reduce_push_ok(nb) {
             let c = self.reduce_push(src, nb);
             return self.combine_pushed(dst, src, nelem, c, self.n, comb);
         }
         self.sync();
+        self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);
             let chunk = (CHUNK_BYTES / es).max(1);
@@ -544,12 +820,14 @@ impl<'a> Team<'a> {
     pub fn scan<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, inclusive: bool, comb: fn(&mut [T], &[T])) {
         let es = size_of::<T>();
         let nb = nelem * es;
+        self.enter(Kind::Scan, nb as u64, 0);
         if self.reduce_push_ok(nb) {
             let c = self.reduce_push(src, nb);
             let upto = if inclusive { self.me + 1 } else { self.me };
             return self.combine_pushed(dst, src, nelem, c, upto, comb);
         }
         self.sync();
+        self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);
             let chunk = (CHUNK_BYTES / es).max(1);
@@ -608,6 +886,7 @@ impl<'a> Team<'a> {
         let at = self.word(team::W_SPLIT);
         self.put_local(at, mine.as_ptr().cast(), words * 8);
         self.sync();
+        self.check_neighbour();
         let all = (0..self.n)
             .map(|i| {
                 let mut b = [0u64; team::SPLIT_WORDS];

@@ -58,6 +58,10 @@ pub struct State {
     pub gpu: Option<Gpu>,
     /// This PE's teams (handles are slot indices; see core::team).
     pub teams: Mutex<team::TeamPool>,
+    /// Per team slot: host collectives this PE entered on the team (`core::coll::Team::enter`).
+    pub team_seq: Box<[AtomicU64]>,
+    /// The world team's descriptor (fixed for the life of the job).
+    pub world: team::TeamDesc,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
@@ -181,6 +185,14 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         sleep_max_us: cfg.wait_sleep_max_us,
         debug: cfg.debug,
         gpu: gpu.as_ref().map(Gpu::slot),
+        // Different values would give different heap layouts or collective algorithms.
+        agree: [
+            ("ISHMEM_TEAMS_MAX", cfg.teams_max as u64),
+            ("ISHMEM_COLL_SMALL_MAX", cfg.coll_small_max as u64),
+            ("ISHMEM_BCAST_SCATTER_MIN", cfg.bcast_scatter_min as u64),
+            ("ISHMEM_REDUCE_SCATTER_MIN", cfg.reduce_scatter_min as u64),
+            ("ISHMEM_QUEUE_KERNEL_MAX", cfg.queue_kernel_max as u64),
+        ],
     };
     let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
     job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
@@ -234,6 +246,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
         gpu,
+        team_seq: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
+        world: teams.slot(0),
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
     }));
@@ -303,6 +317,16 @@ impl State {
         // SAFETY: job_ptr points to the ShmJob inside self.job (set at init, never moved);
         // barrier only touches shared atomics, so it may run beside a lock holder.
         unsafe { (*self.job_ptr).barrier() }
+    }
+
+    /// `ishmem_barrier_all` and `ishmem_sync_all`'s barrier: recorded as a sync of the world
+    /// team, whose call agreement a long wait checks (`coll::Team::enter`).
+    pub fn barrier_recorded(&self, func: &str) {
+        let w = coll::Team::world(self, func);
+        w.enter(coll::Kind::Sync, 0, 0);
+        let mut suspect = None;
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, || w.check_agreement(&mut suspect)) }
     }
 
     /// Checks a PE number.

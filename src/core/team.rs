@@ -20,6 +20,11 @@ pub const ROUNDS: usize = 32;
 /// Words 40..43: this PE's `ishmemi_team_desc_t` of the slot (size 0: no team of this PE), read
 /// by device code (include/ishmem/cuda_coll.cuh reads start, stride, size, my_pe).
 pub const W_DESC: usize = 40;
+/// Words 44..55: this PE's record of the host collective it entered last on the team
+/// (`core::coll::Team::enter`): `seq << 8 | kind`, two arguments, a spare word, then the
+/// function's name (NUL-padded, 64 bytes). Read by peers that wait long, to name a mismatch.
+pub const W_ENTRY: usize = 44;
+pub const ENTRY_WORDS: usize = 12;
 pub const W_SPLIT: usize = 64;
 pub const SPLIT_WORDS: usize = 64;
 /// The push collectives of the CPU backend (`core::coll`; never touched by device code).
@@ -41,7 +46,8 @@ pub const PUSH_PES: usize = 64;
 /// Byte offset and size of the reductions' scratch: 2 (parity of the count) x team size slots.
 pub const PUSH_SCRATCH: usize = 4096;
 pub const PUSH_SCRATCH_BYTES: usize = 8192;
-const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_SPLIT && W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
+const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_SPLIT);
+const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);
 const _: () = assert!(AREA_BYTES == 12288);

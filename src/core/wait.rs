@@ -55,6 +55,26 @@ pub fn until(spin: u64, max_sleep_us: u64, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// As `until`, and once the waiter sleeps (it has waited for a while), calls `check` every
+/// `check_ms` milliseconds (never when 0): a diagnosis of why the wait lasts, which may end the
+/// process.
+pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl FnMut() -> bool, mut check: impl FnMut()) {
+    let mut b = Backoff::new(spin, max_sleep_us);
+    let period = Duration::from_millis(check_ms);
+    let mut next: Option<Instant> = None;
+    while !done() {
+        b.snooze();
+        if check_ms > 0 && b.is_sleeping() {
+            let now = Instant::now();
+            let at = *next.get_or_insert(now + period);
+            if now >= at {
+                check();
+                next = Some(now + period);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +110,33 @@ mod tests {
         until(100, 50, || flag.load(Ordering::Acquire));
         assert!(t0.elapsed() >= Duration::from_millis(15));
         t.join().unwrap();
+    }
+
+    #[test]
+    fn until_checked_checks_only_a_long_wait() {
+        // A wait that ends at once never checks.
+        let mut checks = 0;
+        until_checked(10, 50, 1, || true, || checks += 1);
+        assert_eq!(checks, 0);
+        // A long wait checks repeatedly, and the check can end it.
+        let n = std::cell::Cell::new(0);
+        let mut polls = 0;
+        until_checked(
+            10,
+            50,
+            1,
+            || {
+                polls += 1;
+                n.get() >= 3
+            },
+            || n.set(n.get() + 1),
+        );
+        assert_eq!(n.get(), 3);
+        assert!(polls > 3);
+        // check_ms 0: never.
+        let mut c = 0;
+        let t0 = Instant::now();
+        until_checked(10, 50, 0, || t0.elapsed() >= YIELD_PHASE * 3, || c += 1);
+        assert_eq!(c, 0);
     }
 }

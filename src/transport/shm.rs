@@ -62,8 +62,13 @@ struct Slot {
     gpu_ipc: [AtomicU64; 8],
     /// CUDA: the heap's offset in the allocation the handle maps (aligning it).
     gpu_heap_off: AtomicU64,
-    _pad: [u64; 7],
+    /// The values of `JoinParams::agree` (settings every PE must share).
+    agree: [AtomicU64; AGREE],
+    _pad: [u64; 7 - AGREE],
 }
+
+/// Settings compared between the PEs at join (`JoinParams::agree`).
+pub const AGREE: usize = 5;
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
 const _: () = assert!(std::mem::size_of::<Slot>() == 256);
@@ -121,6 +126,9 @@ pub struct JoinParams<'a> {
     /// CUDA backend: this PE's GPU heap. No host heap file is made then (`heap_bases` stay 0;
     /// the core takes the heaps from the IPC mappings).
     pub gpu: Option<GpuSlot>,
+    /// Settings every PE must share, by name (environment variables): join fails naming the
+    /// first that differs from a peer's.
+    pub agree: [(&'a str, u64); AGREE],
 }
 
 fn file(dir: &str, key: &str, what: &str) -> String {
@@ -229,6 +237,9 @@ impl ShmJob {
         me_slot.pid.store(unsafe { libc::getpid() }, Relaxed);
         me_slot.heap_len.store(p.heap_len as u64, Relaxed);
         me_slot.data_len.store(data_len as u64, Relaxed);
+        for (a, (_, v)) in me_slot.agree.iter().zip(p.agree) {
+            a.store(v, Relaxed);
+        }
         me_slot.state.store(JOINED, Release);
 
         // Wait for everybody.
@@ -280,6 +291,12 @@ impl ShmJob {
                     p.heap_len
                 ));
             }
+            for (a, (name, v)) in s.agree.iter().zip(p.agree) {
+                let theirs = a.load(Relaxed);
+                if theirs != v {
+                    return Err(format!("PE {q} has {name}={theirs} and this PE {v}: {name} must be the same on every PE"));
+                }
+            }
             let dl = s.data_len.load(Relaxed) as usize;
             if let (Some(bases), Some((start, len))) = (data_bases.as_mut(), p.data) {
                 if dl != len {
@@ -325,13 +342,19 @@ impl ShmJob {
     /// Blocks until every PE of the job has called it (a full memory barrier for the puts and
     /// AMOs made before it, on every PE of the node).
     pub fn barrier(&self) {
+        self.barrier_checked(0, || {})
+    }
+
+    /// `barrier`, calling `check` every `check_ms` milliseconds of a long wait
+    /// (`wait::until_checked`).
+    pub fn barrier_checked(&self, check_ms: u64, check: impl FnMut()) {
         let h = self.header();
         let gen = h.bar_gen.load(Acquire);
         if h.bar_count.fetch_add(1, AcqRel) + 1 == self.npes as u64 {
             h.bar_count.store(0, Relaxed);
             h.bar_gen.store(gen.wrapping_add(1), Release);
         } else {
-            crate::core::wait::until(self.spin, self.sleep_max_us, || h.bar_gen.load(Acquire) != gen);
+            crate::core::wait::until_checked(self.spin, self.sleep_max_us, check_ms, || h.bar_gen.load(Acquire) != gen, check);
         }
     }
 

@@ -42,6 +42,14 @@ int main(int argc, char **argv) {
         return survived("ishmem_int_p before ishmem_init");
     }
 
+    if (!strcmp(c, "config_mismatch")) {
+        /* PE 1 takes another push cutover than PE 0: init must refuse */
+        const char *r = getenv("ISHMRUN_RANK");
+        if (!r) r = getenv("OMPI_COMM_WORLD_RANK");
+        if (!r) r = getenv("PMI_RANK");
+        if (r && atoi(r) == 1) setenv("ISHMEM_COLL_SMALL_MAX", "8K", 1);
+    }
+
     test_init();
     int *buf = ishmem_calloc(64, sizeof(int));
 
@@ -254,6 +262,45 @@ int main(int argc, char **argv) {
         return test_finish("global_put");
     }
     /* ---- teams and collectives ---- */
+    if (!strcmp(c, "config_mismatch")) return survived("ishmem_init with different ISHMEM_COLL_SMALL_MAX");
+    /* Collective calls that cannot be one call (every PE makes a call here) */
+    if (!strcmp(c, "coll_mismatch_push")) {
+        /* both small (push path): the signature in the flags differs */
+        (void)ishmem_broadcastmem(ISHMEM_TEAM_WORLD, buf, buf + 32, t_me == bad_pe() ? 16 : 32, 0);
+        return survived("ishmem_broadcastmem with different sizes");
+    }
+    if (!strcmp(c, "coll_mismatch_sync")) {
+        /* both large (synchronized path), same bytes, different type: the neighbour check */
+        size_t n = 8192;
+        char *big = ishmem_calloc(4, n * sizeof(long));
+        if (t_me == bad_pe())
+            (void)ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, (int *)big, (int *)(big + 2 * n * sizeof(long)), 2 * n);
+        else
+            (void)ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, (long *)big, (long *)(big + 2 * n * sizeof(long)), n);
+        return survived("int and long sum reductions as one call");
+    }
+    if (!strcmp(c, "coll_mismatch_hang")) {
+        /* one small (push), one large (synchronized): they would wait for ever; the check of
+         * a long wait names both calls */
+        size_t n = 16384;
+        char *big = ishmem_calloc(2, n);
+        (void)ishmem_broadcastmem(ISHMEM_TEAM_WORLD, big, big + n, t_me == bad_pe() ? 64 : n, 0);
+        return survived("ishmem_broadcastmem of 64 and 16384 bytes as one call");
+    }
+    if (!strcmp(c, "coll_mismatch_barrier")) {
+        /* barrier_all against fcollect on the world team: a hang, named by the long-wait check */
+        if (t_me == bad_pe())
+            ishmem_barrier_all();
+        else
+            (void)ishmem_int_fcollect(ISHMEM_TEAM_WORLD, buf, buf + 32, 2);
+        return survived("ishmem_barrier_all against ishmem_int_fcollect");
+    }
+    if (!strcmp(c, "coll_mismatch_split")) {
+        ishmem_team_t t;
+        (void)ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_me == bad_pe() ? 1 : 2, NULL, 0, &t);
+        ishmem_team_sync(ISHMEM_TEAM_WORLD);
+        return survived("ishmem_team_split_strided with different sizes");
+    }
     if (!strcmp(c, "coll_team_invalid")) {
         BAD_ONLY();
         (void)ishmem_int_sum_reduce(ISHMEM_TEAM_INVALID, buf, buf + 8, 4);
