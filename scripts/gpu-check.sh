@@ -42,7 +42,14 @@ NP=${NP:-2}
 # ---- install ----
 if scripts/install-prefix.sh "$PREFIX" >"$OUTDIR/install.log" 2>&1; then ok install; else
     bad install "(see install.log)"
-    say "gpu-check: $pass passed, $fail failed"
+    # Collective calls that differ between PEs, on the GPU heap: the neighbour check of the
+# synchronized algorithms, and a barrier against an fcollect (a hang without the long-wait check).
+expect_fail coll_mismatch.sync bad_input "ERROR: ishmem_(int|long)_sum_reduce: collective call [0-9]+ on team 0 differs between PEs" -- \
+    ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" coll_mismatch_sync
+expect_fail coll_mismatch.barrier bad_input "ERROR: ishmem_(barrier_all|int_fcollect): collective call [0-9]+ on team 0 differs between PEs" -- \
+    ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" coll_mismatch_barrier
+
+say "gpu-check: $pass passed, $fail failed"
     exit 1
 fi
 "$PREFIX/bin/ishmem-info" >"$OUTDIR/ishmem-info.log" 2>&1
@@ -88,6 +95,9 @@ build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
 build coll_ops tests/gpu/coll_ops.cu $FLAGS -o "$B/coll_ops"
 # shellcheck disable=SC2086
 build multi tests/gpu/multi/main.cu tests/gpu/multi/part.cu $FLAGS -o "$B/multi"
+# the CPU suite's negative-test program, for the call-agreement checks on the GPU heap
+# shellcheck disable=SC2086
+build bad_input -Itests/c tests/c/bad_input.c $FLAGS -o "$B/bad_input"
 if [ -e examples/hello_gpu.cu ]; then
     # shellcheck disable=SC2086
     build hello_gpu examples/hello_gpu.cu $FLAGS -o "$B/hello_gpu"
@@ -172,6 +182,13 @@ expect_fail gpu_required.none host_ops "ISHMEM_GPU=1 but no GPU can be used" -- 
     CUDA_VISIBLE_DEVICES= ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/host_ops"
 expect_fail mixed_backends host_ops "every PE must use the same backend" -- \
     "${RUN[@]}" -n 2 sh -c 'if [ "$ISHMRUN_RANK" = 1 ]; then export ISHMEM_GPU=0; fi; exec "$0"' "$B/host_ops"
+
+# Collective calls that differ between PEs, on the GPU heap: the neighbour check of the
+# synchronized algorithms, and a barrier against an fcollect (a hang without the long-wait check).
+expect_fail coll_mismatch.sync bad_input "ERROR: ishmem_(int|long)_sum_reduce: collective call [0-9]+ on team 0 differs between PEs" -- \
+    ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" coll_mismatch_sync
+expect_fail coll_mismatch.barrier bad_input "ERROR: ishmem_(barrier_all|int_fcollect): collective call [0-9]+ on team 0 differs between PEs" -- \
+    ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" coll_mismatch_barrier
 
 say "gpu-check: $pass passed, $fail failed"
 # The device tool brings back at most 8 files from $OUT: pack the logs into one archive there.

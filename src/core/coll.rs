@@ -85,6 +85,8 @@ pub struct Team<'a> {
     /// This PE's record of the collective it is in (`enter`) and its signature.
     entry: Cell<Entry>,
     sig: Cell<u64>,
+    /// Whether `entry` is written in the team area yet (`enter_lazy`).
+    published: Cell<bool>,
     /// This PE's sync area (a heap address as mapped here).
     area: usize,
     gpu: Option<&'a Gpu>,
@@ -197,7 +199,8 @@ impl<'a> Team<'a> {
     pub fn new(st: &'a State, func: &'a str, handle: usize, d: TeamDesc) -> Team<'a> {
         let area = st.heap.base + d.sync_offset as usize;
         let (entry, sig) = (Cell::new([0; team::ENTRY_WORDS]), Cell::new(0));
-        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, area, gpu: st.gpu_heap(area) }
+        let published = Cell::new(false);
+        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area) }
     }
 
     /// The world team.
@@ -211,6 +214,22 @@ impl<'a> Team<'a> {
     /// arguments `a`, `b`, and the function's name) in its entry words, where peers that wait
     /// long look (`check_agreement`).
     pub fn enter(&self, kind: Kind, a: u64, b: u64) {
+        self.record(kind, a, b);
+        self.publish();
+    }
+
+    /// As `enter`, but on the GPU heap the record is written only if this PE starts to wait
+    /// long (saves a copy to GPU memory per call: for barrier_all and sync_all, whose job
+    /// barrier is host memory). Its peers skip a record of an older count meanwhile.
+    pub fn enter_lazy(&self, kind: Kind, a: u64, b: u64) {
+        self.record(kind, a, b);
+        if self.gpu.is_none() {
+            self.publish();
+        }
+    }
+
+    /// Makes this PE's record of its call (`entry`, with its `sig`).
+    fn record(&self, kind: Kind, a: u64, b: u64) {
         let seq_of = &self.st.team_seq[self.handle];
         // Only this PE's threads touch it, and not two at once on one team (the spec forbids
         // concurrent collectives on a team).
@@ -229,6 +248,12 @@ impl<'a> Team<'a> {
         }
         self.entry.set(e);
         self.sig.set(signature(&e));
+        self.published.set(false);
+    }
+
+    /// Writes this PE's record into its team area.
+    fn publish(&self) {
+        let e = self.entry.get();
         let at = self.word(team::W_ENTRY);
         match self.gpu {
             Some(g) => g.copy(self.func, at, e.as_ptr() as usize, size_of::<Entry>()),
@@ -241,6 +266,7 @@ impl<'a> Team<'a> {
                 unsafe { AtomicU64::from_ptr(at as *mut u64) }.store(e[0], Release);
             }
         }
+        self.published.set(true);
     }
 
     /// Team PE `i`'s entry record.
@@ -264,7 +290,10 @@ impl<'a> Team<'a> {
     /// cannot belong to it, seen twice in a row (`suspect` keeps the first sighting, so a
     /// record being rewritten, or a peer just past the call, is not taken for a mismatch).
     pub fn check_agreement(&self, suspect: &mut Option<(usize, Entry, Entry)>) {
-        let own = self.entry_of(self.me);
+        if !self.published.get() {
+            self.publish();
+        }
+        let own = self.entry.get();
         let seq = own[0] >> 8;
         if seq == 0 {
             return;
@@ -276,7 +305,6 @@ impl<'a> Team<'a> {
                 continue;
             }
             if *suspect == Some((j, own, theirs)) {
-                self.entry.set(own);
                 self.mismatch(j, &theirs);
             }
             *suspect = Some((j, own, theirs));

@@ -323,7 +323,7 @@ impl State {
     /// team, whose call agreement a long wait checks (`coll::Team::enter`).
     pub fn barrier_recorded(&self, func: &str) {
         let w = coll::Team::world(self, func);
-        w.enter(coll::Kind::Sync, 0, 0);
+        w.enter_lazy(coll::Kind::Sync, 0, 0);
         let mut suspect = None;
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, || w.check_agreement(&mut suspect)) }
