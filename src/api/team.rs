@@ -153,6 +153,7 @@ fn join(st: &State, func: &str, slot: usize, p: Progression, num_contexts: c_int
     let d = pool.claim(slot, p, me, num_contexts);
     coll::reset_area(st, func, &d);
     st.team_seq[slot].store(0, std::sync::atomic::Ordering::Relaxed);
+    st.team_name[slot].store(0, std::sync::atomic::Ordering::Relaxed);
     slot as c_int
 }
 

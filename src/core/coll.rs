@@ -83,7 +83,7 @@ pub struct Team<'a> {
     /// The team's handle (its slot).
     pub handle: usize,
     /// This PE's record of the collective it is in (`enter`) and its signature.
-    entry: Cell<Entry>,
+    entry: Cell<Head>,
     sig: Cell<u64>,
     /// Whether `entry` is written in the team area yet (`enter_lazy`).
     published: Cell<bool>,
@@ -123,47 +123,59 @@ impl Kind {
     }
 }
 
-/// A PE's entry record as read from its team area (`team::W_ENTRY`).
-pub type Entry = [u64; team::ENTRY_WORDS];
+/// The head of a PE's entry record (`team::W_ENTRY`): `count << 8 | kind`, two arguments, and
+/// a hash of the function's name (`name_hash`); the name itself follows in the team area.
+pub type Head = [u64; HEAD_WORDS];
+const HEAD_WORDS: usize = 4;
+/// Bytes of the name that follows the head (NUL-padded; longer names are cut).
+const NAME_BYTES: usize = 8 * (team::ENTRY_WORDS - HEAD_WORDS);
 
-/// The words of a record that every PE of one correct call has alike: the kind, and by kind
-/// the arguments (and for reductions and scans the function, which names type and operator).
-fn essential(e: &Entry) -> impl Iterator<Item = u64> + '_ {
-    let (args, name): (&[u64], &[u64]) = match Kind::from_word(e[0]) {
-        Some(Kind::Sync | Kind::Collect) => (&[], &[]),
-        Some(Kind::Broadcast | Kind::Split) => (&e[1..3], &[]),
-        Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => (&e[1..2], &[]),
-        Some(Kind::Reduce | Kind::Scan) => (&e[1..2], &e[4..]),
-        None => (&e[1..], &[]),
-    };
-    std::iter::once(e[0] & 0xff).chain(args.iter().copied()).chain(name.iter().copied())
+/// One round of a fast 64-bit mix (multiply and xor-shift), for hashes compared only
+/// between PEs of one job.
+fn mix(h: u64, w: u64) -> u64 {
+    let x = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
 }
 
-/// Whether two PEs' records of the same collective call can belong to one correct call.
-fn entries_agree(x: &Entry, y: &Entry) -> bool {
-    essential(x).eq(essential(y))
+/// A hash of a function's name (its bytes as little-endian words).
+fn name_hash(name: &str) -> u64 {
+    name.as_bytes().chunks(8).fold(0x243f_6a88_85a3_08d3, |h, c| {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        mix(h, u64::from_le_bytes(w))
+    })
+}
+
+/// The words of a head that every PE of one correct call has alike: the kind, and by kind
+/// the arguments (and for reductions and scans the function, which names type and operator).
+fn essential(e: &Head) -> &[u64] {
+    match Kind::from_word(e[0]) {
+        Some(Kind::Sync | Kind::Collect) => &[],
+        Some(Kind::Broadcast | Kind::Split) => &e[1..3],
+        Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => &e[1..2],
+        Some(Kind::Reduce | Kind::Scan) => &e[1..4],
+        None => &e[1..],
+    }
+}
+
+/// Whether two PEs' heads of the same collective call can belong to one correct call.
+fn heads_agree(x: &Head, y: &Head) -> bool {
+    x[0] & 0xff == y[0] & 0xff && essential(x) == essential(y)
 }
 
 /// Bits of a push flag that carry the call's signature (the count is above them).
 const SIG_BITS: u32 = 24;
 const SIG_MASK: u64 = (1 << SIG_BITS) - 1;
 
-/// A 24-bit hash of `essential(e)` (FNV-1a), carried in the push flags so that a receiver
+/// A 24-bit hash of the kind and `essential(e)`, carried in the push flags so that a receiver
 /// notices a sender in a different call at no cost.
-fn signature(e: &Entry) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for w in essential(e) {
-        for b in w.to_le_bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+fn signature(e: &Head) -> u64 {
+    let h = essential(e).iter().fold(mix(0, e[0] & 0xff), |h, &w| mix(h, w));
     (h ^ (h >> 24) ^ (h >> 48)) & SIG_MASK
 }
 
 /// The call a record describes, e.g. `ishmem_broadcastmem (64 bytes from root 0)`.
-fn describe_entry(e: &Entry) -> String {
-    let bytes: Vec<u8> = e[4..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
-    let name = String::from_utf8_lossy(&bytes);
+fn describe_call(e: &Head, name: &str) -> String {
     let args = match Kind::from_word(e[0]) {
         Some(Kind::Broadcast) => format!(" ({} bytes from root {})", e[1], e[2]),
         Some(Kind::Fcollect) => format!(" ({} bytes per PE)", e[1]),
@@ -198,7 +210,7 @@ fn buffer<T: Copy + Default>(n: usize) -> Vec<T> {
 impl<'a> Team<'a> {
     pub fn new(st: &'a State, func: &'a str, handle: usize, d: TeamDesc) -> Team<'a> {
         let area = st.heap.base + d.sync_offset as usize;
-        let (entry, sig) = (Cell::new([0; team::ENTRY_WORDS]), Cell::new(0));
+        let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
         Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area) }
     }
@@ -211,54 +223,55 @@ impl<'a> Team<'a> {
     // ---------------------------------------------------------------- call agreement
 
     /// Records that this PE enters the next host collective of the team (`kind` with
-    /// arguments `a`, `b`, and the function's name) in its entry words, where peers that wait
-    /// long look (`check_agreement`).
+    /// arguments `a`, `b`, and the function's name): `entry` and `sig` here at once; the team
+    /// area copy, which peers read, is written before this PE first syncs or waits in the call
+    /// (`publish`, off the path of its first stores).
     pub fn enter(&self, kind: Kind, a: u64, b: u64) {
-        self.record(kind, a, b);
-        self.publish();
+        let seq = self.st.next_team_seq(self.handle);
+        self.record(seq, kind, a, b);
     }
 
-    /// As `enter`, but on the GPU heap the record is written only if this PE starts to wait
-    /// long (saves a copy to GPU memory per call: for barrier_all and sync_all, whose job
-    /// barrier is host memory). Its peers skip a record of an older count meanwhile.
-    pub fn enter_lazy(&self, kind: Kind, a: u64, b: u64) {
-        self.record(kind, a, b);
-        if self.gpu.is_none() {
-            self.publish();
-        }
+    /// Identifies the function name (a static string: address and length; never 0).
+    fn name_key(&self) -> usize {
+        self.func.as_ptr() as usize ^ self.func.len().rotate_right(16)
     }
 
-    /// Makes this PE's record of its call (`entry`, with its `sig`).
-    fn record(&self, kind: Kind, a: u64, b: u64) {
-        let seq_of = &self.st.team_seq[self.handle];
-        // Only this PE's threads touch it, and not two at once on one team (the spec forbids
-        // concurrent collectives on a team).
-        let seq = seq_of.load(Relaxed) + 1;
-        seq_of.store(seq, Relaxed);
-        let mut e: Entry = [0; team::ENTRY_WORDS];
-        e[0] = seq << 8 | kind as u64;
-        e[1] = a;
-        e[2] = b;
-        let name = self.func.as_bytes();
-        let name = &name[..name.len().min(8 * (team::ENTRY_WORDS - 4) - 1)];
-        for (i, c) in name.chunks(8).enumerate() {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            e[4 + i] = u64::from_ne_bytes(w);
-        }
+    /// Makes this PE's record of call `seq` (`entry`, with its `sig`).
+    pub fn record(&self, seq: u64, kind: Kind, a: u64, b: u64) {
+        // The name's hash, cached per team slot with the name it is of (set by `publish`: the
+        // same function is usually called again).
+        let h = if self.st.team_name[self.handle].load(Relaxed) == self.name_key() {
+            self.st.team_name_hash[self.handle].load(Relaxed)
+        } else {
+            name_hash(self.func)
+        };
+        let e: Head = [seq << 8 | kind as u64, a, b, h];
         self.entry.set(e);
         self.sig.set(signature(&e));
         self.published.set(false);
     }
 
-    /// Writes this PE's record into its team area.
+    /// Writes this PE's record into its team area: the head, and the name where it changed.
     fn publish(&self) {
         let e = self.entry.get();
         let at = self.word(team::W_ENTRY);
+        let (name_at, hash_of) = (&self.st.team_name[self.handle], &self.st.team_name_hash[self.handle]);
+        let same_name = name_at.load(Relaxed) == self.name_key();
+        let mut rec = [0u64; team::ENTRY_WORDS];
+        rec[..HEAD_WORDS].copy_from_slice(&e);
+        if !same_name || self.gpu.is_some() {
+            let name = self.func.as_bytes();
+            for (i, c) in name[..name.len().min(NAME_BYTES - 1)].chunks(8).enumerate() {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                rec[HEAD_WORDS + i] = u64::from_ne_bytes(w);
+            }
+        }
         match self.gpu {
-            Some(g) => g.copy(self.func, at, e.as_ptr() as usize, size_of::<Entry>()),
+            Some(g) => g.copy(self.func, at, rec.as_ptr() as usize, size_of_val(&rec)),
             None => {
-                for (i, v) in e.iter().enumerate().skip(1) {
+                let words = if same_name { HEAD_WORDS } else { team::ENTRY_WORDS };
+                for (i, v) in rec.iter().enumerate().take(words).skip(1) {
                     // SAFETY: aligned words of this PE's team area, written only by this PE.
                     unsafe { AtomicU64::from_ptr((at + 8 * i) as *mut u64) }.store(*v, Relaxed);
                 }
@@ -266,22 +279,31 @@ impl<'a> Team<'a> {
                 unsafe { AtomicU64::from_ptr(at as *mut u64) }.store(e[0], Release);
             }
         }
+        if !same_name {
+            hash_of.store(e[3], Relaxed);
+            name_at.store(self.name_key(), Relaxed);
+        }
         self.published.set(true);
     }
 
-    /// Team PE `i`'s entry record.
-    fn entry_of(&self, i: usize) -> Entry {
-        let mut e: Entry = [0; team::ENTRY_WORDS];
-        let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), size_of::<Entry>(), self.d.world(i));
+    /// Copies `n` words of team PE `i`'s entry record into `out`.
+    fn read_entry(&self, i: usize, out: &mut [u64]) {
+        let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len(), self.d.world(i));
         match self.gpu {
-            Some(g) => g.copy(self.func, e.as_mut_ptr() as usize, r, size_of::<Entry>()),
+            Some(g) => g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()),
             None => {
-                for (k, v) in e.iter_mut().enumerate() {
+                for (k, v) in out.iter_mut().enumerate() {
                     // SAFETY: aligned words of PE i's team area as mapped here.
                     *v = unsafe { AtomicU64::from_ptr((r + 8 * k) as *mut u64) }.load(Acquire);
                 }
             }
         }
+    }
+
+    /// Team PE `i`'s record head.
+    fn head_of(&self, i: usize) -> Head {
+        let mut e = [0; HEAD_WORDS];
+        self.read_entry(i, &mut e);
         e
     }
 
@@ -289,7 +311,7 @@ impl<'a> Team<'a> {
     /// error when a team PE is in the same collective call (by count) with arguments that
     /// cannot belong to it, seen twice in a row (`suspect` keeps the first sighting, so a
     /// record being rewritten, or a peer just past the call, is not taken for a mismatch).
-    pub fn check_agreement(&self, suspect: &mut Option<(usize, Entry, Entry)>) {
+    pub fn check_agreement(&self, suspect: &mut Option<(usize, Head)>) {
         if !self.published.get() {
             self.publish();
         }
@@ -300,22 +322,36 @@ impl<'a> Team<'a> {
         }
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
-            let theirs = self.entry_of(j);
-            if theirs[0] >> 8 != seq || entries_agree(&own, &theirs) {
+            let theirs = self.head_of(j);
+            if theirs[0] >> 8 != seq || heads_agree(&own, &theirs) {
                 continue;
             }
-            if *suspect == Some((j, own, theirs)) {
-                self.mismatch(j, &theirs);
+            if *suspect == Some((j, theirs)) {
+                self.mismatch(j);
             }
-            *suspect = Some((j, own, theirs));
+            *suspect = Some((j, theirs));
             return;
         }
         *suspect = None;
     }
 
     /// Ends the job naming this PE's call and team PE `j`'s (which cannot be one call).
-    fn mismatch(&self, j: usize, theirs: &Entry) -> ! {
+    #[cold]
+    fn mismatch(&self, j: usize) -> ! {
         let own = self.entry.get();
+        // A peer writes its record before its first wait in the call, which comes right
+        // after the stores that revealed the mismatch: give it a moment to appear.
+        let t0 = std::time::Instant::now();
+        let mut theirs = [0u64; team::ENTRY_WORDS];
+        loop {
+            self.read_entry(j, &mut theirs);
+            if theirs[0] >> 8 >= own[0] >> 8 || t0.elapsed() > std::time::Duration::from_secs(1) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        let bytes: Vec<u8> = theirs[HEAD_WORDS..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
+        let head: Head = theirs[..HEAD_WORDS].try_into().unwrap_or_default();
         fatal(
             self.func,
             &format!(
@@ -324,36 +360,40 @@ impl<'a> Team<'a> {
                 own[0] >> 8,
                 self.handle,
                 self.me,
-                describe_entry(&own),
-                describe_entry(theirs)
+                describe_call(&own, self.func),
+                describe_call(&head, &String::from_utf8_lossy(&bytes))
             ),
         )
     }
 
     /// After the first sync of a synchronized collective, when every member has entered its
-    /// call: the next team PE's call must agree with this PE's (one remote record read; around
-    /// the ring every pair of neighbours is compared, so any disagreement is found by one PE).
+    /// call: the next team PE's call must agree with this PE's (one remote read of a cache
+    /// line; around the ring every pair of neighbours is compared, so any disagreement is
+    /// found by one PE).
     fn check_neighbour(&self) {
         if self.n < 2 {
             return;
         }
         let j = (self.me + 1) % self.n;
-        let theirs = self.entry_of(j);
-        if !entries_agree(&self.entry.get(), &theirs) {
-            self.mismatch(j, &theirs);
+        if !heads_agree(&self.entry.get(), &self.head_of(j)) {
+            self.mismatch(j);
         }
     }
 
     /// A push flag or announcement `got` from team PE `j` for push count `c`: when it is for
     /// call `c` (not yet a later one), its signature must be this PE's.
+    #[inline]
     fn check_tag(&self, got: u64, c: u64, j: usize) {
         if got >> SIG_BITS == c && got & SIG_MASK != self.sig.get() {
-            self.mismatch(j, &self.entry_of(j));
+            self.mismatch(j);
         }
     }
 
     /// Polls `done` with backoff; a long wait checks the team's call agreement.
     fn wait(&self, done: impl FnMut() -> bool) {
+        if !self.published.get() && self.entry.get()[0] != 0 {
+            self.publish();
+        }
         let mut suspect = None;
         wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, self.st.cfg.coll_check_ms, done, || {
             self.check_agreement(&mut suspect)
@@ -419,6 +459,10 @@ impl<'a> Team<'a> {
 
     /// The team sync (see the ordering contract above).
     pub fn sync(&self) {
+        // Members read this PE's record once the sync is done (`check_neighbour`).
+        if !self.published.get() && self.entry.get()[0] != 0 {
+            self.publish();
+        }
         if self.n <= 1 {
             fence(SeqCst);
             return;

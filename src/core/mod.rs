@@ -60,6 +60,10 @@ pub struct State {
     pub teams: Mutex<team::TeamPool>,
     /// Per team slot: host collectives this PE entered on the team (`core::coll::Team::enter`).
     pub team_seq: Box<[AtomicU64]>,
+    /// Per team slot: the address of the function name last written into this PE's entry
+    /// record (0: none yet), and that name's hash.
+    pub team_name: Box<[std::sync::atomic::AtomicUsize]>,
+    pub team_name_hash: Box<[AtomicU64]>,
     /// The world team's descriptor (fixed for the life of the job).
     pub world: team::TeamDesc,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
@@ -247,6 +251,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         job_ptr: std::ptr::null(),
         gpu,
         team_seq: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
+        team_name: (0..teams.max()).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect(),
+        team_name_hash: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
         world: teams.slot(0),
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
@@ -321,12 +327,28 @@ impl State {
 
     /// `ishmem_barrier_all` and `ishmem_sync_all`'s barrier: recorded as a sync of the world
     /// team, whose call agreement a long wait checks (`coll::Team::enter`).
+    /// The record is made and written only when the wait is long (the barrier itself costs
+    /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
-        let w = coll::Team::world(self, func);
-        w.enter_lazy(coll::Kind::Sync, 0, 0);
+        let seq = self.next_team_seq(0);
         let mut suspect = None;
+        let check = || {
+            let w = coll::Team::world(self, func);
+            w.record(seq, coll::Kind::Sync, 0, 0);
+            w.check_agreement(&mut suspect)
+        };
         // SAFETY: as in `barrier`.
-        unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, || w.check_agreement(&mut suspect)) }
+        unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
+    }
+
+    /// The number of this PE's next host collective call on team slot `t`.
+    #[inline]
+    pub fn next_team_seq(&self, t: usize) -> u64 {
+        // Only this PE's threads touch it, and not two at once on one team (the spec forbids
+        // concurrent collectives on a team).
+        let seq = self.team_seq[t].load(Relaxed) + 1;
+        self.team_seq[t].store(seq, Relaxed);
+        seq
     }
 
     /// Checks a PE number.
