@@ -90,7 +90,9 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
 #define ISHMEMI_TEAM_PUSH_CLASSES 3 /*   alltoall, 2 reductions and scans); teams up to 64 PEs */
 #define ISHMEMI_TEAM_PUSH_READY 384 /* word 384 + 64 * class + j (classes 0, 1): the count of the */
                                     /*   class team PE j entered (it may be stored into now) */
-#define ISHMEMI_TEAM_PUSH_SCRATCH 4096       /* bytes 4096..12287: the reductions' scratch, */
-#define ISHMEMI_TEAM_PUSH_SCRATCH_BYTES 8192 /*   2 x size slots (count parity, sender) */
+#define ISHMEMI_TEAM_PUSH_SCRATCH 4096       /* bytes 4096..10239: the all-send class's */
+#define ISHMEMI_TEAM_PUSH_SCRATCH_BYTES 6144 /*   scratch, 2 x size slots (count parity, sender) */
+#define ISHMEMI_TEAM_BCAST_SCRATCH 10240     /* bytes 10240..12287: 2 broadcast slots (count */
+#define ISHMEMI_TEAM_BCAST_SLOT 1024         /*   parity) a root fills before the member enters */
 
 #endif

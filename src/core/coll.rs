@@ -34,6 +34,12 @@
 //!   of each sender it needs is >= its own count. Flags are per sender, one writer each, values
 //!   only grow: a sender one collective ahead writes a larger count after the data of the
 //!   current one, never a value that hides a slower PE's missing arrival.
+//!   Broadcasts of at most BCAST_SLOT bytes go through the member's broadcast slot of the
+//!   count's parity instead of its dest: the root stores into it once the member announced
+//!   that it entered count c-1 (so it is done reading the slot's count c-2), and the member
+//!   copies the slot into its dest after the flag. fcollect and alltoall of at most one
+//!   scratch slot take the reductions' all-send class below (scratch slots, no announcement,
+//!   each PE copies the slots into its own dest).
 //!   Into a user's dest (broadcast, fcollect, alltoall) a sender stores only after the member
 //!   announced that it entered the collective of that count (its Release store into the
 //!   sender's ready word (class, member), read with Acquire): programs commonly read a dest
@@ -564,6 +570,9 @@ impl<'a> Team<'a> {
     fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
         let c = self.push_begin(team::PUSH_BCAST);
         let fw = Self::flag_word(team::PUSH_BCAST, root);
+        if nb <= team::BCAST_SLOT {
+            return self.broadcast_eager(dst, src, nb, root, c, fw);
+        }
         if self.me == root {
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
@@ -577,6 +586,61 @@ impl<'a> Team<'a> {
         } else {
             self.post_ready(team::PUSH_BCAST, root, c);
             self.wait_tag(fw, c, root);
+        }
+    }
+
+    /// Broadcast count `c` of at most `BCAST_SLOT` bytes: the root stores the block into the
+    /// member's broadcast slot of the count's parity (not its dest), then the flag, as soon as
+    /// the member entered the previous broadcast (then it has read the slot's last contents,
+    /// of count c-2); members announce their entry, wait for the flag, and copy the slot into
+    /// their dest. In a run of broadcasts the root stays up to one call ahead, so a member
+    /// waits for one transfer per call instead of a round trip.
+    fn broadcast_eager(&self, dst: usize, src: usize, nb: usize, root: usize, c: u64, fw: usize) {
+        let slot = self.area + team::BCAST_SCRATCH + (c as usize & 1) * team::BCAST_SLOT;
+        if self.me == root {
+            for k in 1..self.n {
+                let j = (self.me + k) % self.n;
+                let w = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
+                let mut got = 0;
+                self.wait(|| {
+                    got = self.load(w);
+                    got >= (c - 1) << SIG_BITS
+                });
+                self.check_tag(got, c, j);
+                if nb > 0 {
+                    let r = self.st.remote(self.func, "team broadcast slot", slot, nb, self.d.world(j));
+                    // SAFETY: r..r+nb is PE j's broadcast slot of this parity (mapped, in its
+                    // team area, nb <= BCAST_SLOT), which PE j read for count c-2 before it
+                    // entered count c-1 (seen above) and reads again only after the flag below;
+                    // src..src+nb is this PE's checked source.
+                    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
+                }
+                self.store_at(fw, j, self.tag(c));
+            }
+            if dst != src {
+                self.put_local(dst, src as *const u8, nb);
+            }
+        } else {
+            self.post_ready(team::PUSH_BCAST, root, c);
+            self.wait_tag(fw, c, root);
+            // The slot holds the root's block of count c (its flag seen) until this PE enters
+            // count c+1.
+            self.put_local(dst, slot as *const u8, nb);
+        }
+    }
+
+    /// fcollect or alltoall (as `move_push`) of at most one scratch slot per PE, in the
+    /// all-send class: the blocks go to the members' scratch with no announcement (`reduce_push`),
+    /// then each PE copies every member's block from its scratch into its own `dst`.
+    fn move_scratch(&self, dst: usize, src: usize, nb: usize, all: bool) {
+        let block = |j: usize| if all { src + j * nb } else { src };
+        let c = self.reduce_push(nb, block);
+        for j in 0..self.n {
+            let from = if j == self.me { block(j) } else { self.slot_at(c, j) };
+            // from: this PE's checked source (disjoint from dst, checked), or PE j's slot of
+            // count c, filled before its flag (seen by reduce_push) and not rewritten before
+            // this PE's next flag of the class.
+            self.put_local(dst + j * nb, from as *const u8, nb);
         }
     }
 
@@ -600,10 +664,11 @@ impl<'a> Team<'a> {
         self.wait_all(team::PUSH_MOVE, c);
     }
 
-    /// Reductions and scans by pushes: this PE's `src` (`nb` bytes) into its slot of every other
-    /// member's scratch, then the flag; wait for every member's. Returns the count, which
-    /// names the slots to read (`slot_at`).
-    fn reduce_push(&self, src: usize, nb: usize) -> u64 {
+    /// The all-send class (reductions, scans, and fcollect and alltoall of at most one slot)
+    /// by pushes: `nb` bytes at `block(j)` (this PE's checked source) into its slot of every
+    /// other member j's scratch, then the flag; wait for every member's. Returns the count,
+    /// which names the slots to read (`slot_at`).
+    fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
         let c = self.push_begin(team::PUSH_REDUCE);
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         for k in 1..self.n {
@@ -612,8 +677,8 @@ impl<'a> Team<'a> {
                 let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), nb, self.d.world(j));
                 // SAFETY: r..r+nb is PE j's scratch slot for this PE and parity (mapped, in its
                 // team area; nb <= slot_bytes), which PE j does not read until it sees the flag
-                // below; src..src+nb is this PE's checked source.
-                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
+                // below; block(j)..+nb is this PE's checked source.
+                unsafe { std::ptr::copy_nonoverlapping(block(j) as *const u8, r as *mut u8, nb) };
             }
             self.store_at(fw, j, self.tag(c));
         }
@@ -769,6 +834,9 @@ impl<'a> Team<'a> {
     /// an order rotated by its number so that no PE is read by all at once.
     pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Fcollect, nb as u64, 0);
+        if self.reduce_push_ok(nb) {
+            return self.move_scratch(dst, src, nb, false);
+        }
         if self.push_ok(nb) {
             return self.move_push(dst, src, nb, false);
         }
@@ -784,6 +852,9 @@ impl<'a> Team<'a> {
     /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
     pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Alltoall, nb as u64, 0);
+        if self.reduce_push_ok(nb) {
+            return self.move_scratch(dst, src, nb, true);
+        }
         if self.push_ok(nb) {
             return self.move_push(dst, src, nb, true);
         }
@@ -848,7 +919,7 @@ impl<'a> Team<'a> {
         let nb = nelem * es;
         self.enter(Kind::Reduce, nb as u64, 0);
         if self.reduce_push_ok(nb) {
-            let c = self.reduce_push(src, nb);
+            let c = self.reduce_push(nb, |_| src);
             return self.combine_pushed(dst, src, nelem, c, self.n, comb);
         }
         self.sync();
@@ -894,7 +965,7 @@ impl<'a> Team<'a> {
         let nb = nelem * es;
         self.enter(Kind::Scan, nb as u64, 0);
         if self.reduce_push_ok(nb) {
-            let c = self.reduce_push(src, nb);
+            let c = self.reduce_push(nb, |_| src);
             let upto = if inclusive { self.me + 1 } else { self.me };
             return self.combine_pushed(dst, src, nelem, c, upto, comb);
         }

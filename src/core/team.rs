@@ -11,7 +11,7 @@
 
 /// `ISHMEMI_TEAM_AREA_BYTES`: symmetric heap bytes owned by each team slot (the sync words of
 /// the first KiB, the push collectives' counters and flags, their scratch).
-pub const AREA_BYTES: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
+pub const AREA_BYTES: usize = BCAST_SCRATCH + 2 * BCAST_SLOT;
 /// Words of a team's sync area (`ISHMEMI_TEAM_SYNC_*`).
 pub const W_EPOCH: usize = 0;
 pub const W_VALUE: usize = 1;
@@ -45,7 +45,11 @@ pub const PUSH_REDUCE: usize = 2;
 pub const PUSH_PES: usize = 64;
 /// Byte offset and size of the reductions' scratch: 2 (parity of the count) x team size slots.
 pub const PUSH_SCRATCH: usize = 4096;
-pub const PUSH_SCRATCH_BYTES: usize = 8192;
+pub const PUSH_SCRATCH_BYTES: usize = 6144;
+/// Byte offset and size of the two slots (count parity) where a broadcast root stores blocks
+/// of at most `BCAST_SLOT` bytes without waiting for the member to enter the call.
+pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
+pub const BCAST_SLOT: usize = 1024;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_SPLIT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
