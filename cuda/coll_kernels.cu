@@ -42,13 +42,50 @@ extern "C" __global__ void ISHMEMI_QB ishmemi_q_alltoall(int team, void *dest, c
     q_ret(ret, ishmemi::alltoall(g, team, dest, src, bytes, "ishmemx_alltoall_on_queue"));
 }
 
+/* A load that skips L1 (peers' memory is read once per element). */
+template <class T> __device__ __forceinline__ T ldcg(const T *p) {
+    if constexpr (sizeof(T) == 1) {
+        unsigned char u = __ldcg((const unsigned char *)p);
+        return *(T *)&u;
+    } else if constexpr (sizeof(T) == 2) {
+        unsigned short u = __ldcg((const unsigned short *)p);
+        return *(T *)&u;
+    } else if constexpr (sizeof(T) == 4) {
+        unsigned int u = __ldcg((const unsigned int *)p);
+        return *(T *)&u;
+    } else {
+        unsigned long long u = __ldcg((const unsigned long long *)p);
+        return *(T *)&u;
+    }
+}
+
+/* Large reductions on a queue (src/api/queue_coll.rs, reduce_split): elements [lo, lo + len)
+ * of every team PE's source, combined in team order, into this PE's dest, by a whole grid. The
+ * host checked team and ranges and enqueued a team sync before (every source is ready) and
+ * after (the other PEs then copy this slice of dest). */
+template <int OP, class T> __device__ __forceinline__ void slice_reduce(int team, T *dest, const T *src, size_t lo, size_t len) {
+    ishmemi::tdesc d = ishmemi::team_lookup(team);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t e = lo + (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < lo + len; e += stride) {
+        T acc = ldcg(ishmemi::peer_raw(src + e, d.world(0)));
+#pragma unroll 1
+        for (int p = 1; p < d.size; p++) acc = ishmemi::combine<OP, T>(acc, ldcg(ishmemi::peer_raw(src + e, d.world(p))));
+        dest[e] = acc;
+    }
+}
+
 /* Reductions and scans: ishmemi_q_<op>_<type>(team, dest, source, n, mode, ret), mode 0 reduce,
- * 1 inclusive scan, 2 exclusive scan (sum only). */
+ * 1 inclusive scan, 2 exclusive scan (sum only); ishmemi_qs_<op>_<type>(team, dest, source, lo,
+ * len): the slice kernel of the large reductions (512 threads per block, any grid). */
 #define REDUCE_KERNEL(opname, OP, suffix, T)                                                                           \
     extern "C" __global__ void ISHMEMI_QB ishmemi_q_##opname##_##suffix(int team, T *dest, const T *src, size_t n, int mode,     \
                                                               int *ret) {                                              \
         auto g = cooperative_groups::this_thread_block();                                                              \
         q_ret(ret, ishmemi::reduce<ishmemi::OP>(g, team, dest, src, n, mode, "ishmemx_" #opname "_on_queue"));        \
+    }                                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(512) ishmemi_qs_##opname##_##suffix(int team, T *dest, const T *src,  \
+                                                                                     size_t lo, size_t len) {          \
+        slice_reduce<ishmemi::OP, T>(team, dest, src, lo, len);                                                        \
     }
 #define INT_REDUCTIONS(opname, OP)                                                                                     \
     REDUCE_KERNEL(opname, OP, i8, int8_t)                                                                              \

@@ -159,7 +159,10 @@ run coll_ops.samegpu coll_ops -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/col
 run coll_ops.4pe coll_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/coll_ops"
 run coll_ops.3pe coll_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 3 "$B/coll_ops"
 run coll_ops.mpirun coll_ops -- "${MPIRUN[@]}" "$NP" "$B/coll_ops"
-run coll_ops.copyengines coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
+# every block to the copy engines and every queue reduction over the whole GPU; then the
+# large reductions in one block
+run coll_ops.copyengines coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
+run coll_ops.oneblock coll_ops -- ISHMEM_QUEUE_REDUCE_SPLIT_MIN=1T "${RUN[@]}" -n "$NP" "$B/coll_ops"
 run multi.ishmrun multi -- "${RUN[@]}" -n "$NP" "$B/multi"
 run multi.samegpu multi -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/multi"
 run multi.mpirun multi -- "${MPIRUN[@]}" "$NP" "$B/multi"

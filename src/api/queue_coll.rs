@@ -1,5 +1,7 @@
 //! The collective `_on_queue` forms: team_sync, broadcast, collect, fcollect, alltoall,
 //! reductions and scans enqueued on the caller's CUDA stream. Each is one kernel of one block
+//! (large blocks of broadcast/fcollect/alltoall go to the copy engines, large reductions to
+//! `reduce_split`)
 //! (cuda/coll_kernels.cu, PTX in src/transport/cuda/coll_kernels.ptx, a module of its own loaded
 //! at the first collective on a queue) running the work-group form of the device collectives
 //! (include/ishmem/cuda_coll.cuh), so a queue collective and a kernel collective of the same team
@@ -44,8 +46,8 @@ struct CollKernels {
     fcollect: CUfunction,
     collect: CUfunction,
     alltoall: CUfunction,
-    /// `<op>_<type>` -> kernel.
-    reduce: HashMap<String, CUfunction>,
+    /// `<op>_<type>` -> kernel, and its slice kernel (`reduce_split`).
+    reduce: HashMap<String, (CUfunction, CUfunction)>,
 }
 
 // SAFETY: module and function handles are process-wide driver objects, usable from any thread
@@ -63,7 +65,8 @@ fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
         let float = ALL_OPS.contains(op);
         for ty in INT_TYPES.iter().chain(if float { ["f32", "f64"].iter() } else { [].iter() }) {
             let key = format!("{op}_{ty}");
-            reduce.insert(key.clone(), m.get(&format!("ishmemi_q_{key}"))?);
+            let f = (m.get(&format!("ishmemi_q_{key}"))?, m.get(&format!("ishmemi_qs_{key}"))?);
+            reduce.insert(key, f);
         }
     }
     Ok(CollKernels {
@@ -180,10 +183,7 @@ unsafe fn copy_engines(
     st: &State, gpu: &Gpu, k: &CollKernels, func: &str, what: Move, team: c_int, d: &TeamDesc, dest: usize, src: usize,
     nb: usize, root: c_int, ret: *mut c_int, q: Queue,
 ) {
-    let sync = || {
-        let (mut t, mut r) = (team, 0u64);
-        launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
-    };
+    let sync = || sync_kernel(func, gpu, k, team, q);
     sync();
     let n = d.n();
     let me = d.my_pe as usize;
@@ -211,10 +211,66 @@ unsafe fn copy_engines(
         Move::Collect => unreachable!("collect sizes are known on the device only"),
     }
     sync();
+    ret_ok(func, ret, q);
+}
+
+/// Enqueues a team-sync kernel of `team` (no status).
+fn sync_kernel(func: &str, gpu: &Gpu, k: &CollKernels, team: c_int, q: Queue) {
+    let (mut t, mut r) = (team, 0u64);
+    launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
+}
+
+/// Enqueues the store of status 0 into `ret` (when not NULL).
+fn ret_ok(func: &str, ret: *mut c_int, q: Queue) {
     if !ret.is_null() {
         // SAFETY: check_ret found ret to be memory the GPU can write.
         driver::check(func, "cuMemsetD32Async", unsafe { sys::cuMemsetD32Async(ret as u64, 0, 1, q.cast()) });
     }
+}
+
+/// Threads per block of the slice kernels, and the most blocks one gets.
+const SLICE_BLOCK: u32 = 512;
+const SLICE_GRID_MAX: usize = 2048;
+
+/// A reduction of `n` elements above ISHMEM_QUEUE_REDUCE_SPLIT_MIN bytes over the whole GPU:
+/// a team sync (sources ready); team PE r combines slice r of every member's source into its
+/// own dest with a full grid (`slice`; dest equal to or disjoint from source, so in place no
+/// PE writes what another still reads: slice r of a source is read by PE r alone); a team sync
+/// (every slice done); copy-engine copies of the other slices from their owners' dest; a last
+/// team sync (nobody still reads this PE's dest when the stream goes on).
+///
+/// # Safety
+/// As for `reduce`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_split<T: QElem>(
+    st: &State, gpu: &Gpu, k: &CollKernels, func: &str, slice: CUfunction, team: c_int, d: &TeamDesc, dest: *mut T,
+    src: *const T, n: usize, ret: *mut c_int, q: Queue,
+) {
+    let es = size_of::<T>();
+    let (np, me) = (d.n(), d.my_pe as usize);
+    sync_kernel(func, gpu, k, team, q);
+    let (lo, len) = crate::core::coll::slice(n, np, me);
+    if len > 0 {
+        let grid = len.div_ceil(SLICE_BLOCK as usize).min(SLICE_GRID_MAX) as u32;
+        let (mut t, mut de, mut s, mut l0, mut l) = (team, dest as u64, src as u64, lo, len);
+        launch(func, gpu, slice, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l), q);
+    }
+    sync_kernel(func, gpu, k, team, q);
+    {
+        let _c = gpu.enter(func);
+        for j in 1..np {
+            let p = (me + j) % np;
+            let (lo, len) = crate::core::coll::slice(n, np, p);
+            if len > 0 {
+                let at = dest as usize + lo * es;
+                let from = st.remote(func, "dest", at, len * es, d.world(p));
+                // SAFETY: both ranges lie in symmetric heaps mapped here (dest was checked).
+                driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(at as u64, from as u64, len * es, q.cast()) });
+            }
+        }
+    }
+    sync_kernel(func, gpu, k, team, q);
+    ret_ok(func, ret, q);
 }
 
 /// Reductions (`mode` 0) and sum scans (1 inclusive, 2 exclusive) of `n` elements on the queue;
@@ -227,14 +283,23 @@ pub unsafe fn reduce<T: QElem>(
     func: &str, op: &str, team: c_int, dest: *mut T, src: *const T, n: usize, mode: c_int, ret: *mut c_int, q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
-    desc(st, func, team);
+    let d = desc(st, func, team);
     let len = bytes(func, n, size_of::<T>());
     check_heap(st, func, "dest", dest as usize, len);
     check_heap(st, func, "source", src as usize, len);
     check_ret(func, ret);
-    let Some(&f) = k.reduce.get(&format!("{op}_{}", T::SUFFIX)) else {
+    let Some(&(f, slice)) = k.reduce.get(&format!("{op}_{}", T::SUFFIX)) else {
         fatal(func, &format!("no queue kernel for {op} over {}", T::SUFFIX))
     };
+    // Every PE decides alike: same n, same setting (compared at init), and symmetric dest and
+    // source have the same relation on every PE.
+    let (de, s) = (dest as usize, src as usize);
+    let same_or_disjoint = de == s || de + len <= s || s + len <= de;
+    if mode == 0 && len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint {
+        // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
+        unsafe { reduce_split(st, gpu, k, func, slice, team, &d, dest, src, n, ret, q) };
+        return;
+    }
     let (mut t, mut de, mut s, mut nn, mut m, mut r) = (team, dest as u64, src as u64, n, mode, ret as u64);
     launch(func, gpu, f, 1, BLOCK, &mut args!(t, de, s, nn, m, r), q);
 }

@@ -196,6 +196,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             ("ISHMEM_BCAST_SCATTER_MIN", cfg.bcast_scatter_min as u64),
             ("ISHMEM_REDUCE_SCATTER_MIN", cfg.reduce_scatter_min as u64),
             ("ISHMEM_QUEUE_KERNEL_MAX", cfg.queue_kernel_max as u64),
+            ("ISHMEM_QUEUE_REDUCE_SPLIT_MIN", cfg.queue_reduce_split_min as u64),
         ],
     };
     let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));

@@ -68,7 +68,7 @@ struct Slot {
 }
 
 /// Settings compared between the PEs at join (`JoinParams::agree`).
-pub const AGREE: usize = 5;
+pub const AGREE: usize = 6;
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
 const _: () = assert!(std::mem::size_of::<Slot>() == 256);

@@ -319,6 +319,50 @@ template <class T> static void check_q_t(const char *what, char *dst, T *got, si
 }
 #define check_q(what, dst, got, es, want) check_q_t(what, dst, got, es, want)
 
+/* sum and max over the team (world PEs start + stride * i, i < size) of L elements, checked
+ * exactly; every PE of the job calls it for the world team, members for a split team. a, b: L
+ * ints, x: L doubles, symmetric (allocated by every PE in main). */
+#define L_LARGE (((size_t)1 << 20) + 3)
+static void large_reductions(ishmem_team_t t, int start, int stride, int size, const char *team, int *a, int *b, double *x) {
+    const size_t L = L_LARGE;
+    int *h = (int *)malloc(L * sizeof(int));
+    double *hx = (double *)malloc(L * sizeof(double));
+    for (size_t e = 0; e < L; e++) {
+        h[e] = (int)((e * 7 + (size_t)me * 13) % 1000) - 300;
+        hx[e] = (double)((e * 31 + (size_t)me * 17) % 977) - 400.25;
+    }
+    cudaMemcpy(a, h, L * sizeof(int), cudaMemcpyHostToDevice);
+    cudaMemcpy(x, hx, L * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemset(b, 0, L * sizeof(int));
+    cudaDeviceSynchronize();
+    ishmemx_int_sum_reduce_on_queue(t, b, a, L, drc, q);
+    ishmemx_double_max_reduce_on_queue(t, x, x, L, drc, q);    /* in place */
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "large reductions (%s): %s", team, cudaGetErrorString(cudaGetLastError()));
+    int rc = -1;
+    cudaMemcpy(&rc, drc, sizeof rc, cudaMemcpyDeviceToHost);
+    CHECK(rc == 0, "large reductions (%s) returned %d", team, rc);
+    cudaMemcpy(h, b, L * sizeof(int), cudaMemcpyDeviceToHost);
+    cudaMemcpy(hx, x, L * sizeof(double), cudaMemcpyDeviceToHost);
+    size_t bad = 0, badx = 0;
+    for (size_t e = 0; e < L; e++) {
+        int want = 0;
+        double wx = -1e300;
+        for (int i = 0; i < size; i++) {
+            size_t pe = (size_t)(start + stride * i);
+            want += (int)((e * 7 + pe * 13) % 1000) - 300;
+            double v = (double)((e * 31 + pe * 17) % 977) - 400.25;
+            if (v > wx) wx = v;
+        }
+        bad += h[e] != want;
+        badx += hx[e] != wx;
+    }
+    CHECK(bad == 0, "large int sum_reduce_on_queue (%s): %zu of %zu elements wrong", team, bad, L);
+    CHECK(badx == 0, "large in-place double max_reduce_on_queue (%s): %zu of %zu elements wrong", team, badx, L);
+    free(h);
+    free(hx);
+    ishmem_team_sync(t);
+}
+
 int main(void) {
     ishmem_init();
     me = ishmem_my_pe();
@@ -389,6 +433,25 @@ int main(void) {
         ishmemx_sync_all_on_queue(q);
         ishmemx_barrier_all_on_queue(q);
         CHECK(cudaStreamSynchronize(q) == cudaSuccess, "syncs on the queue");
+    }
+
+    /* Large reductions on the queue (the whole-GPU path from ISHMEM_QUEUE_REDUCE_SPLIT_MIN,
+     * 256K by default): an odd length (uneven slices), out of place and in place, world and
+     * strided team. */
+    {
+        int *a = (int *)ishmem_malloc(L_LARGE * sizeof(int));
+        int *b = (int *)ishmem_malloc(L_LARGE * sizeof(int));
+        double *x = (double *)ishmem_malloc(L_LARGE * sizeof(double));
+        CHECK(a && b && x, "large symmetric buffers");
+        if (a && b && x) {
+            large_reductions(ISHMEM_TEAM_WORLD, 0, 1, npes, "world", a, b, x);
+            ishmem_barrier_all();
+            if (member) large_reductions(strided, start, stride, size, "strided", a, b, x);
+        }
+        ishmem_barrier_all();
+        ishmem_free(x);
+        ishmem_free(b);
+        ishmem_free(a);
     }
 
     ishmem_barrier_all();
