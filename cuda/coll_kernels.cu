@@ -74,6 +74,43 @@ template <int OP, class T> __device__ __forceinline__ void slice_reduce(int team
     }
 }
 
+/* Large sum scans on a queue (reduce_split's sibling in src/api/queue_coll.rs): for elements
+ * [lo, lo + len), the running sum over team PEs 0, 1, ... of their sources, stored into each
+ * PE's dest (inclusive: after adding its value; exclusive: before). Element e of every PE is
+ * touched by this PE's grid alone, each source element read before the same PE's dest element
+ * is written, so dest may be the source. Team syncs before and after are the host's. */
+template <class T>
+__device__ __forceinline__ void slice_scan(int team, T *dest, const T *src, size_t lo, size_t len, int inclusive) {
+    ishmemi::tdesc d = ishmemi::team_lookup(team);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t e = lo + (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < lo + len; e += stride) {
+        T acc = (T)0;
+#pragma unroll 1
+        for (int p = 0; p < d.size; p++) {
+            T v = ldcg(ishmemi::peer_raw(src + e, d.world(p)));
+            T *out = (T *)ishmemi::peer_raw(dest + e, d.world(p));
+            if (!inclusive) *out = acc;
+            acc = ishmemi::combine<ishmemi::R_SUM, T>(acc, v);
+            if (inclusive) *out = acc;
+        }
+    }
+}
+#define SCAN_KERNEL(suffix, T)                                                                                         \
+    extern "C" __global__ void __launch_bounds__(512) ishmemi_qscan_##suffix(int team, T *dest, const T *src, size_t lo, \
+                                                                             size_t len, int inclusive) {              \
+        slice_scan<T>(team, dest, src, lo, len, inclusive);                                                            \
+    }
+SCAN_KERNEL(i8, int8_t)
+SCAN_KERNEL(u8, uint8_t)
+SCAN_KERNEL(i16, int16_t)
+SCAN_KERNEL(u16, uint16_t)
+SCAN_KERNEL(i32, int32_t)
+SCAN_KERNEL(u32, uint32_t)
+SCAN_KERNEL(i64, int64_t)
+SCAN_KERNEL(u64, uint64_t)
+SCAN_KERNEL(f32, float)
+SCAN_KERNEL(f64, double)
+
 /* Reductions and scans: ishmemi_q_<op>_<type>(team, dest, source, n, mode, ret), mode 0 reduce,
  * 1 inclusive scan, 2 exclusive scan (sum only); ishmemi_qs_<op>_<type>(team, dest, source, lo,
  * len): the slice kernel of the large reductions (512 threads per block, any grid). */

@@ -48,6 +48,8 @@ struct CollKernels {
     alltoall: CUfunction,
     /// `<op>_<type>` -> kernel, and its slice kernel (`reduce_split`).
     reduce: HashMap<String, (CUfunction, CUfunction)>,
+    /// `<type>` -> the slice kernel of large sum scans (`scan_split`).
+    scan: HashMap<&'static str, CUfunction>,
 }
 
 // SAFETY: module and function handles are process-wide driver objects, usable from any thread
@@ -69,7 +71,12 @@ fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
             reduce.insert(key, f);
         }
     }
+    let mut scan = HashMap::new();
+    for ty in INT_TYPES.iter().chain(["f32", "f64"].iter()) {
+        scan.insert(*ty, m.get(&format!("ishmemi_qscan_{ty}"))?);
+    }
     Ok(CollKernels {
+        scan,
         team_sync: m.get("ishmemi_q_team_sync")?,
         broadcast: m.get("ishmemi_q_broadcast")?,
         fcollect: m.get("ishmemi_q_fcollect")?,
@@ -273,6 +280,27 @@ unsafe fn reduce_split<T: QElem>(
     ret_ok(func, ret, q);
 }
 
+/// A sum scan of `n` elements above ISHMEM_QUEUE_REDUCE_SPLIT_MIN bytes over the whole GPU: a
+/// team sync (sources ready); team PE r's grid computes, for slice r of the elements, the
+/// running sum over the team PEs' sources and stores it into every PE's dest (each element of
+/// every PE is read, then written, by one PE's grid alone: in place is safe); a team sync
+/// (every PE's dest complete).
+#[allow(clippy::too_many_arguments)]
+fn scan_split<T: QElem>(
+    gpu: &Gpu, k: &CollKernels, func: &str, f: CUfunction, team: c_int, d: &TeamDesc, dest: *mut T, src: *const T,
+    n: usize, inclusive: bool, ret: *mut c_int, q: Queue,
+) {
+    sync_kernel(func, gpu, k, team, q);
+    let (lo, len) = crate::core::coll::slice(n, d.n(), d.my_pe as usize);
+    if len > 0 {
+        let grid = len.div_ceil(SLICE_BLOCK as usize).min(SLICE_GRID_MAX) as u32;
+        let (mut t, mut de, mut s, mut l0, mut l, mut inc) = (team, dest as u64, src as u64, lo, len, c_int::from(inclusive));
+        launch(func, gpu, f, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l, inc), q);
+    }
+    sync_kernel(func, gpu, k, team, q);
+    ret_ok(func, ret, q);
+}
+
 /// Reductions (`mode` 0) and sum scans (1 inclusive, 2 exclusive) of `n` elements on the queue;
 /// `op` is and, or, xor, max, min, sum or prod.
 ///
@@ -295,10 +323,16 @@ pub unsafe fn reduce<T: QElem>(
     // source have the same relation on every PE.
     let (de, s) = (dest as usize, src as usize);
     let same_or_disjoint = de == s || de + len <= s || s + len <= de;
-    if mode == 0 && len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint {
-        // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
-        unsafe { reduce_split(st, gpu, k, func, slice, team, &d, dest, src, n, ret, q) };
-        return;
+    if len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint {
+        if mode == 0 {
+            // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
+            unsafe { reduce_split(st, gpu, k, func, slice, team, &d, dest, src, n, ret, q) };
+            return;
+        }
+        if let Some(&f) = k.scan.get(T::SUFFIX) {
+            scan_split(gpu, k, func, f, team, &d, dest, src, n, mode == 1, ret, q);
+            return;
+        }
     }
     let (mut t, mut de, mut s, mut nn, mut m, mut r) = (team, dest as u64, src as u64, n, mode, ret as u64);
     launch(func, gpu, f, 1, BLOCK, &mut args!(t, de, s, nn, m, r), q);

@@ -358,6 +358,29 @@ static void large_reductions(ishmem_team_t t, int start, int stride, int size, c
     }
     CHECK(bad == 0, "large int sum_reduce_on_queue (%s): %zu of %zu elements wrong", team, bad, L);
     CHECK(badx == 0, "large in-place double max_reduce_on_queue (%s): %zu of %zu elements wrong", team, badx, L);
+
+    /* scans: inclusive out of place (a -> b), then exclusive in place (a) */
+    int my = (me - start) / stride;
+    ishmemx_int_sum_inscan_on_queue(t, b, a, L, drc, q);
+    ishmemx_int_sum_exscan_on_queue(t, a, a, L, drc, q);
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "large scans (%s): %s", team, cudaGetErrorString(cudaGetLastError()));
+    rc = -1;
+    cudaMemcpy(&rc, drc, sizeof rc, cudaMemcpyDeviceToHost);
+    CHECK(rc == 0, "large scans (%s) returned %d", team, rc);
+    int *hs = (int *)malloc(L * sizeof(int));
+    cudaMemcpy(h, b, L * sizeof(int), cudaMemcpyDeviceToHost);
+    cudaMemcpy(hs, a, L * sizeof(int), cudaMemcpyDeviceToHost);
+    size_t badi = 0, bade = 0;
+    for (size_t e = 0; e < L; e++) {
+        int below = 0;
+        for (int i = 0; i < my; i++) below += (int)((e * 7 + (size_t)(start + stride * i) * 13) % 1000) - 300;
+        int mine = (int)((e * 7 + (size_t)me * 13) % 1000) - 300;
+        badi += h[e] != below + mine;
+        bade += hs[e] != below;
+    }
+    CHECK(badi == 0, "large int sum_inscan_on_queue (%s): %zu of %zu elements wrong", team, badi, L);
+    CHECK(bade == 0, "large in-place int sum_exscan_on_queue (%s): %zu of %zu elements wrong", team, bade, L);
+    free(hs);
     free(h);
     free(hx);
     ishmem_team_sync(t);
