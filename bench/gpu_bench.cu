@@ -986,8 +986,26 @@ static const void *coll_kernel(int op, bool blk) {
  *   sum_reduce: B[k] = sum over PEs of their source[k] (exact ints);
  *   team_sync : k_sync_check (values written before a sync are seen after it).
  * Every call's return value must be 0. */
-static int run_coll(int op, bool blk, size_t n) {
-    const char *name = COLL_NAME[op], *scope = blk ? "block" : "thread";
+/* Host-enqueued form of a collective (scope queue): one call on the stream, status to NULL. */
+static void coll_enqueue(int op, const Coll &a) {
+    switch (op) {
+    case CO_BROADCAST: ishmemx_broadcastmem_on_queue(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, 0, NULL, st); break;
+    case CO_FCOLLECT: ishmemx_fcollectmem_on_queue(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, NULL, st); break;
+    case CO_ALLTOALL: ishmemx_alltoallmem_on_queue(ISHMEM_TEAM_WORLD, a.dst, a.src, a.nelems, NULL, st); break;
+    case CO_SUM_REDUCE:
+        ishmemx_int_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, (int *)a.dst, (const int *)a.src, a.nelems, NULL, st);
+        break;
+    default: ishmemx_team_sync_on_queue(ISHMEM_TEAM_WORLD, NULL, st); break;
+    }
+}
+
+/* mode: 0 thread, 1 block (device forms in one kernel), 2 queue (`<op>_on_queue` rows: iters
+ * calls enqueued on the stream back to back, timed by events around them). */
+static int run_coll(int op, int mode, size_t n) {
+    const bool blk = mode == 1, queue = mode == 2;
+    char qname[64];
+    snprintf(qname, sizeof qname, "%s_on_queue", COLL_NAME[op]);
+    const char *name = queue ? qname : COLL_NAME[op], *scope = queue ? "queue" : blk ? "block" : "thread";
     const size_t bytes = op == CO_TEAM_SYNC ? 0 : n;
     const uint64_t seed =
         mix64(str_hash(name) ^ mix64(str_hash(scope) + bytes) ^ mix64(++g_coll_run * 0x9E3779B97F4A7C15ull));
@@ -1009,12 +1027,16 @@ static int run_coll(int op, bool blk, size_t n) {
 
     Coll a = {B, A, op == CO_SUM_REDUCE ? n / sizeof(int) : n, 1, dres};
     void *args[] = {&a};
-    const void *fn = coll_kernel(op, blk);
+    const void *fn = coll_kernel(op, blk); /* unused by the queue rows */
     const dim3 threads(blk ? BLOCK_THREADS : 1);
     unsigned long long bad_rc = 0;
+    if (queue) CK(cudaMemset(dres, 0, sizeof(unsigned long long)));
     auto run = [&](long it) -> double {
         a.iters = it;
-        double t = lockstep_run([&] { CK(bench_collective_launch(fn, dim3(1), threads, args, 0, st)); });
+        double t = queue ? lockstep_run([&] {
+            for (long i = 0; i < it; i++) coll_enqueue(op, a);
+        })
+                         : lockstep_run([&] { CK(bench_collective_launch(fn, dim3(1), threads, args, 0, st)); });
         unsigned long long b = 0;
         CK(cudaMemcpy(&b, dres, sizeof b, cudaMemcpyDeviceToHost));
         bad_rc += b;
@@ -1065,7 +1087,7 @@ static int run_coll(int op, bool blk, size_t n) {
         int val = bcast_int((int)(mix64(seed) & 0x3fffffff));
         int rounds = 3;
         void *cargs[] = {&bslot, &val, &rounds, &dres};
-        const void *cfn = blk ? (const void *)k_sync_check<true> : (const void *)k_sync_check<false>;
+        const void *cfn = blk || queue ? (const void *)k_sync_check<true> : (const void *)k_sync_check<false>;
         lockstep_run([&] { CK(bench_collective_launch(cfn, dim3(1), threads, cargs, 0, st)); });
         CK(cudaMemcpy(&bad, dres, sizeof bad, cudaMemcpyDeviceToHost));
         break;
@@ -1095,20 +1117,32 @@ static int run_coll(int op, bool blk, size_t n) {
 /* Every collective row (op-major, then scope thread, block, then size). */
 static int run_collectives() {
     bool any = false;
-    for (int op = 0; op < CO_N; op++) any |= list_has(g_o.ops, COLL_NAME[op]);
+    for (int op = 0; op < CO_N; op++) {
+        char qname[64];
+        snprintf(qname, sizeof qname, "%s_on_queue", COLL_NAME[op]);
+        any |= list_has(g_o.ops, COLL_NAME[op]) || list_has(g_o.ops, qname);
+    }
     if (!any) return 0;
 #ifdef BENCH_COLL
     const std::vector<size_t> sizes = coll_sizes();
     for (int op = 0; op < CO_N; op++) {
-        if (!list_has(g_o.ops, COLL_NAME[op])) continue;
-        for (bool blk : {false, true}) {
-            if (!list_has(g_o.scopes, blk ? "block" : "thread")) continue;
+        char qname[64];
+        snprintf(qname, sizeof qname, "%s_on_queue", COLL_NAME[op]);
+        for (int mode : {0, 1, 2}) {
+            if (!list_has(g_o.ops, mode == 2 ? qname : COLL_NAME[op])) continue;
+            if (mode < 2 && !list_has(g_o.scopes, mode ? "block" : "thread")) continue;
             if (op == CO_TEAM_SYNC) {
-                if (run_coll(op, blk, 0)) return 1;
+                if (run_coll(op, mode, 0)) return 1;
                 continue;
             }
-            for (size_t n : sizes)
-                if (run_coll(op, blk, n)) return 1;
+            std::vector<size_t> sz = sizes;
+            if (mode == 2 && !g_o.quick) { /* the copy-engine and whole-GPU paths */
+                const size_t nblk = (op == CO_FCOLLECT || op == CO_ALLTOALL) ? (size_t)g_npes : 1;
+                for (size_t big : {(size_t)16 << 20, (size_t)256 << 20})
+                    if (big <= g_o.max_bytes && big * nblk <= g_buf) sz.push_back(big);
+            }
+            for (size_t n : sz)
+                if (run_coll(op, mode, n)) return 1;
         }
     }
 #else
@@ -1124,7 +1158,9 @@ static const char *const ALL_OPS[] = {"putmem_nbi", "getmem_nbi", "p", "putmem_q
                                       "compare_swap", "put_signal", "barrier_all", "putmem_on_queue",
                                       "putmem_on_queue_lat", "putmem_on_queue_pipelined",
                                       "barrier_all_on_queue", "putmem_blocking", "broadcast", "fcollect",
-                                      "alltoall", "sum_reduce", "team_sync"};
+                                      "alltoall", "sum_reduce", "team_sync", "broadcast_on_queue",
+                                      "fcollect_on_queue", "alltoall_on_queue", "sum_reduce_on_queue",
+                                      "team_sync_on_queue"};
 
 static void sanitize(char *s) {
     for (; *s; s++)

@@ -105,6 +105,12 @@ typedef cudaStream_t ishmemx_queue_t;
 #define ishmemx_getmem_on_queue        nvshmemx_getmem_on_stream
 #define ishmemx_quiet_on_queue         nvshmemx_quiet_on_stream
 #define ishmemx_barrier_all_on_queue   nvshmemx_barrier_all_on_stream
+/* collective queue forms: ishmem's take an `int *ret` before the queue, NVSHMEM's return it */
+#define ishmemx_broadcastmem_on_queue(t, d, s, n, root, ret, q) ((void)(ret), nvshmemx_broadcastmem_on_stream(t, d, s, n, root, q))
+#define ishmemx_fcollectmem_on_queue(t, d, s, n, ret, q) ((void)(ret), nvshmemx_fcollectmem_on_stream(t, d, s, n, q))
+#define ishmemx_alltoallmem_on_queue(t, d, s, n, ret, q) ((void)(ret), nvshmemx_alltoallmem_on_stream(t, d, s, n, q))
+#define ishmemx_int_sum_reduce_on_queue(t, d, s, n, ret, q) ((void)(ret), nvshmemx_int_sum_reduce_on_stream(t, d, s, n, q))
+#define ishmemx_team_sync_on_queue(t, ret, q) ((void)(ret), nvshmemx_team_sync_on_stream(t, q))
 
 /* ---- work-group forms ----------------------------------------------------
  * ishmem's are templates over any cooperative group; NVSHMEM has a fixed
