@@ -39,7 +39,8 @@
 //!   that it entered count c-1 (so it is done reading the slot's count c-2), and the member
 //!   copies the slot into its dest after the flag. fcollect and alltoall of at most one
 //!   scratch slot take the reductions' all-send class below (scratch slots, no announcement,
-//!   each PE copies the slots into its own dest).
+//!   each PE copies the slots into its own dest), and so does collect (sizes, and the blocks
+//!   that fit, through the slots; larger blocks pulled from their sources, then a sync).
 //!   Into a user's dest (broadcast, fcollect, alltoall) a sender stores only after the member
 //!   announced that it entered the collective of that count (its Release store into the
 //!   sender's ready word (class, member), read with Acquire): programs commonly read a dest
@@ -872,6 +873,10 @@ impl<'a> Team<'a> {
     /// the destination once the total is known. Returns the total bytes.
     pub fn collect(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
         self.enter(Kind::Collect, 0, 0);
+        // Sizes differ per PE, so the choice depends on the team alone.
+        if self.push_ok(0) && self.slot_bytes() >= 64 {
+            return self.collect_push(dst, src, nb, check_dest);
+        }
         self.store_at(team::W_VALUE, self.me, nb as u64);
         self.sync();
         self.check_neighbour();
@@ -888,6 +893,66 @@ impl<'a> Team<'a> {
             self.pull(dst + offs[j], src, j, sizes[j]);
         }
         self.sync();
+        total
+    }
+
+    /// collect on the push path, in the all-send class: each PE stores its size, and its block
+    /// when it fits (at most slot_bytes - 8), into its scratch slot of every other member, then
+    /// the flag; after every member's flag each PE knows all sizes, checks its dest, and copies
+    /// the blocks that came inline. Blocks that did not fit are pulled from their owners'
+    /// sources, and then (every PE sees the same sizes, so all do it) a team sync keeps each
+    /// source alive until nobody reads it.
+    fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+        let cap = self.slot_bytes() - 8;
+        let c = self.push_begin(team::PUSH_REDUCE);
+        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        let inline = if nb <= cap { nb } else { 0 };
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), 8 + inline, self.d.world(j));
+            // SAFETY: r..r+8+inline is PE j's scratch slot for this PE and parity (mapped, in its
+            // team area, 8 + inline <= slot_bytes, 64-byte aligned), which PE j reads only after
+            // the flag below; src..src+nb is this PE's checked source.
+            unsafe {
+                (r as *mut u64).write(nb as u64);
+                std::ptr::copy_nonoverlapping(src as *const u8, (r + 8) as *mut u8, inline);
+            }
+            self.store_at(fw, j, self.tag(c));
+        }
+        self.wait_all(team::PUSH_REDUCE, c);
+        let sizes: Vec<usize> = (0..self.n)
+            .map(|j| {
+                if j == self.me {
+                    nb
+                } else {
+                    // SAFETY: the first word of PE j's slot of count c, written before its flag
+                    // (seen by wait_all).
+                    unsafe { (self.slot_at(c, j) as *const u64).read() as usize }
+                }
+            })
+            .collect();
+        let mut offs = Vec::with_capacity(self.n);
+        let mut total = 0usize;
+        for &s in &sizes {
+            offs.push(total);
+            total = total.saturating_add(s);
+        }
+        check_dest(total);
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            if j == self.me {
+                self.put_local(dst + offs[j], src as *const u8, nb);
+            } else if sizes[j] <= cap {
+                // The slot of count c holds PE j's block until this PE's next flag of the class.
+                self.put_local(dst + offs[j], (self.slot_at(c, j) + 8) as *const u8, sizes[j]);
+            } else {
+                self.pull(dst + offs[j], src, j, sizes[j]);
+            }
+        }
+        // Every PE computes the same `sizes`, so all or none sync here.
+        if sizes.iter().any(|&s| s > cap) {
+            self.sync();
+        }
         total
     }
 

@@ -113,6 +113,25 @@ static void test_fcollect_collect_alltoall(const team_info *ti, size_t n) {
         for (size_t i = 0; i < 3; i++)
             CHECK(sb[3 * (p - 1) + i] == (short)(p + 10 * i), "%s: collect with an empty block", ti->name);
     ishmem_team_sync(ti->t);
+    /* blocks of very different sizes in one call (even team PEs 3 shorts, odd 1600: on the
+     * push path the small ones travel with the sizes, the large ones are pulled) */
+    {
+        size_t cnt = ti->me % 2 ? 1600 : 3;
+        for (size_t i = 0; i < cnt; i++)
+            sa[i] = (short)(ti->me * 3 + i * 7);
+        CHECK_EQ(ishmem_short_collect(ti->t, sb, sa, cnt), 0);
+        size_t at = 0;
+        for (int p = 0; p < ti->n; p++) {
+            size_t pc = p % 2 ? 1600 : 3;
+            for (size_t i = 0; i < pc; i++)
+                if (sb[at + i] != (short)(p * 3 + i * 7)) {
+                    CHECK(0, "%s: mixed-size short_collect block %d [%zu] = %d", ti->name, p, i, sb[at + i]);
+                    break;
+                }
+            at += pc;
+        }
+        ishmem_team_sync(ti->t);
+    }
     /* alltoall of int64: block j of PE p's source goes to block p of PE j's dest */
     int64_t *xa = (int64_t *)Ia, *xb = (int64_t *)Ib;
     for (int j = 0; j < ti->n; j++)
@@ -385,11 +404,14 @@ static void back_to_back(const team_info *a, const team_info *b) {
  * flags must tell the rounds apart. Checked at once, and again after a final barrier (no late
  * push overwrote an earlier round). */
 #define STORM_ROUNDS 24
-#define STORM_STRIDE 12000 /* ints of Ib per round */
+#define STORM_STRIDE 12500 /* ints of Ib per round (24 rounds: all of Ib) */
 
 static size_t storm_bcast_n(int r) { return r % 5 == 4 ? 1500 : (size_t)(1 + r % 7) * 3; }
 static size_t storm_coll_n(int r) { return r % 5 == 4 ? 280 : (size_t)(1 + r % 4); }
 static size_t storm_red_n(int r) { return r % 5 == 4 ? 1100 : (size_t)(1 + (r * 13) % 200); }
+/* collect: team PE p's count in round r (every 5th round, with up to 4 PEs, odd PEs give 400:
+ * past the scratch slot, so inline and pulled blocks mix in one call) */
+static size_t storm_collect_n(int r, int p, int n) { return r % 5 == 4 && p % 2 && n <= 4 ? 400 : (size_t)(1 + (p + r) % 3); }
 
 static void storm_round(const team_info *ti, int r, int check_only) {
     int n = ti->n, me = ti->me, root = r % n;
@@ -397,6 +419,8 @@ static void storm_round(const team_info *ti, int r, int check_only) {
     int *bd = d, *fd = d + 2048, *ad = d + 4608, *sd = d + 4672, *md = d + 5888, *ip = d + 7104;
     int *si = d + 8320, *se = d + 9536;
     double *dd = (double *)(d + 10752); /* 64 doubles */
+    int *cd = d + 10880;                /* collect: up to 1620 ints */
+    int *cs = Ia + 5200;
     int *bs = Ia, *fs = Ia + 2048, *as = Ia + 2400, *ss = Ia + 2600, *ms = Ia + 3800;
     double *ds = (double *)(Ia + 5000);
     size_t nb = storm_bcast_n(r), nc = storm_coll_n(r), nr = storm_red_n(r), na = nc < 5 ? nc : 5;
@@ -425,6 +449,23 @@ static void storm_round(const team_info *ti, int r, int check_only) {
         CHECK_EQ(ishmem_double_sum_reduce(ti->t, dd, ds, ndb), 0);
         CHECK_EQ(ishmem_int_sum_inscan(ti->t, si, ss, nr), 0);
         CHECK_EQ(ishmem_int_sum_exscan(ti->t, se, ss, nr), 0);
+        size_t nco = storm_collect_n(r, me, n);
+        for (size_t i = 0; i < nco; i++)
+            cs[i] = v(me * 5 + r, i);
+        CHECK_EQ(ishmem_int_collect(ti->t, cd, cs, nco), 0);
+    }
+    {
+        size_t at = 0;
+        for (int p = 0; p < n; p++) {
+            size_t pc = storm_collect_n(r, p, n);
+            for (size_t i = 0; i < pc; i++)
+                if (cd[at + i] != v(p * 5 + r, i)) {
+                    CHECK(0, "%s: storm round %d collect [%d][%zu] = %d, want %d (%s)", ti->name, r, p, i, cd[at + i],
+                          v(p * 5 + r, i), check_only ? "after the barrier" : "at return");
+                    break;
+                }
+            at += pc;
+        }
     }
     const char *when = check_only ? "after the barrier" : "at return";
     for (size_t i = 0; i < nb; i++)
