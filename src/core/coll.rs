@@ -209,6 +209,18 @@ fn byte_slice(nb: usize, parts: usize, r: usize) -> (usize, usize) {
     (start, ((s + l) * SLICE_ALIGN).min(nb) - start)
 }
 
+/// The offset of each block when `sizes` are laid end to end, and the total (saturating, so
+/// an overflow shows as usize::MAX).
+fn prefix_offsets(sizes: &[usize]) -> (Vec<usize>, usize) {
+    let mut offs = Vec::with_capacity(sizes.len());
+    let mut total = 0usize;
+    for &s in sizes {
+        offs.push(total);
+        total = total.saturating_add(s);
+    }
+    (offs, total)
+}
+
 /// A host buffer of `n` elements of `T` (zeroed: `T` is a plain C number type).
 fn buffer<T: Copy + Default>(n: usize) -> Vec<T> {
     vec![T::default(); n]
@@ -881,12 +893,7 @@ impl<'a> Team<'a> {
         self.sync();
         self.check_neighbour();
         let sizes: Vec<usize> = (0..self.n).map(|i| self.load_at(team::W_VALUE, i) as usize).collect();
-        let mut offs = Vec::with_capacity(self.n);
-        let mut total = 0usize;
-        for &s in &sizes {
-            offs.push(total);
-            total = total.saturating_add(s);
-        }
+        let (offs, total) = prefix_offsets(&sizes);
         check_dest(total);
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
@@ -931,12 +938,7 @@ impl<'a> Team<'a> {
                 }
             })
             .collect();
-        let mut offs = Vec::with_capacity(self.n);
-        let mut total = 0usize;
-        for &s in &sizes {
-            offs.push(total);
-            total = total.saturating_add(s);
-        }
+        let (offs, total) = prefix_offsets(&sizes);
         check_dest(total);
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
