@@ -6,6 +6,7 @@
 use crate::core::{bytes, state};
 use crate::ffi::fatal;
 use std::ffi::c_int;
+use crate::transport::copy;
 use std::ptr;
 
 #[inline(always)]
@@ -40,8 +41,8 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         return g.copy(func, r, src as usize, n);
     }
     // SAFETY: r..r+n lies in a mapped symmetric region (checked); src is readable per the
-    // caller; ptr::copy allows the ranges to overlap (a put to oneself).
-    unsafe { ptr::copy(src, r as *mut u8, n) };
+    // caller; the copy allows the ranges to overlap (a put to oneself).
+    unsafe { copy::copy(r as *mut u8, src, n, st.cfg.nt_copy_min) };
 }
 
 /// Copies `nelems * elem` bytes from symmetric `src` on `pe` to local `dest`.
@@ -62,7 +63,7 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         return g.copy(func, dest as usize, r, n);
     }
     // SAFETY: as in `put`, with the roles of the ranges swapped.
-    unsafe { ptr::copy(r as *const u8, dest, n) };
+    unsafe { copy::copy(dest, r as *const u8, n, st.cfg.nt_copy_min) };
 }
 
 /// Bytes spanned by `nblocks` blocks of `bsize` elements spaced `stride` elements apart.

@@ -70,6 +70,7 @@
 use crate::core::team::{self, TeamDesc};
 use crate::core::{wait, State};
 use crate::ffi::fatal;
+use crate::transport::copy;
 use crate::transport::cuda::{AmoOp, Gpu};
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
@@ -754,8 +755,8 @@ impl<'a> Team<'a> {
         match self.st.gpu_for(src, dst) {
             Some(g) => g.copy(self.func, dst, r, n),
             // SAFETY: r..r+n is mapped symmetric memory (checked); dst..dst+n is this PE's
-            // symmetric memory (checked by the caller); ptr::copy allows overlap (i = me).
-            None => unsafe { std::ptr::copy(r as *const u8, dst as *mut u8, n) },
+            // symmetric memory (checked by the caller); the copy allows overlap (i = me).
+            None => unsafe { copy::copy(dst as *mut u8, r as *const u8, n, self.st.cfg.nt_copy_min) },
         }
     }
 
@@ -768,8 +769,8 @@ impl<'a> Team<'a> {
         match self.st.gpu_heap(dst) {
             Some(g) => g.copy(self.func, r, src as usize, n),
             // SAFETY: r..r+n is mapped symmetric memory (checked); src is a host buffer of n
-            // bytes that does not overlap it.
-            None => unsafe { std::ptr::copy_nonoverlapping(src, r as *mut u8, n) },
+            // bytes.
+            None => unsafe { copy::copy(r as *mut u8, src, n, self.st.cfg.nt_copy_min) },
         }
     }
 

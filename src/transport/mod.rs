@@ -5,5 +5,6 @@
 //! them are copies and AMO kernels (the data segment stays in `shm`). The core picks one per
 //! operation (`core::State::gpu_for`); a libfabric transport for other nodes slots in beside.
 
+pub mod copy;
 pub mod cuda;
 pub mod shm;
