@@ -1160,6 +1160,68 @@ pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
 mod tests {
     use super::*;
 
+    fn head(seq: u64, kind: Kind, a: u64, b: u64, func: &str) -> Head {
+        [seq << 8 | kind as u64, a, b, name_hash(func)]
+    }
+
+    #[test]
+    fn call_agreement_compares_what_must_agree() {
+        let bc = |n, root| head(3, Kind::Broadcast, n, root, "ishmem_broadcastmem");
+        assert!(heads_agree(&bc(64, 0), &bc(64, 0)));
+        assert!(!heads_agree(&bc(64, 0), &bc(32, 0)));
+        assert!(!heads_agree(&bc(64, 0), &bc(64, 1)));
+        // the typed and mem spellings of one broadcast agree; the count is not compared
+        assert!(heads_agree(&bc(64, 0), &head(9, Kind::Broadcast, 64, 0, "ishmem_long_broadcast")));
+        // reductions: the function (type and operator) too
+        let int_sum = head(1, Kind::Reduce, 16, 0, "ishmem_int_sum_reduce");
+        assert!(heads_agree(&int_sum, &head(1, Kind::Reduce, 16, 0, "ishmem_int_sum_reduce")));
+        assert!(!heads_agree(&int_sum, &head(1, Kind::Reduce, 16, 0, "ishmem_float_sum_reduce")));
+        assert!(!heads_agree(&int_sum, &head(1, Kind::Scan, 16, 0, "ishmem_int_sum_reduce")));
+        // syncs of any spelling agree, collects whatever their sizes, but not with each other
+        assert!(heads_agree(&head(1, Kind::Sync, 0, 0, "ishmem_barrier_all"), &head(1, Kind::Sync, 0, 0, "ishmem_team_sync")));
+        assert!(heads_agree(&head(1, Kind::Collect, 5, 0, "a"), &head(1, Kind::Collect, 7, 0, "a")));
+        assert!(!heads_agree(&head(1, Kind::Sync, 0, 0, "a"), &head(1, Kind::Collect, 0, 0, "a")));
+    }
+
+    #[test]
+    fn signatures_follow_agreement_and_fit_their_bits() {
+        let calls = [
+            head(1, Kind::Broadcast, 64, 0, "f"),
+            head(1, Kind::Broadcast, 65, 0, "f"),
+            head(1, Kind::Broadcast, 64, 1, "f"),
+            head(1, Kind::Fcollect, 64, 0, "f"),
+            head(1, Kind::Alltoall, 64, 0, "f"),
+            head(1, Kind::Reduce, 64, 0, "ishmem_int_sum_reduce"),
+            head(1, Kind::Reduce, 64, 0, "ishmem_int_max_reduce"),
+            head(1, Kind::Scan, 64, 0, "ishmem_int_sum_reduce"),
+            head(1, Kind::Sync, 0, 0, "f"),
+            head(1, Kind::Collect, 0, 0, "f"),
+        ];
+        for (i, x) in calls.iter().enumerate() {
+            assert!(signature(x) <= SIG_MASK);
+            for y in &calls[i + 1..] {
+                assert_ne!(signature(x), signature(y), "{x:?} {y:?}");
+            }
+        }
+        // agreeing heads have equal signatures (counts and unused words do not enter)
+        assert_eq!(signature(&head(1, Kind::Fcollect, 8, 0, "a")), signature(&head(7, Kind::Fcollect, 8, 99, "b")));
+    }
+
+    #[test]
+    fn calls_are_described_with_their_arguments() {
+        assert_eq!(describe_call(&head(1, Kind::Broadcast, 64, 2, ""), "ishmem_broadcastmem"), "ishmem_broadcastmem (64 bytes from root 2)");
+        assert_eq!(describe_call(&head(1, Kind::Fcollect, 8, 0, ""), "f"), "f (8 bytes per PE)");
+        let split = head(1, Kind::Split, (-2i32 as u32 as u64) << 32 | 1, 3, "");
+        assert_eq!(describe_call(&split, "s"), "s (start 1, stride -2, size 3)");
+        assert_eq!(describe_call(&head(1, Kind::Sync, 0, 0, ""), "ishmem_barrier_all"), "ishmem_barrier_all");
+    }
+
+    #[test]
+    fn prefix_offsets_saturate() {
+        assert_eq!(prefix_offsets(&[3, 0, 5]), (vec![0, 3, 3], 8));
+        assert_eq!(prefix_offsets(&[usize::MAX, 1]).1, usize::MAX);
+    }
+
     #[test]
     fn slices_cover_exactly() {
         for n in 0..40 {
