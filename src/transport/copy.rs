@@ -69,11 +69,13 @@ mod tests {
             for n in [0usize, 1, 15, 16, 63, 64, 65, 1000, 4000] {
                 let mut dst = vec![0u8; 5000];
                 // nt_min 1: the non-temporal path wherever the alignments allow it.
+                // SAFETY: off + n <= 5000 bytes of both vectors.
                 unsafe { copy(dst.as_mut_ptr().add(off), src.as_ptr().add(off), n, 1) };
                 assert_eq!(&dst[off..off + n], &src[off..off + n], "off {off} n {n}");
                 assert!(dst[..off].iter().all(|&b| b == 0) && dst[off + n..].iter().all(|&b| b == 0));
                 // different alignments: memcpy
                 let mut dst2 = vec![0u8; 5000];
+                // SAFETY: off + 1 + n <= 5000 bytes of dst2, off + n of src.
                 unsafe { copy(dst2.as_mut_ptr().add(off + 1), src.as_ptr().add(off), n, 1) };
                 assert_eq!(&dst2[off + 1..off + 1 + n], &src[off..off + n]);
             }
@@ -84,6 +86,7 @@ mod tests {
     fn overlapping_ranges_move_like_memmove() {
         let mut buf: Vec<u8> = (0..256u32).map(|i| i as u8).collect();
         let p = buf.as_mut_ptr();
+        // SAFETY: both ranges lie in the 256 bytes of buf.
         unsafe { copy(p.add(16), p, 200, 1) };
         assert!((0..200).all(|i| buf[16 + i] == i as u8));
     }
