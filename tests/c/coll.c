@@ -9,6 +9,7 @@
  * usage: coll [quick|storm]   (quick: small sizes only, for the runs that force every cutover;
  *                              storm: only the storms, on the world and a reversed team) */
 #include "test_util.h"
+#include <unistd.h>
 #include <math.h>
 
 #define BIG 300000 /* ints: 1.2 MB, above ISHMEM_BCAST_SCATTER_MIN and REDUCE_SCATTER_MIN */
@@ -413,6 +414,12 @@ static size_t storm_red_n(int r) { return r % 5 == 4 ? 1100 : (size_t)(1 + (r * 
  * past the scratch slot, so inline and pulled blocks mix in one call) */
 static size_t storm_collect_n(int r, int p, int n) { return r % 5 == 4 && p % 2 && n <= 4 ? 400 : (size_t)(1 + (p + r) % 3); }
 
+/* "slow" mode: the team's last PE sleeps this long before some calls of every round, so the
+ * others wait long in mixed calls (run with ISHMEM_COLL_CHECK_MS=1: the call-agreement check
+ * of long waits runs often and must not take a lagging PE for a mismatch) */
+static int slow_us;
+#define SLOW_POINT() do { if (slow_us && me == n - 1) usleep(slow_us); } while (0)
+
 static void storm_round(const team_info *ti, int r, int check_only) {
     int n = ti->n, me = ti->me, root = r % n;
     int *d = Ib + (size_t)r * STORM_STRIDE;
@@ -428,6 +435,7 @@ static void storm_round(const team_info *ti, int r, int check_only) {
     if (!check_only) {
         for (size_t i = 0; i < nb; i++)
             bs[i] = v(me + 3 * r, i);
+        SLOW_POINT();
         CHECK_EQ(ishmem_int_broadcast(ti->t, bd, bs, nb, root), 0);
         for (size_t i = 0; i < nc; i++)
             fs[i] = v(me + r, i);
@@ -443,6 +451,7 @@ static void storm_round(const team_info *ti, int r, int check_only) {
         }
         for (size_t i = 0; i < ndb; i++)
             ds[i] = (me + r + (int)i) * 0.25 + 1.0 / 3.0;
+        SLOW_POINT();
         CHECK_EQ(ishmem_int_sum_reduce(ti->t, sd, ss, nr), 0);
         CHECK_EQ(ishmem_int_max_reduce(ti->t, md, ms, nr), 0);
         CHECK_EQ(ishmem_int_sum_reduce(ti->t, ip, ip, nr), 0);
@@ -452,7 +461,12 @@ static void storm_round(const team_info *ti, int r, int check_only) {
         size_t nco = storm_collect_n(r, me, n);
         for (size_t i = 0; i < nco; i++)
             cs[i] = v(me * 5 + r, i);
+        SLOW_POINT();
         CHECK_EQ(ishmem_int_collect(ti->t, cd, cs, nco), 0);
+        if (r % 3 == 0 && ti->t == ISHMEM_TEAM_WORLD) {
+            SLOW_POINT();
+            ishmem_barrier_all(); /* recorded on the world team: lagging, not a mismatch */
+        }
     }
     {
         size_t at = 0;
@@ -531,7 +545,9 @@ static void storm(const team_info *ti) {
 
 int main(int argc, char **argv) {
     test_init();
-    int storm_only = argc > 1 && !strcmp(argv[1], "storm");
+    int storm_only = argc > 1 && (!strcmp(argv[1], "storm") || !strcmp(argv[1], "slow"));
+    if (argc > 1 && !strcmp(argv[1], "slow"))
+        slow_us = 10000;
     if (argc > 1 && !strcmp(argv[1], "quick"))
         big = 3000;
     Ia = ishmem_malloc(BIG * sizeof(int));
