@@ -171,6 +171,18 @@ fn heads_agree(x: &Head, y: &Head) -> bool {
     x[0] & 0xff == y[0] & 0xff && essential(x) == essential(y)
 }
 
+/// What the checks of one long wait remember (`Team::check_agreement`): the first sighting of
+/// a disagreement (`suspect`, reported when seen again), and how many checks ran.
+#[derive(Default)]
+pub struct Watch {
+    suspect: Option<(usize, Head)>,
+    checks: u64,
+}
+
+/// Checks of one wait after which it warns where the team's PEs are (60 s at the default
+/// ISHMEM_COLL_CHECK_MS of 100).
+const HANG_WARN_CHECKS: u64 = 600;
+
 /// Bits of a push flag that carry the call's signature (the count is above them).
 const SIG_BITS: u32 = 24;
 const SIG_MASK: u64 = (1 << SIG_BITS) - 1;
@@ -331,7 +343,7 @@ impl<'a> Team<'a> {
     /// error when a team PE is in the same collective call (by count) with arguments that
     /// cannot belong to it, seen twice in a row (`suspect` keeps the first sighting, so a
     /// record being rewritten, or a peer just past the call, is not taken for a mismatch).
-    pub fn check_agreement(&self, suspect: &mut Option<(usize, Head)>) {
+    pub fn check_agreement(&self, watch: &mut Watch) {
         if !self.published.get() {
             self.publish();
         }
@@ -340,6 +352,11 @@ impl<'a> Team<'a> {
         if seq == 0 {
             return;
         }
+        watch.checks += 1;
+        if watch.checks == HANG_WARN_CHECKS {
+            self.report_wait();
+        }
+        let suspect = &mut watch.suspect;
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
             let theirs = self.head_of(j);
@@ -353,6 +370,43 @@ impl<'a> Team<'a> {
             return;
         }
         *suspect = None;
+    }
+
+    /// Team PE `i`'s last recorded call, described (`call 7, ishmem_team_sync`).
+    fn describe_member(&self, i: usize) -> String {
+        let mut e = [0u64; team::ENTRY_WORDS];
+        if i == self.me {
+            e[..HEAD_WORDS].copy_from_slice(&self.entry.get());
+            return format!("call {}, {}", e[0] >> 8, describe_call(&self.entry.get(), self.func));
+        }
+        self.read_entry(i, &mut e);
+        if e[0] >> 8 == 0 {
+            return "no host collective on this team yet".into();
+        }
+        let bytes: Vec<u8> = e[HEAD_WORDS..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
+        let head: Head = e[..HEAD_WORDS].try_into().unwrap_or_default();
+        format!("call {}, {}", e[0] >> 8, describe_call(&head, &String::from_utf8_lossy(&bytes)))
+    }
+
+    /// A warning, once per long wait (`HANG_WARN_CHECKS` checks): where every team PE is, so
+    /// that a program whose PEs call different numbers of collectives (which no count can
+    /// match up) shows why it waits.
+    #[cold]
+    fn report_wait(&self) {
+        const SHOW: usize = 16;
+        let list: Vec<String> = (0..self.n.min(SHOW)).map(|i| format!("team PE {i}: {}", self.describe_member(i))).collect();
+        let more = if self.n > SHOW { format!("; {} more PEs not shown", self.n - SHOW) } else { String::new() };
+        crate::ffi::warn(
+            self.func,
+            &format!(
+                "still waiting after {} ms in collective call {} on team {}; the team's PEs last recorded: {}{more} \
+                 (a PE in a barrier records only once it waits long; every PE must call the same collectives in the same order)",
+                HANG_WARN_CHECKS * self.st.cfg.coll_check_ms,
+                self.entry.get()[0] >> 8,
+                self.handle,
+                list.join("; ")
+            ),
+        );
     }
 
     /// Ends the job naming this PE's call and team PE `j`'s (which cannot be one call).
@@ -414,9 +468,9 @@ impl<'a> Team<'a> {
         if !self.published.get() && self.entry.get()[0] != 0 {
             self.publish();
         }
-        let mut suspect = None;
+        let mut watch = Watch::default();
         wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, self.st.cfg.coll_check_ms, done, || {
-            self.check_agreement(&mut suspect)
+            self.check_agreement(&mut watch)
         });
     }
 

@@ -332,11 +332,11 @@ impl State {
     /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
         let seq = self.next_team_seq(0);
-        let mut suspect = None;
+        let mut watch = coll::Watch::default();
         let check = || {
             let w = coll::Team::world(self, func);
             w.record(seq, coll::Kind::Sync, 0, 0);
-            w.check_agreement(&mut suspect)
+            w.check_agreement(&mut watch)
         };
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }

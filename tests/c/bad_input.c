@@ -295,6 +295,14 @@ int main(int argc, char **argv) {
             (void)ishmem_int_fcollect(ISHMEM_TEAM_WORLD, buf, buf + 32, 2);
         return survived("ishmem_barrier_all against ishmem_int_fcollect");
     }
+    if (!strcmp(c, "coll_wait_report")) {
+        /* not an error: PE 1 is 3 s late to a barrier; PE 0 (ISHMEM_COLL_CHECK_MS=2: the report
+         * after 1.2 s) prints where the team's PEs are, once, and both finish */
+        ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, buf, buf + 32, 2);
+        if (t_me == 1) usleep(3000000);
+        ishmem_barrier_all();
+        return test_finish("coll_wait_report");
+    }
     if (!strcmp(c, "coll_mismatch_split")) {
         ishmem_team_t t;
         (void)ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_me == bad_pe() ? 1 : 2, NULL, 0, &t);
