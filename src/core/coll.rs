@@ -584,10 +584,16 @@ impl<'a> Team<'a> {
     /// Waits until this PE's word `w`, written by team PE `j`, reaches count `c`, and checks
     /// its signature.
     fn wait_tag(&self, w: usize, c: u64, j: usize) {
+        self.wait_tag_from(w, c, c, j);
+    }
+
+    /// Waits until word `w` (written by team PE `j`) reaches count `need`; when it already
+    /// shows count `c` (this call), checks its signature.
+    fn wait_tag_from(&self, w: usize, need: u64, c: u64, j: usize) {
         let mut got = 0;
         self.wait(|| {
             got = self.load(w);
-            got >= c << SIG_BITS
+            got >= need << SIG_BITS
         });
         self.check_tag(got, c, j);
     }
@@ -632,56 +638,37 @@ impl<'a> Team<'a> {
         self.area + team::PUSH_SCRATCH + ((c as usize & 1) * self.n + j) * self.slot_bytes()
     }
 
-    /// Broadcast by the root's pushes: each member announces its entry to the root; the root
-    /// stores its block into each member's `dst` once it entered, then its count into the
-    /// member's flag; the others wait for the flag.
+    /// Broadcast by the root's pushes; each member announces its entry to the root, waits for
+    /// the root's flag of the count. Blocks up to `BCAST_SLOT` bytes go to the member's
+    /// broadcast slot of the count's parity (not its dest), as soon as the member entered the
+    /// previous broadcast (then it has read the slot's last contents, of count c-2), and the
+    /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
+    /// call ahead, so a member waits for one transfer per call instead of a round trip.
+    /// Larger blocks go straight into the member's `dst` once it entered this call.
     fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
         let c = self.push_begin(team::PUSH_BCAST);
         let fw = Self::flag_word(team::PUSH_BCAST, root);
-        if nb <= team::BCAST_SLOT {
-            return self.broadcast_eager(dst, src, nb, root, c, fw);
-        }
+        let slot = (nb <= team::BCAST_SLOT).then(|| self.area + team::BCAST_SCRATCH + (c as usize & 1) * team::BCAST_SLOT);
         if self.me == root {
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
-                self.wait_ready(team::PUSH_BCAST, j, c);
-                self.push(dst, src as *const u8, j, nb);
-                self.store_at(fw, j, self.tag(c));
-            }
-            if dst != src {
-                self.put_local(dst, src as *const u8, nb);
-            }
-        } else {
-            self.post_ready(team::PUSH_BCAST, root, c);
-            self.wait_tag(fw, c, root);
-        }
-    }
-
-    /// Broadcast count `c` of at most `BCAST_SLOT` bytes: the root stores the block into the
-    /// member's broadcast slot of the count's parity (not its dest), then the flag, as soon as
-    /// the member entered the previous broadcast (then it has read the slot's last contents,
-    /// of count c-2); members announce their entry, wait for the flag, and copy the slot into
-    /// their dest. In a run of broadcasts the root stays up to one call ahead, so a member
-    /// waits for one transfer per call instead of a round trip.
-    fn broadcast_eager(&self, dst: usize, src: usize, nb: usize, root: usize, c: u64, fw: usize) {
-        let slot = self.area + team::BCAST_SCRATCH + (c as usize & 1) * team::BCAST_SLOT;
-        if self.me == root {
-            for k in 1..self.n {
-                let j = (self.me + k) % self.n;
-                let w = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
-                let mut got = 0;
-                self.wait(|| {
-                    got = self.load(w);
-                    got >= (c - 1) << SIG_BITS
-                });
-                self.check_tag(got, c, j);
-                if nb > 0 {
-                    let r = self.st.remote(self.func, "team broadcast slot", slot, nb, self.d.world(j));
-                    // SAFETY: r..r+nb is PE j's broadcast slot of this parity (mapped, in its
-                    // team area, nb <= BCAST_SLOT), which PE j read for count c-2 before it
-                    // entered count c-1 (seen above) and reads again only after the flag below;
-                    // src..src+nb is this PE's checked source.
-                    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
+                let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
+                match slot {
+                    Some(slot) => {
+                        self.wait_tag_from(ready, c - 1, c, j);
+                        if nb > 0 {
+                            let r = self.st.remote(self.func, "team broadcast slot", slot, nb, self.d.world(j));
+                            // SAFETY: r..r+nb is PE j's broadcast slot of this parity (mapped, in
+                            // its team area, nb <= BCAST_SLOT), which PE j read for count c-2
+                            // before it entered count c-1 (seen above) and reads again only after
+                            // the flag below; src..src+nb is this PE's checked source.
+                            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
+                        }
+                    }
+                    None => {
+                        self.wait_tag(ready, c, j);
+                        self.push(dst, src as *const u8, j, nb);
+                    }
                 }
                 self.store_at(fw, j, self.tag(c));
             }
@@ -691,9 +678,11 @@ impl<'a> Team<'a> {
         } else {
             self.post_ready(team::PUSH_BCAST, root, c);
             self.wait_tag(fw, c, root);
-            // The slot holds the root's block of count c (its flag seen) until this PE enters
-            // count c+1.
-            self.put_local(dst, slot as *const u8, nb);
+            if let Some(slot) = slot {
+                // The slot holds the root's block of count c (its flag seen) until this PE
+                // enters count c+1.
+                self.put_local(dst, slot as *const u8, nb);
+            }
         }
     }
 
