@@ -163,30 +163,37 @@ pub unsafe fn broadcast(func: &str, team: c_int, dest: *mut u8, src: *const u8, 
 /// # Safety
 /// As `broadcast`.
 pub unsafe fn fcollect(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
-    let st = state(func);
-    let t = team_of(st, func, team);
-    let nb = bytes(func, nelems, elem);
-    let total = bytes(func, nb, t.n);
-    let (d, s) = (dest as usize, src as usize);
-    sym(st, func, "dest", d, total);
-    sym(st, func, "source", s, nb);
-    check_overlap(func, d, total, s, nb, false);
-    t.fcollect(d, s, nb);
-    0
+    // SAFETY: forwarded.
+    unsafe { exchange(func, team, dest, src, nelems, elem, false) }
 }
 
 /// # Safety
 /// As `broadcast`.
 pub unsafe fn alltoall(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exchange(func, team, dest, src, nelems, elem, true) }
+}
+
+/// fcollect (`all` false: a source of one block) or alltoall (`all`: a block per PE): dest
+/// holds a block per PE; both symmetric and disjoint.
+///
+/// # Safety
+/// As `broadcast`.
+unsafe fn exchange(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, all: bool) -> c_int {
     let st = state(func);
     let t = team_of(st, func, team);
     let nb = bytes(func, nelems, elem);
     let total = bytes(func, nb, t.n);
+    let src_len = if all { total } else { nb };
     let (d, s) = (dest as usize, src as usize);
     sym(st, func, "dest", d, total);
-    sym(st, func, "source", s, total);
-    check_overlap(func, d, total, s, total, false);
-    t.alltoall(d, s, nb);
+    sym(st, func, "source", s, src_len);
+    check_overlap(func, d, total, s, src_len, false);
+    if all {
+        t.alltoall(d, s, nb);
+    } else {
+        t.fcollect(d, s, nb);
+    }
     0
 }
 

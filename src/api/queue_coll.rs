@@ -239,6 +239,11 @@ fn ret_ok(func: &str, ret: *mut c_int, q: Queue) {
 const SLICE_BLOCK: u32 = 512;
 const SLICE_GRID_MAX: usize = 2048;
 
+/// Blocks of a slice kernel over `len` elements (one per SLICE_BLOCK, at most SLICE_GRID_MAX).
+fn slice_grid(len: usize) -> u32 {
+    len.div_ceil(SLICE_BLOCK as usize).min(SLICE_GRID_MAX) as u32
+}
+
 /// A reduction of `n` elements above ISHMEM_QUEUE_REDUCE_SPLIT_MIN bytes over the whole GPU:
 /// a team sync (sources ready); team PE r combines slice r of every member's source into its
 /// own dest with a full grid (`slice`; dest equal to or disjoint from source, so in place no
@@ -258,7 +263,7 @@ unsafe fn reduce_split<T: QElem>(
     sync_kernel(func, gpu, k, team, q);
     let (lo, len) = crate::core::coll::slice(n, np, me);
     if len > 0 {
-        let grid = len.div_ceil(SLICE_BLOCK as usize).min(SLICE_GRID_MAX) as u32;
+        let grid = slice_grid(len);
         let (mut t, mut de, mut s, mut l0, mut l) = (team, dest as u64, src as u64, lo, len);
         launch(func, gpu, slice, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l), q);
     }
@@ -293,7 +298,7 @@ fn scan_split<T: QElem>(
     sync_kernel(func, gpu, k, team, q);
     let (lo, len) = crate::core::coll::slice(n, d.n(), d.my_pe as usize);
     if len > 0 {
-        let grid = len.div_ceil(SLICE_BLOCK as usize).min(SLICE_GRID_MAX) as u32;
+        let grid = slice_grid(len);
         let (mut t, mut de, mut s, mut l0, mut l, mut inc) = (team, dest as u64, src as u64, lo, len, c_int::from(inclusive));
         launch(func, gpu, f, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l, inc), q);
     }

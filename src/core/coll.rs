@@ -147,11 +147,30 @@ fn mix(h: u64, w: u64) -> u64 {
 
 /// A hash of a function's name (its bytes as little-endian words).
 fn name_hash(name: &str) -> u64 {
-    name.as_bytes().chunks(8).fold(0x243f_6a88_85a3_08d3, |h, c| {
-        let mut w = [0u8; 8];
-        w[..c.len()].copy_from_slice(c);
-        mix(h, u64::from_le_bytes(w))
-    })
+    name_words(name).iter().fold(0x243f_6a88_85a3_08d3, |h, &w| mix(h, w))
+}
+
+/// Words of an entry record after the head: a function name, NUL-padded, cut to
+/// `NAME_BYTES - 1` bytes.
+type NameWords = [u64; team::ENTRY_WORDS - HEAD_WORDS];
+
+/// `name` as the words of an entry record.
+fn name_words(name: &str) -> NameWords {
+    let mut words: NameWords = [0; team::ENTRY_WORDS - HEAD_WORDS];
+    let name = name.as_bytes();
+    for (w, c) in words.iter_mut().zip(name[..name.len().min(NAME_BYTES - 1)].chunks(8)) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        *w = u64::from_ne_bytes(b);
+    }
+    words
+}
+
+/// The call a whole entry record (head and name words) describes, as `describe_call`.
+fn describe_record(e: &[u64; team::ENTRY_WORDS]) -> String {
+    let bytes: Vec<u8> = e[HEAD_WORDS..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
+    let head: Head = e[..HEAD_WORDS].try_into().unwrap_or_default();
+    describe_call(&head, &String::from_utf8_lossy(&bytes))
 }
 
 /// The words of a head that every PE of one correct call has alike: the kind, and by kind
@@ -292,12 +311,7 @@ impl<'a> Team<'a> {
         let mut rec = [0u64; team::ENTRY_WORDS];
         rec[..HEAD_WORDS].copy_from_slice(&e);
         if !same_name || self.gpu.is_some() {
-            let name = self.func.as_bytes();
-            for (i, c) in name[..name.len().min(NAME_BYTES - 1)].chunks(8).enumerate() {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                rec[HEAD_WORDS + i] = u64::from_ne_bytes(w);
-            }
+            rec[HEAD_WORDS..].copy_from_slice(&name_words(self.func));
         }
         match self.gpu {
             Some(g) => g.copy(self.func, at, rec.as_ptr() as usize, size_of_val(&rec)),
@@ -374,18 +388,16 @@ impl<'a> Team<'a> {
 
     /// Team PE `i`'s last recorded call, described (`call 7, ishmem_team_sync`).
     fn describe_member(&self, i: usize) -> String {
-        let mut e = [0u64; team::ENTRY_WORDS];
         if i == self.me {
-            e[..HEAD_WORDS].copy_from_slice(&self.entry.get());
-            return format!("call {}, {}", e[0] >> 8, describe_call(&self.entry.get(), self.func));
+            let own = self.entry.get();
+            return format!("call {}, {}", own[0] >> 8, describe_call(&own, self.func));
         }
+        let mut e = [0u64; team::ENTRY_WORDS];
         self.read_entry(i, &mut e);
         if e[0] >> 8 == 0 {
             return "no host collective on this team yet".into();
         }
-        let bytes: Vec<u8> = e[HEAD_WORDS..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
-        let head: Head = e[..HEAD_WORDS].try_into().unwrap_or_default();
-        format!("call {}, {}", e[0] >> 8, describe_call(&head, &String::from_utf8_lossy(&bytes)))
+        format!("call {}, {}", e[0] >> 8, describe_record(&e))
     }
 
     /// A warning, once per long wait (`HANG_WARN_CHECKS` checks): where every team PE is, so
@@ -424,8 +436,6 @@ impl<'a> Team<'a> {
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
-        let bytes: Vec<u8> = theirs[HEAD_WORDS..].iter().flat_map(|w| w.to_ne_bytes()).take_while(|&b| b != 0).collect();
-        let head: Head = theirs[..HEAD_WORDS].try_into().unwrap_or_default();
         fatal(
             self.func,
             &format!(
@@ -435,7 +445,7 @@ impl<'a> Team<'a> {
                 self.handle,
                 self.me,
                 describe_call(&own, self.func),
-                describe_call(&head, &String::from_utf8_lossy(&bytes))
+                describe_record(&theirs)
             ),
         )
     }
@@ -887,39 +897,34 @@ impl<'a> Team<'a> {
         self.sync();
     }
 
-    /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`. Each PE pulls, in
-    /// an order rotated by its number so that no PE is read by all at once.
+    /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`.
     pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Fcollect, nb as u64, 0);
-        if self.reduce_push_ok(nb) {
-            return self.move_scratch(dst, src, nb, false);
-        }
-        if self.push_ok(nb) {
-            return self.move_push(dst, src, nb, false);
-        }
-        self.sync();
-        self.check_neighbour();
-        for k in 0..self.n {
-            let j = (self.me + k) % self.n;
-            self.pull(dst + j * nb, src, j, nb);
-        }
-        self.sync();
+        self.exchange(dst, src, nb, false);
     }
 
     /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
     pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Alltoall, nb as u64, 0);
+        self.exchange(dst, src, nb, true);
+    }
+
+    /// fcollect (`all` false) or alltoall (`all`): the push paths for small blocks, else each
+    /// PE pulls its blocks, in an order rotated by its number so that no PE is read by all at
+    /// once, between two syncs.
+    fn exchange(&self, dst: usize, src: usize, nb: usize, all: bool) {
         if self.reduce_push_ok(nb) {
-            return self.move_scratch(dst, src, nb, true);
+            return self.move_scratch(dst, src, nb, all);
         }
         if self.push_ok(nb) {
-            return self.move_push(dst, src, nb, true);
+            return self.move_push(dst, src, nb, all);
         }
         self.sync();
         self.check_neighbour();
+        let from = if all { src + self.me * nb } else { src };
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
-            self.pull(dst + j * nb, src + self.me * nb, j, nb);
+            self.pull(dst + j * nb, from, j, nb);
         }
         self.sync();
     }

@@ -48,11 +48,8 @@ impl Backoff {
 
 /// Polls `done` with backoff until it returns true.
 #[inline]
-pub fn until(spin: u64, max_sleep_us: u64, mut done: impl FnMut() -> bool) {
-    let mut b = Backoff::new(spin, max_sleep_us);
-    while !done() {
-        b.snooze();
-    }
+pub fn until(spin: u64, max_sleep_us: u64, done: impl FnMut() -> bool) {
+    until_checked(spin, max_sleep_us, 0, done, || {});
 }
 
 /// As `until`, and once the waiter sleeps (it has waited for a while), calls `check` every
