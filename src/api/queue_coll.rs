@@ -198,7 +198,7 @@ unsafe fn copy_engines(
     let copy = |to: usize, from: usize| {
         if to != from {
             // SAFETY: both ranges lie in symmetric heaps mapped here (checked by the caller).
-            driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(to as u64, from as u64, nb, q.cast()) });
+            unsafe { copy_async(func, to, from, nb, q) };
         }
     };
     match what {
@@ -219,6 +219,16 @@ unsafe fn copy_engines(
     }
     sync();
     ret_ok(func, ret, q);
+}
+
+/// Enqueues a copy of `n` bytes from `from` to `to` on the queue (copy engines).
+///
+/// # Safety
+/// Both ranges are device-accessible memory (mapped symmetric heaps) valid when the stream
+/// runs the copy.
+unsafe fn copy_async(func: &str, to: usize, from: usize, n: usize, q: Queue) {
+    // SAFETY: as the caller promises.
+    driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(to as u64, from as u64, n, q.cast()) });
 }
 
 /// Enqueues a team-sync kernel of `team` (no status).
@@ -277,7 +287,7 @@ unsafe fn reduce_split<T: QElem>(
                 let at = dest as usize + lo * es;
                 let from = st.remote(func, "dest", at, len * es, d.world(p));
                 // SAFETY: both ranges lie in symmetric heaps mapped here (dest was checked).
-                driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(at as u64, from as u64, len * es, q.cast()) });
+                unsafe { copy_async(func, at, from, len * es, q) };
             }
         }
     }
