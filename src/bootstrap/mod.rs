@@ -42,6 +42,15 @@ pub struct JobInfo {
     pub runtime: Runtime,
 }
 
+/// A job-wide key-value exchange, usable during init only: every PE of the job makes the same
+/// sequence of calls. Implemented by each launcher's protocol (PMIx, PMI-1, the unique id's TCP
+/// rendezvous), never through shared memory, so that it works between nodes.
+pub trait Exchange {
+    /// Every PE contributes `value`; returns every PE's value, indexed by rank. `key` names the
+    /// round and differs between rounds of one job (some protocols keep every key).
+    fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String>;
+}
+
 /// What the launcher told a PE (the PMI-1 connection is closed once this is known).
 #[derive(Debug)]
 pub struct Bootstrap {
