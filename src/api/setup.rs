@@ -238,6 +238,7 @@ pub fn info_text(st: Option<&State>) -> String {
             st.heap.len,
             st.data.as_ref().map_or("off".to_string(), |d| format!("{} bytes", d.len))
         ));
+        s.push_str(&format!("nodes: {}\n", st.nodes.describe()));
     }
     s.push_str("environment variables (value in this process, default):\n");
     for v in crate::env::VARS {

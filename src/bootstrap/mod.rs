@@ -3,6 +3,7 @@
 //! handed over by a framework, or alone (a job of 1 PE). Everything after that (shared memory,
 //! barriers) is the transport's.
 
+pub mod node;
 pub mod pmi1;
 
 use pmi1::Pmi1;
@@ -51,10 +52,18 @@ pub trait Exchange {
     fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String>;
 }
 
-/// What the launcher told a PE (the PMI-1 connection is closed once this is known).
-#[derive(Debug)]
+/// What the launcher told a PE, and its exchange while init runs (closed by `finish`).
 pub struct Bootstrap {
     pub info: JobInfo,
+    /// The launcher's key-value exchange; None where the launcher has none (a 1-PE job,
+    /// ishmrun: one node by construction, or OpenMPI's environment without libpmix).
+    pub exchange: Option<Box<dyn Exchange + Send>>,
+}
+
+impl std::fmt::Debug for Bootstrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bootstrap").field("info", &self.info).field("exchange", &self.exchange.is_some()).finish()
+    }
 }
 
 /// Magic at the start of an `ishmemx_uniqueid_t`.
@@ -116,11 +125,30 @@ fn single_node(info: JobInfo) -> Result<JobInfo, String> {
     Ok(info)
 }
 
-fn check_rank(info: JobInfo) -> Result<JobInfo, String> {
+fn check_rank(info: &JobInfo) -> Result<(), String> {
     if info.size == 0 || info.rank >= info.size {
         return Err(format!("rank {} is not in a job of {} PEs", info.rank, info.size));
     }
-    single_node(info)
+    Ok(())
+}
+
+/// PMI-1 as the job's exchange; leaving PMI (`finish`) finalizes it.
+struct Pmi1Exchange(Pmi1);
+
+impl Exchange for Pmi1Exchange {
+    fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        Exchange::allgather(&mut self.0, key, value)
+    }
+}
+
+impl Drop for Pmi1Exchange {
+    fn drop(&mut self) {
+        // Nothing more is needed from hydra after init: leaving PMI makes a PE's exit an
+        // ordinary exit, so a PE that ends without ishmem_finalize is reported by the others'
+        // watchdogs (and the job fails) instead of hydra killing them silently; and a fatal
+        // error is reported by a nonzero exit, after its message got out.
+        let _ = self.0.finalize();
+    }
 }
 
 impl Bootstrap {
@@ -144,7 +172,7 @@ impl Bootstrap {
                     key: format!("r{}", sanitize(&var("ISHMRUN_JOBID").unwrap_or_default())),
                     runtime: Runtime::Ishmrun,
                 };
-                Ok(Bootstrap { info: check_rank(info)? })
+                Ok(Bootstrap { info: single_node(check_rank(&info).map(|_| info)?)?, exchange: None })
             }
             "pmix" => {
                 let rank = match num("PMIX_RANK")? {
@@ -162,27 +190,24 @@ impl Bootstrap {
                     key: format!("x{}", sanitize(&ns)),
                     runtime: Runtime::Pmix,
                 };
-                Ok(Bootstrap { info: check_rank(info)? })
+                Ok(Bootstrap { info: single_node(check_rank(&info).map(|_| info)?)?, exchange: None })
             }
             "pmi1" => {
-                let mut p = Pmi1::from_env()?.ok_or("PMI_FD/PMI_PORT, PMI_RANK and PMI_SIZE are not set")?;
-                let hosts = p.allgather("ishmem-host", &sanitize(&hostname()))?;
-                let me = &hosts[p.rank()];
+                let p = Pmi1::from_env()?.ok_or("PMI_FD/PMI_PORT, PMI_RANK and PMI_SIZE are not set")?;
                 let info = JobInfo {
                     rank: p.rank(),
                     size: p.size(),
-                    local_size: hosts.iter().filter(|h| *h == me).count(),
+                    // Found by the node exchange (core::init), which every launcher with an
+                    // exchange takes.
+                    local_size: p.size(),
                     key: format!("h{}", sanitize(p.kvsname())),
                     runtime: Runtime::Pmi1,
                 };
-                // Nothing more is needed from hydra: leaving PMI now makes a PE's exit an
-                // ordinary exit, so a PE that ends without ishmem_finalize is reported by the
-                // others' watchdogs (and the job fails) instead of hydra killing them silently;
-                // and a fatal error is reported by a nonzero exit, after its message got out.
-                p.finalize()?;
-                Ok(Bootstrap { info: check_rank(info)? })
+                check_rank(&info)?;
+                Ok(Bootstrap { info, exchange: Some(Box::new(Pmi1Exchange(p))) })
             }
             "singleton" => Ok(Bootstrap {
+                exchange: None,
                 info: JobInfo {
                     rank: 0,
                     size: 1,
@@ -192,6 +217,25 @@ impl Bootstrap {
                 },
             }),
             other => Err(format!("unknown bootstrap '{other}'")),
+        }
+    }
+
+    /// Ends the launcher exchange (init no longer needs it).
+    pub fn finish(&mut self) {
+        self.exchange = None;
+    }
+
+    /// Every PE's node identity, through the launcher's exchange; without one, every PE is
+    /// taken to be on this node (the launchers without an exchange start one node only).
+    pub fn nodes(&mut self, identity: &str, split: usize) -> Result<node::Nodes, String> {
+        match self.exchange.as_mut() {
+            Some(x) => {
+                let all = x.allgather("ishmem-node", identity.as_bytes())?;
+                let ids: Vec<String> = all.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+                Ok(node::Nodes::group(&ids, split))
+            }
+            // Peers unknown but on this node: a split still applies.
+            None => Ok(node::Nodes::group(&vec![identity.to_string(); self.info.size], split)),
         }
     }
 
@@ -209,7 +253,7 @@ impl Bootstrap {
         let here = sanitize(&hostname());
         let local_size = if host == here { nranks as usize } else { 0 };
         let info = JobInfo { rank: rank as usize, size: nranks as usize, local_size, key: format!("u{key}"), runtime: Runtime::UniqueId };
-        Ok(Bootstrap { info: single_node(info)? })
+        Ok(Bootstrap { info: single_node(info)?, exchange: None })
     }
 
     /// Makes a new unique id: magic, a random key and the host that made it.

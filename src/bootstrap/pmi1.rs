@@ -627,6 +627,48 @@ fn send_nonblocking(conn: &File, mut data: &[u8], limit: Duration) -> io::Result
     Ok(())
 }
 
+/// The job-wide exchange over the KVS: binary values travel as hex, split over several keys when
+/// longer than the server's value limit (`<key>-<rank>` holds `<parts>.<first part>`, then
+/// `<key>-<rank>-<i>` the others); one barrier per round.
+impl super::Exchange for Pmi1 {
+    fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
+        // Room for "<parts>." in the first value; an even number of hex digits per part.
+        let chunk = (self.max_value_len().saturating_sub(8) & !1).max(2);
+        let parts: Vec<&str> = hex.as_bytes().chunks(chunk).map(|c| std::str::from_utf8(c).unwrap_or("")).collect();
+        let nparts = parts.len().max(1);
+        self.put(&format!("{key}-{}", self.rank), &format!("{nparts}.{}", parts.first().copied().unwrap_or("")))?;
+        for (i, p) in parts.iter().enumerate().skip(1) {
+            self.put(&format!("{key}-{}-{i}", self.rank), p)?;
+        }
+        self.barrier()?;
+        let mut out = Vec::with_capacity(self.size);
+        for r in 0..self.size {
+            if r == self.rank {
+                out.push(value.to_vec());
+                continue;
+            }
+            let first = self.get(&format!("{key}-{r}"))?;
+            let bad = || format!("PMI-1: rank {r}'s value of '{key}' is malformed");
+            let (n, head) = first.split_once('.').ok_or_else(bad)?;
+            let n: usize = n.parse().map_err(|_| bad())?;
+            let mut text = head.to_string();
+            for i in 1..n {
+                text.push_str(&self.get(&format!("{key}-{r}-{i}"))?);
+            }
+            out.push(unhex(&text).ok_or_else(bad)?);
+        }
+        Ok(out)
+    }
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,6 +729,59 @@ mod tests {
     ) -> (Pmi1, JoinHandle<()>) {
         let (fd, h) = fake(script);
         (Pmi1::connect_fd(fd, rank, size).unwrap(), h)
+    }
+
+    /// A fake hydra KVS for one client: answers put, barrier and get from a map that starts
+    /// with `pre` (the other ranks' keys) until the client closes the connection.
+    fn kvs_server(pre: Vec<(String, String)>) -> impl FnOnce(&mut Fake) + Send + 'static {
+        move |s| {
+            s.serve_init();
+            let mut kv: std::collections::HashMap<String, String> = pre.into_iter().collect();
+            loop {
+                let mut line = String::new();
+                if s.r.read_line(&mut line).unwrap() == 0 {
+                    break;
+                }
+                let f: std::collections::HashMap<&str, &str> =
+                    line.trim_end().split(' ').filter_map(|p| p.split_once('=')).collect();
+                match f["cmd"] {
+                    "put" => {
+                        kv.insert(f["key"].to_string(), f.get("value").unwrap_or(&"").to_string());
+                        s.send("cmd=put_result rc=0 msg=success\n");
+                    }
+                    "barrier_in" => s.send("cmd=barrier_out\n"),
+                    "get" => match kv.get(f["key"]) {
+                        Some(v) => s.send(&format!("cmd=get_result rc=0 msg=success value={v}\n")),
+                        None => s.send(&format!("cmd=get_result rc=-1 msg=key_{}_not_found value=unknown\n", f["key"])),
+                    },
+                    c => panic!("unexpected command {c}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exchange_carries_binary_values_of_any_length() {
+        use crate::bootstrap::Exchange;
+        let long: Vec<u8> = (0..1500u32).map(|i| (i * 7) as u8).collect();
+        let hex = |v: &[u8]| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let h0 = hex(&long);
+        let pre = vec![
+            ("x-0".to_string(), format!("3.{}", &h0[..1014])),
+            ("x-0-1".to_string(), h0[1014..2028].to_string()),
+            ("x-0-2".to_string(), h0[2028..].to_string()),
+            ("e-0".to_string(), "1.".to_string()),
+            ("bad-0".to_string(), "1.zz".to_string()),
+        ];
+        let (mut p, h) = connect(kvs_server(pre), 1, 2);
+        let mine = vec![0u8, 255, 10, 32, b'='];
+        let got = p.allgather("x", &mine).unwrap();
+        assert_eq!(got, vec![long.clone(), mine.clone()]);
+        assert_eq!(p.allgather("e", &[]).unwrap(), vec![Vec::<u8>::new(), Vec::new()]);
+        let e = p.allgather("bad", &long).unwrap_err();
+        assert!(e.contains("rank 0's value of 'bad' is malformed"), "{e}");
+        drop(p);
+        h.join().unwrap();
     }
 
     #[test]

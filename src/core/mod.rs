@@ -45,6 +45,8 @@ pub struct State {
     pub npes: usize,
     pub cfg: Config,
     pub runtime: Runtime,
+    /// The nodes of the job (which PEs share memory with which).
+    pub nodes: crate::bootstrap::node::Nodes,
     pub thread_level: i32,
     pub heap: Region,
     pub data: Option<Region>,
@@ -152,14 +154,29 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         Err(_) => fatal(func, "the library is already initialized (init may be called once per program)"),
     }
     let (mut cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
-    let boot = match req {
+    let mut boot = match req {
         InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap)),
         InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks),
     }
     .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
     let info = boot.info.clone();
     BOOT_RANK.store(info.rank as u64, Relaxed);
-    cfg.wait_spin = effective_spin(cfg.wait_spin, info.local_size);
+    // Which PEs share this node: through the launcher's exchange, never shared memory.
+    let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
+    let nodes = boot
+        .nodes(&identity, cfg.node_split)
+        .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
+    if nodes.count() > 1 {
+        fatal(
+            func,
+            &format!(
+                "the job spans {}; this build reaches the PEs of one node only (no transport between nodes yet)",
+                nodes.describe()
+            ),
+        );
+    }
+    boot.finish();
+    cfg.wait_spin = effective_spin(cfg.wait_spin, nodes.local_size(info.rank));
     if info.rank == 0 {
         for w in &warnings {
             crate::ffi::warn(func, w);
@@ -243,6 +260,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         npes: info.size,
         cfg,
         runtime: info.runtime,
+        nodes,
         thread_level,
         alloc: Mutex::new(alloc),
         heap,
