@@ -775,10 +775,10 @@ mod tests {
         ];
         let (mut p, h) = connect(kvs_server(pre), 1, 2);
         let mine = vec![0u8, 255, 10, 32, b'='];
-        let got = p.allgather("x", &mine).unwrap();
+        let got = Exchange::allgather(&mut p, "x", &mine).unwrap();
         assert_eq!(got, vec![long.clone(), mine.clone()]);
-        assert_eq!(p.allgather("e", &[]).unwrap(), vec![Vec::<u8>::new(), Vec::new()]);
-        let e = p.allgather("bad", &long).unwrap_err();
+        assert_eq!(Exchange::allgather(&mut p, "e", &[]).unwrap(), vec![Vec::<u8>::new(), Vec::new()]);
+        let e = Exchange::allgather(&mut p, "bad", &long).unwrap_err();
         assert!(e.contains("rank 0's value of 'bad' is malformed"), "{e}");
         drop(p);
         h.join().unwrap();
