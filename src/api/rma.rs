@@ -1,25 +1,16 @@
-//! Remote memory access: the cores of put, get, p, g, iput, iget, ibput, ibget and their nbi
-//! forms. On mapped memory a put or get completes before it returns, which also satisfies the
-//! nbi forms' contract (complete by the next quiet). On the GPU heap (CUDA backend) they are
-//! synchronous cuMemcpy calls on unified addresses (`State::gpu_for`), complete at return too.
+//! Remote memory access: the argument checks of put, get, p, g, iput, iget, ibput, ibget and
+//! their nbi forms; the transfers are `core::rma`'s (complete at return, which also satisfies
+//! the nbi forms' contract: complete by the next quiet).
 
-use crate::core::{bytes, state};
+pub(crate) use crate::core::check_align;
+use crate::core::{bytes, rma, rma::Strided, state};
 use crate::ffi::fatal;
 use std::ffi::c_int;
-use crate::transport::copy;
-use std::ptr;
 
 #[inline(always)]
 fn check_ptr(func: &str, what: &str, p: *const u8) {
     if p.is_null() {
         fatal(func, &format!("{what} is NULL"));
-    }
-}
-
-#[inline(always)]
-pub(crate) fn check_align(func: &str, what: &str, addr: usize, align: usize) {
-    if addr & (align - 1) != 0 {
-        fatal(func, &format!("{what} {addr:#x} is not aligned to {align} bytes"));
     }
 }
 
@@ -36,13 +27,8 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         return;
     }
     check_ptr(func, "source", src);
-    let r = st.remote(func, "dest", dest as usize, n, pe);
-    if let Some(g) = st.gpu_for(dest as usize, src as usize) {
-        return g.copy(func, r, src as usize, n);
-    }
-    // SAFETY: r..r+n lies in a mapped symmetric region (checked); src is readable per the
-    // caller; the copy allows the ranges to overlap (a put to oneself).
-    unsafe { copy::copy(r as *mut u8, src, n, st.cfg.nt_copy_min) };
+    // SAFETY: src is readable for n bytes per the caller.
+    unsafe { rma::put(st, func, dest as usize, src, n, pe) }
 }
 
 /// Copies `nelems * elem` bytes from symmetric `src` on `pe` to local `dest`.
@@ -58,12 +44,8 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         return;
     }
     check_ptr(func, "dest", dest);
-    let r = st.remote(func, "source", src as usize, n, pe);
-    if let Some(g) = st.gpu_for(src as usize, dest as usize) {
-        return g.copy(func, dest as usize, r, n);
-    }
-    // SAFETY: as in `put`, with the roles of the ranges swapped.
-    unsafe { copy::copy(dest, r as *const u8, n, st.cfg.nt_copy_min) };
+    // SAFETY: dest is writable for n bytes per the caller.
+    unsafe { rma::get(st, func, dest, src as usize, n, pe) }
 }
 
 /// Bytes spanned by `nblocks` blocks of `bsize` elements spaced `stride` elements apart.
@@ -108,24 +90,18 @@ unsafe fn strided(
     let dspan = span(func, dst, bsize, nblocks, elem);
     let sspan = span(func, sst, bsize, nblocks, elem);
     let block = bytes(func, bsize, elem);
-    let (d, s, gpu) = match dir {
+    let (sym, local) = match dir {
         Dir::Put => {
             check_ptr(func, "source", src);
-            (st.remote(func, "dest", dest as usize, dspan, pe), src as usize, st.gpu_for(dest as usize, src as usize))
+            (Strided { addr: dest as usize, stride: dst * elem, span: dspan }, Strided { addr: src as usize, stride: sst * elem, span: sspan })
         }
         Dir::Get => {
             check_ptr(func, "dest", dest);
-            (dest as usize, st.remote(func, "source", src as usize, sspan, pe), st.gpu_for(src as usize, dest as usize))
+            (Strided { addr: src as usize, stride: sst * elem, span: sspan }, Strided { addr: dest as usize, stride: dst * elem, span: dspan })
         }
     };
-    if let Some(g) = gpu {
-        return g.copy_2d(func, d, dst * elem, s, sst * elem, block, nblocks);
-    }
-    for b in 0..nblocks {
-        // SAFETY: block b lies inside [d, d+dspan) and [s, s+sspan), both valid (checked
-        // symmetric side, caller-guaranteed local side).
-        unsafe { ptr::copy((s + b * sst * elem) as *const u8, (d + b * dst * elem) as *mut u8, block) };
-    }
+    // SAFETY: the local side is valid over its span per the caller.
+    unsafe { rma::strided(st, func, matches!(dir, Dir::Put), sym, local, block, nblocks, pe) }
 }
 
 /// # Safety
@@ -172,13 +148,8 @@ pub unsafe fn ibget(
 pub unsafe fn p<T: Copy>(func: &str, dest: *mut T, value: T, pe: c_int) {
     let st = state(func);
     let pe = st.check_pe(func, pe);
-    let r = st.remote(func, "dest", dest as usize, size_of::<T>(), pe);
-    check_align(func, "dest", r, align_of::<T>());
-    if let Some(g) = st.gpu_heap(dest as usize) {
-        return g.copy(func, r, &value as *const T as usize, size_of::<T>());
-    }
-    // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
-    unsafe { ptr::write_volatile(r as *mut T, value) };
+    // SAFETY: the symmetric side is checked by core::rma::store.
+    unsafe { rma::store(st, func, dest as usize, value, pe) }
 }
 
 /// Loads one element from symmetric `src` on `pe`.
@@ -189,14 +160,6 @@ pub unsafe fn p<T: Copy>(func: &str, dest: *mut T, value: T, pe: c_int) {
 pub unsafe fn g<T: Copy>(func: &str, src: *const T, pe: c_int) -> T {
     let st = state(func);
     let pe = st.check_pe(func, pe);
-    let r = st.remote(func, "source", src as usize, size_of::<T>(), pe);
-    check_align(func, "source", r, align_of::<T>());
-    if let Some(g) = st.gpu_heap(src as usize) {
-        let mut v = std::mem::MaybeUninit::<T>::uninit();
-        g.copy(func, v.as_mut_ptr() as usize, r, size_of::<T>());
-        // SAFETY: the copy wrote all size_of::<T>() bytes; T is a plain C element type.
-        return unsafe { v.assume_init() };
-    }
-    // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
-    unsafe { ptr::read_volatile(r as *const T) }
+    // SAFETY: T is a plain C element type (the shims instantiate g for those only).
+    unsafe { rma::load(st, func, src as usize, pe) }
 }

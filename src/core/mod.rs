@@ -9,7 +9,9 @@
 //! (copies, AMO kernels) from those on host memory (the symmetric data segment, which stays
 //! in host shared memory on both backends and keeps the CPU paths).
 
+pub mod amo;
 pub mod coll;
+pub mod rma;
 pub mod team;
 pub mod wait;
 
@@ -405,6 +407,23 @@ impl State {
         self.gpu_heap(sym).or_else(|| self.gpu_heap(local))
     }
 
+    /// How this PE reaches PE `pe`'s copy of its symmetric range `[sym, sym+len)`: the
+    /// transport seam. `local` is the local buffer of an RMA (either side in the GPU heap sends
+    /// the copy through the GPU); None for AMOs, waits and signals (the target decides).
+    /// A range that is not symmetric is a fatal error naming `what`.
+    #[inline(always)]
+    pub fn reach(&self, func: &str, what: &str, sym: usize, len: usize, pe: usize, local: Option<usize>) -> Reach<'_> {
+        let r = self.remote(func, what, sym, len, pe);
+        let gpu = match local {
+            Some(l) => self.gpu_for(sym, l),
+            None => self.gpu_heap(sym),
+        };
+        match gpu {
+            Some(g) => Reach::Gpu(g, r),
+            None => Reach::Host(r),
+        }
+    }
+
     /// Like `translate`, with a fatal error naming `what` when the range is not symmetric.
     #[inline(always)]
     pub fn remote(&self, func: &str, what: &str, addr: usize, len: usize, pe: usize) -> usize {
@@ -413,6 +432,16 @@ impl State {
             None => not_symmetric(self, func, what, addr, len),
         }
     }
+}
+
+/// How a symmetric range of a PE is reached from this one (`State::reach`).
+pub enum Reach<'a> {
+    /// Host memory mapped here (the CPU heap or the symmetric data segment of a PE of this
+    /// node): loads, stores, copies and CPU atomics at this address.
+    Host(usize),
+    /// The CUDA backend's GPU heap (this PE's or a node peer's, mapped through CUDA IPC) at
+    /// this device address: the GPU's copies and atomic kernels.
+    Gpu(&'a Gpu, usize),
 }
 
 #[cold]
@@ -429,6 +458,19 @@ fn not_symmetric(st: &State, func: &str, what: &str, addr: usize, len: usize) ->
         format!("is outside the symmetric heap [{:#x}, {heap_end:#x}) and the symmetric data segment", st.heap.base)
     };
     fatal(func, &format!("{what} {addr:#x} ({len} bytes) {where_}"))
+}
+
+/// A fatal error naming `what` unless `addr` is a multiple of `align` (a power of two).
+#[inline(always)]
+pub fn check_align(func: &str, what: &str, addr: usize, align: usize) {
+    if addr & (align - 1) != 0 {
+        misaligned(func, what, addr, align)
+    }
+}
+
+#[cold]
+fn misaligned(func: &str, what: &str, addr: usize, align: usize) -> ! {
+    fatal(func, &format!("{what} {addr:#x} is not aligned to {align} bytes"))
 }
 
 /// `n * elem` bytes, or a fatal size-overflow error.

@@ -1,0 +1,227 @@
+//! Atomic memory operations, dispatched by how the target is reached (`State::reach`): real
+//! atomics on host memory mapped from a node peer, so they are atomic across processes and
+//! against every other AMO, signal and wait on the same object; on the GPU heap (CUDA backend)
+//! one system-scope atomic in a one-thread kernel, by the bits of the value (the kernel knows
+//! widths, 1, 4 or 8 bytes, not types). All AMOs are sequentially consistent.
+
+use super::{Reach, State};
+use crate::transport::cuda::{AmoOp, Gpu};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::*;
+
+/// The read-modify-write operators.
+#[derive(Clone, Copy)]
+pub enum Op {
+    Add,
+    And,
+    Or,
+    Xor,
+}
+
+/// Types with atomic load, store and swap (every AMO type, floats by their bits).
+pub trait Atom: Copy + PartialOrd {
+    /// # Safety
+    /// `p` must be valid and aligned.
+    unsafe fn load(p: *mut Self) -> Self;
+    /// # Safety
+    /// `p` must be valid and aligned.
+    unsafe fn store(p: *mut Self, v: Self);
+    /// # Safety
+    /// `p` must be valid and aligned.
+    unsafe fn swap(p: *mut Self, v: Self) -> Self;
+    /// The value's bits in the low `size_of::<Self>()` bytes (what the GPU kernel takes).
+    fn to_bits64(self) -> u64;
+    /// The value of the low `size_of::<Self>()` bytes of `b`.
+    fn from_bits64(b: u64) -> Self;
+}
+
+/// Integer types: compare-and-swap and arithmetic/bitwise read-modify-write.
+pub trait AtomInt: Atom {
+    /// # Safety
+    /// `p` must be valid and aligned.
+    unsafe fn cas(p: *mut Self, cond: Self, v: Self) -> Self;
+    /// # Safety
+    /// `p` must be valid and aligned.
+    unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self;
+}
+
+macro_rules! atom_int {
+    ($($t:ty => $a:ty),*) => {$(
+        impl Atom for $t {
+            unsafe fn load(p: *mut Self) -> Self {
+                // SAFETY: the caller guarantees p valid and aligned for the atomic type.
+                unsafe { <$a>::from_ptr(p).load(SeqCst) }
+            }
+            unsafe fn store(p: *mut Self, v: Self) {
+                // SAFETY: as above.
+                unsafe { <$a>::from_ptr(p).store(v, SeqCst) }
+            }
+            unsafe fn swap(p: *mut Self, v: Self) -> Self {
+                // SAFETY: as above.
+                unsafe { <$a>::from_ptr(p).swap(v, SeqCst) }
+            }
+            fn to_bits64(self) -> u64 {
+                self as u64
+            }
+            fn from_bits64(b: u64) -> Self {
+                b as $t
+            }
+        }
+        impl AtomInt for $t {
+            unsafe fn cas(p: *mut Self, cond: Self, v: Self) -> Self {
+                // SAFETY: as above.
+                let a = unsafe { <$a>::from_ptr(p) };
+                match a.compare_exchange(cond, v, SeqCst, SeqCst) { Ok(x) | Err(x) => x }
+            }
+            unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self {
+                // SAFETY: as above.
+                let a = unsafe { <$a>::from_ptr(p) };
+                match op {
+                    Op::Add => a.fetch_add(v, SeqCst),
+                    Op::And => a.fetch_and(v, SeqCst),
+                    Op::Or => a.fetch_or(v, SeqCst),
+                    Op::Xor => a.fetch_xor(v, SeqCst),
+                }
+            }
+        }
+    )*};
+}
+atom_int!(i8 => AtomicI8, i32 => AtomicI32, i64 => AtomicI64, u32 => AtomicU32, u64 => AtomicU64,
+          isize => AtomicIsize, usize => AtomicUsize);
+
+macro_rules! atom_float {
+    ($($t:ty => $a:ty),*) => {$(
+        impl Atom for $t {
+            unsafe fn load(p: *mut Self) -> Self {
+                // SAFETY: the float and its bits share size and alignment; p valid per caller.
+                <$t>::from_bits(unsafe { <$a>::from_ptr(p.cast()).load(SeqCst) })
+            }
+            unsafe fn store(p: *mut Self, v: Self) {
+                // SAFETY: as above.
+                unsafe { <$a>::from_ptr(p.cast()).store(v.to_bits(), SeqCst) }
+            }
+            unsafe fn swap(p: *mut Self, v: Self) -> Self {
+                // SAFETY: as above.
+                <$t>::from_bits(unsafe { <$a>::from_ptr(p.cast()).swap(v.to_bits(), SeqCst) })
+            }
+            fn to_bits64(self) -> u64 {
+                self.to_bits() as u64
+            }
+            fn from_bits64(b: u64) -> Self {
+                <$t>::from_bits(b as _)
+            }
+        }
+    )*};
+}
+atom_float!(f32 => AtomicU32, f64 => AtomicU64);
+
+/// The target's reach, checked for range and for alignment to its size.
+#[inline(always)]
+fn target<'a, T>(st: &'a State, func: &str, dest: usize, pe: usize) -> Reach<'a> {
+    let reach = st.reach(func, "dest", dest, size_of::<T>(), pe, None);
+    let (Reach::Host(r) | Reach::Gpu(_, r)) = reach;
+    super::check_align(func, "dest", r, size_of::<T>());
+    reach
+}
+
+/// One AMO on the GPU heap, by the bits of the operands.
+#[inline]
+fn on_gpu<T: Atom>(g: &Gpu, func: &str, r: usize, op: AmoOp, value: T, cond: T) -> T {
+    T::from_bits64(g.amo(func, r, size_of::<T>() as u32, op, value.to_bits64(), cond.to_bits64()))
+}
+
+/// Atomically reads PE `pe`'s copy of the symmetric `dest`.
+#[inline]
+pub fn fetch<T: Atom>(st: &State, func: &str, dest: usize, pe: usize) -> T {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Gpu(g, r) => T::from_bits64(g.amo(func, r, size_of::<T>() as u32, AmoOp::Fetch, 0, 0)),
+        // SAFETY: `target` returns a mapped, aligned address.
+        Reach::Host(r) => unsafe { T::load(r as *mut T) },
+    }
+}
+
+/// Atomically writes `value`.
+#[inline]
+pub fn set<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Gpu(g, r) => {
+            on_gpu(g, func, r, AmoOp::Set, value, value);
+        }
+        // SAFETY: as in `fetch`.
+        Reach::Host(r) => unsafe { T::store(r as *mut T, value) },
+    }
+}
+
+/// Atomically swaps in `value`, returning the old value.
+#[inline]
+pub fn swap<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) -> T {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Swap, value, value),
+        // SAFETY: as in `fetch`.
+        Reach::Host(r) => unsafe { T::swap(r as *mut T, value) },
+    }
+}
+
+/// Stores `value` where the target equals `cond`; returns the old value.
+#[inline]
+pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, value: T, pe: usize) -> T {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Cas, value, cond),
+        // SAFETY: as in `fetch`.
+        Reach::Host(r) => unsafe { T::cas(r as *mut T, cond, value) },
+    }
+}
+
+/// Applies `op` with `value`; returns the old value.
+#[inline]
+pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Op, value: T, pe: usize) -> T {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Gpu(g, r) => {
+            let code = match op {
+                Op::Add => AmoOp::Add,
+                Op::And => AmoOp::And,
+                Op::Or => AmoOp::Or,
+                Op::Xor => AmoOp::Xor,
+            };
+            on_gpu(g, func, r, code, value, value)
+        }
+        // SAFETY: as in `fetch`.
+        Reach::Host(r) => unsafe { T::rmw(r as *mut T, op, value) },
+    }
+}
+
+/// Reads this PE's symmetric `p` (checked by the caller: symmetric, aligned) for a wait or
+/// a signal fetch: an atomic load on host memory, an 8-byte-or-less copy from the GPU heap.
+///
+/// # Safety
+/// `p` must be a checked symmetric address of this PE.
+#[inline]
+pub unsafe fn read_local<T: Atom>(st: &State, func: &str, p: *mut T) -> T {
+    match st.gpu_heap(p as usize) {
+        Some(g) => {
+            let mut v = std::mem::MaybeUninit::<T>::uninit();
+            g.copy(func, v.as_mut_ptr() as usize, p as usize, size_of::<T>());
+            // SAFETY: the copy wrote every byte of v.
+            unsafe { v.assume_init() }
+        }
+        // SAFETY: per the caller, p is valid and aligned.
+        None => unsafe { T::load(p) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_round_trip_through_the_kernel_width() {
+        assert_eq!((-1i8).to_bits64() as u8, 0xff);
+        assert_eq!(i8::from_bits64(0xff), -1);
+        assert_eq!(i32::from_bits64((-5i32).to_bits64() & 0xffff_ffff), -5);
+        assert_eq!(u64::from_bits64(u64::MAX.to_bits64()), u64::MAX);
+        assert_eq!(f32::from_bits64(1.5f32.to_bits64()), 1.5);
+        assert_eq!(1.5f32.to_bits64() >> 32, 0);
+        assert_eq!(f64::from_bits64((-2.25f64).to_bits64()), -2.25);
+        assert_eq!(isize::from_bits64((-7isize).to_bits64()), -7);
+    }
+}

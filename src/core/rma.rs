@@ -1,0 +1,107 @@
+//! Untyped remote memory access, dispatched by how the target is reached (`State::reach`):
+//! copies into or out of host memory mapped from a node peer, or GPU copies on the CUDA
+//! backend's heap. Every operation here completes before it returns (so the nbi forms' and
+//! quiet's contracts hold with nothing left to drain). Arguments are checked by the callers in
+//! `api` (PE range, sizes, NULL); the symmetric side's range is checked here by `reach`.
+
+use super::{Reach, State};
+use crate::transport::copy;
+use std::ptr;
+
+/// Copies `n` bytes from local `src` to PE `pe`'s copy of the symmetric `dest`.
+///
+/// # Safety
+/// `src` must be readable for `n` bytes.
+#[inline]
+pub unsafe fn put(st: &State, func: &str, dest: usize, src: *const u8, n: usize, pe: usize) {
+    match st.reach(func, "dest", dest, n, pe, Some(src as usize)) {
+        Reach::Gpu(g, r) => g.copy(func, r, src as usize, n),
+        // SAFETY: r..r+n lies in a mapped symmetric region (checked by reach); src is readable
+        // per the caller; the copy allows the ranges to overlap (a put to oneself).
+        Reach::Host(r) => unsafe { copy::copy(r as *mut u8, src, n, st.cfg.nt_copy_min) },
+    }
+}
+
+/// Copies `n` bytes from PE `pe`'s copy of the symmetric `src` to local `dest`.
+///
+/// # Safety
+/// `dest` must be writable for `n` bytes.
+#[inline]
+pub unsafe fn get(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, pe: usize) {
+    match st.reach(func, "source", src, n, pe, Some(dest as usize)) {
+        Reach::Gpu(g, r) => g.copy(func, dest as usize, r, n),
+        // SAFETY: as in `put`, with the roles of the ranges swapped.
+        Reach::Host(r) => unsafe { copy::copy(dest, r as *const u8, n, st.cfg.nt_copy_min) },
+    }
+}
+
+/// One side of a strided transfer: an address, the distance between block starts and the
+/// bytes it spans (`(nblocks - 1) * stride + block`), all in bytes.
+pub struct Strided {
+    pub addr: usize,
+    pub stride: usize,
+    pub span: usize,
+}
+
+/// `nblocks` blocks of `block` bytes between the symmetric side `sym` (on PE `pe`) and the
+/// local side `local`; `put` says which way.
+///
+/// # Safety
+/// The local side must be valid (readable for a put, writable for a get) over its span.
+pub unsafe fn strided(st: &State, func: &str, put: bool, sym: Strided, local: Strided, block: usize, nblocks: usize, pe: usize) {
+    let what = if put { "dest" } else { "source" };
+    let (r, gpu) = match st.reach(func, what, sym.addr, sym.span, pe, Some(local.addr)) {
+        Reach::Gpu(g, r) => (r, Some(g)),
+        Reach::Host(r) => (r, None),
+    };
+    let (d, dst, s, sst) = if put { (r, sym.stride, local.addr, local.stride) } else { (local.addr, local.stride, r, sym.stride) };
+    if let Some(g) = gpu {
+        return g.copy_2d(func, d, dst, s, sst, block, nblocks);
+    }
+    for b in 0..nblocks {
+        // SAFETY: block b lies inside both spans: the symmetric one checked by reach, the
+        // local one valid per the caller.
+        unsafe { ptr::copy((s + b * sst) as *const u8, (d + b * dst) as *mut u8, block) };
+    }
+}
+
+/// Stores one element into PE `pe`'s copy of the symmetric `dest` (aligned for `T`).
+///
+/// # Safety
+/// None beyond the checks made here (range and alignment of the symmetric side).
+#[inline]
+pub unsafe fn store<T: Copy>(st: &State, func: &str, dest: usize, value: T, pe: usize) {
+    match st.reach(func, "dest", dest, size_of::<T>(), pe, None) {
+        Reach::Gpu(g, r) => {
+            super::check_align(func, "dest", r, align_of::<T>());
+            g.copy(func, r, &value as *const T as usize, size_of::<T>())
+        }
+        Reach::Host(r) => {
+            super::check_align(func, "dest", r, align_of::<T>());
+            // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
+            unsafe { ptr::write_volatile(r as *mut T, value) }
+        }
+    }
+}
+
+/// Loads one element from PE `pe`'s copy of the symmetric `src` (aligned for `T`).
+///
+/// # Safety
+/// `T` must be a plain C element type (any bit pattern is a value).
+#[inline]
+pub unsafe fn load<T: Copy>(st: &State, func: &str, src: usize, pe: usize) -> T {
+    match st.reach(func, "source", src, size_of::<T>(), pe, None) {
+        Reach::Gpu(g, r) => {
+            super::check_align(func, "source", r, align_of::<T>());
+            let mut v = std::mem::MaybeUninit::<T>::uninit();
+            g.copy(func, v.as_mut_ptr() as usize, r, size_of::<T>());
+            // SAFETY: the copy wrote all size_of::<T>() bytes; any bit pattern is a T.
+            unsafe { v.assume_init() }
+        }
+        Reach::Host(r) => {
+            super::check_align(func, "source", r, align_of::<T>());
+            // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
+            unsafe { ptr::read_volatile(r as *const T) }
+        }
+    }
+}
