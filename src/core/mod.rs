@@ -11,6 +11,8 @@
 
 pub mod amo;
 pub mod coll;
+pub mod queue;
+pub mod queue_coll;
 pub mod rma;
 pub mod team;
 pub mod wait;

@@ -1,0 +1,380 @@
+//! The `_on_queue` forms: operations enqueued on the caller's CUDA stream (`ishmemx_queue_t`),
+//! ordered with the rest of the stream's work and capturable in CUDA graphs.
+//!
+//! Contiguous copies up to `ISHMEM_QUEUE_KERNEL_MAX` bytes run as an SM copy kernel (lower
+//! latency); larger ones go to the copy engines (`cuMemcpyAsync`), as do the strided forms
+//! (`cuMemcpy2DAsync`). Signals, waits, quiet and barriers are kernels of the library's
+//! queue module (cuda/queue_kernels.cu, PTX in src/transport/cuda/queue_kernels.ptx), which
+//! reads the same device state as user kernels. Without the CUDA backend the forms are a
+//! PE-tagged error: there is no stream to order them on.
+
+use crate::core::amo::Atom;
+use crate::core::{bytes, state, State};
+use crate::ffi::fatal;
+use crate::transport::cuda::{driver, Gpu};
+use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
+use std::ffi::{c_int, c_void, CString};
+use std::sync::OnceLock;
+
+pub use crate::api::sync::Values;
+
+/// `ishmemx_queue_t`: a CUstream (NULL: the legacy default stream).
+pub type Queue = *mut c_void;
+
+const PTX: &str = concat!(include_str!("../transport/cuda/queue_kernels.ptx"), "\0");
+
+/// The library's queue kernels, loaded and bound at first use (opaque outside this module).
+pub struct Kernels {
+    _module: Module,
+    putmem: CUfunction,
+    getmem: CUfunction,
+    put_signal: CUfunction,
+    signal: CUfunction,
+    quiet: CUfunction,
+    barrier: CUfunction,
+    wait_i32: CUfunction,
+    wait_u32: CUfunction,
+    wait_i64: CUfunction,
+    wait_u64: CUfunction,
+}
+
+// SAFETY: module and function handles are process-wide driver objects, usable from any thread
+// with the context current.
+unsafe impl Send for Kernels {}
+// SAFETY: as above; they are never mutated after loading.
+unsafe impl Sync for Kernels {}
+
+static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
+
+/// A PTX module of the library, loaded in the library's context and bound to the device state.
+pub(crate) struct Module(CUmodule);
+
+impl Module {
+    /// Loads `ptx` (NUL-terminated PTX text) and binds its copy of the device state; `what`
+    /// names it in errors.
+    pub(crate) fn load(func: &str, gpu: &Gpu, ptx: &'static str, what: &str) -> Result<Module, String> {
+        debug_assert!(ptx.ends_with('\0'));
+        let _c = gpu.enter(func);
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: ptx is NUL-terminated PTX text (the callers' include_str! + "\0").
+        driver::ok(&format!("cuModuleLoadData({what})"), unsafe { sys::cuModuleLoadData(&mut module, ptx.as_ptr().cast()) })?;
+        // SAFETY: module is live (never unloaded while the library runs).
+        unsafe { gpu.bind_module(func, module, &gpu.dev_state()) }?;
+        Ok(Module(module))
+    }
+
+    /// The kernel `name` of the module.
+    pub(crate) fn get(&self, name: &str) -> Result<CUfunction, String> {
+        let c = CString::new(name).map_err(|_| "bad kernel name".to_string())?;
+        let mut f: CUfunction = std::ptr::null_mut();
+        // SAFETY: the module was loaded by `load`; c is a valid C string.
+        driver::ok(&format!("cuModuleGetFunction({name})"), unsafe { sys::cuModuleGetFunction(&mut f, self.0, c.as_ptr()) })?;
+        Ok(f)
+    }
+}
+
+fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
+    let m = Module::load(func, gpu, PTX, "queue kernels")?;
+    Ok(Kernels {
+        putmem: m.get("ishmemi_q_putmem")?,
+        getmem: m.get("ishmemi_q_getmem")?,
+        put_signal: m.get("ishmemi_q_put_signal")?,
+        signal: m.get("ishmemi_q_signal")?,
+        quiet: m.get("ishmemi_q_quiet")?,
+        barrier: m.get("ishmemi_q_barrier_all")?,
+        wait_i32: m.get("ishmemi_q_wait_i32")?,
+        wait_u32: m.get("ishmemi_q_wait_u32")?,
+        wait_i64: m.get("ishmemi_q_wait_i64")?,
+        wait_u64: m.get("ishmemi_q_wait_u64")?,
+        _module: m,
+    })
+}
+
+/// The running state, its GPU, and the loaded queue kernels.
+pub(crate) fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels) {
+    let (st, gpu) = gpu_of(func);
+    match KERNELS.get_or_init(|| load(func, gpu)) {
+        Ok(k) => (st, gpu, k),
+        Err(e) => fatal(func, &format!("the queue kernels did not load: {e}")),
+    }
+}
+
+/// The running state and its GPU, or the error of an _on_queue form on the CPU backend.
+pub(crate) fn gpu_of(func: &str) -> (&'static State, &'static Gpu) {
+    let st = state(func);
+    let Some(gpu) = st.gpu.as_ref() else {
+        fatal(func, "the _on_queue forms need the CUDA backend, and this PE runs the CPU backend (no GPU in use)")
+    };
+    (st, gpu)
+}
+
+/// Launches `f` on the queue with the given parameter pointers.
+pub(crate) fn launch(func: &str, gpu: &Gpu, f: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void], q: Queue) {
+    let _c = gpu.enter(func);
+    // SAFETY: params point to locals matching the kernel's parameter list, which the driver
+    // copies at launch; the addresses inside were checked by the caller.
+    driver::check(func, "cuLaunchKernel", unsafe {
+        sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, q.cast(), params.as_mut_ptr(), std::ptr::null_mut())
+    });
+}
+
+macro_rules! args {
+    ($($v:expr),*) => { [$( (&mut $v as *mut _) as *mut c_void ),*] };
+}
+pub(crate) use args;
+
+/// The CUDA memory type of `addr` (`CUmemorytype`), or None for memory CUDA does not know.
+pub(crate) fn memory_type(addr: usize) -> Option<u32> {
+    let mut t: u32 = 0;
+    // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut t as *mut u32).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            addr as u64,
+        )
+    };
+    (r == CUresult::CUDA_SUCCESS).then_some(t)
+}
+
+/// Whether the address is GPU memory the SM copy kernel can read.
+pub(crate) fn device_accessible(addr: usize) -> bool {
+    memory_type(addr) == Some(sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32)
+}
+
+fn grid_for(n: usize) -> u32 {
+    // One block of 256 threads moves 64 KiB per pass of 16-byte words; cap at 132 blocks.
+    (n.div_ceil(64 << 10)).clamp(1, 132) as u32
+}
+
+/// # Safety
+/// `src` must be readable for the length, as the stream reaches it.
+pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int, q: Queue) {
+    let (st, gpu, k) = ctx(func);
+    let pe = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    if n == 0 {
+        return;
+    }
+    let r = st.remote(func, "dest", dest as usize, n, pe);
+    if n <= st.cfg.queue_kernel_max && device_accessible(src as usize) {
+        let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
+        launch(func, gpu, k.putmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
+    } else {
+        let _c = gpu.enter(func);
+        // SAFETY: the destination range was checked; the source is the caller's.
+        driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(r as u64, src as u64, n, q.cast()) });
+    }
+}
+
+/// # Safety
+/// `dest` must be writable for the length, as the stream reaches it.
+pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int, q: Queue) {
+    let (st, gpu, k) = ctx(func);
+    let pe = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    if n == 0 {
+        return;
+    }
+    let r = st.remote(func, "source", src as usize, n, pe);
+    if n <= st.cfg.queue_kernel_max && device_accessible(dest as usize) {
+        let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
+        launch(func, gpu, k.getmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
+    } else {
+        let _c = gpu.enter(func);
+        // SAFETY: the source range was checked; the destination is the caller's.
+        driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(dest as u64, r as u64, n, q.cast()) });
+    }
+}
+
+/// Strided blocks on the copy engines: `nblocks` rows of `bsize` elements.
+#[allow(clippy::too_many_arguments)]
+unsafe fn strided(
+    func: &str, is_put: bool, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize,
+    elem: usize, pe: c_int, q: Queue,
+) {
+    let (st, gpu, _) = ctx(func);
+    let pe = st.check_pe(func, pe);
+    for (name, s) in [("dst", dst), ("sst", sst)] {
+        if s < 1 || (s as usize) < bsize {
+            fatal(func, &format!("stride {name} = {s} must be at least {}", bsize.max(1)));
+        }
+    }
+    if bsize == 0 || nblocks == 0 {
+        return;
+    }
+    let (dst, sst) = (dst as usize, sst as usize);
+    let stride = if is_put { dst } else { sst };
+    let span = bytes(func, (nblocks - 1).saturating_mul(stride).saturating_add(bsize), elem);
+    let (d, s) = if is_put {
+        (st.remote(func, "dest", dest as usize, span, pe), src as usize)
+    } else {
+        (dest as usize, st.remote(func, "source", src as usize, span, pe))
+    };
+    let _c = gpu.enter(func);
+    // SAFETY: the rows span the checked symmetric range and the caller's local one; pitches
+    // beyond the device's 2D limit are copied row by row on the same stream.
+    unsafe { gpu.copy_2d_async(func, d, dst * elem, s, sst * elem, bsize * elem, nblocks, q.cast()) };
+}
+
+/// # Safety
+/// See `strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iput(func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, elem: usize, pe: c_int, q: Queue) {
+    // SAFETY: forwarded contract.
+    unsafe { strided(func, true, dest, src, dst, sst, 1, nelems, elem, pe, q) }
+}
+
+/// # Safety
+/// See `strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn iget(func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, elem: usize, pe: c_int, q: Queue) {
+    // SAFETY: forwarded contract.
+    unsafe { strided(func, false, dest, src, dst, sst, 1, nelems, elem, pe, q) }
+}
+
+/// # Safety
+/// See `strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ibput(
+    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int, q: Queue,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { strided(func, true, dest, src, dst, sst, bsize, nblocks, elem, pe, q) }
+}
+
+/// # Safety
+/// See `strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ibget(
+    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int, q: Queue,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { strided(func, false, dest, src, dst, sst, bsize, nblocks, elem, pe, q) }
+}
+
+fn check_signal(func: &str, st: &State, sig: *mut u64, sig_op: c_int, pe: usize) {
+    if sig_op != 0 && sig_op != 1 {
+        fatal(func, &format!("invalid signal operator {sig_op} (use ISHMEM_SIGNAL_SET or ISHMEM_SIGNAL_ADD)"));
+    }
+    let r = st.remote(func, "sig_addr", sig as usize, 8, pe);
+    crate::api::rma::check_align(func, "sig_addr", r, 8);
+}
+
+/// # Safety
+/// `src` must be readable for the length, as the stream reaches it.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn put_signal(
+    func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, sig: *mut u64, signal: u64, sig_op: c_int,
+    pe: c_int, q: Queue,
+) {
+    let (st, gpu, k) = ctx(func);
+    let p = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    check_signal(func, st, sig, sig_op, p);
+    if n > 0 {
+        st.remote(func, "dest", dest as usize, n, p);
+    }
+    let (mut d, mut s, mut b, mut g, mut v, mut o, mut pp) = (dest as u64, src as u64, n, sig as u64, signal, sig_op, pe);
+    if n <= st.cfg.queue_kernel_max && (n == 0 || device_accessible(src as usize)) {
+        launch(func, gpu, k.put_signal, 1, 256, &mut args!(d, s, b, g, v, o, pp), q);
+    } else {
+        // SAFETY: put checks and enqueues the copy; the signal kernel follows it on the stream.
+        unsafe { put(func, dest, src, nelems, elem, pe, q) };
+        launch(func, gpu, k.signal, 1, 1, &mut args!(g, v, o, pp), q);
+    }
+}
+
+/// Which wait kernel serves a type: by size and signedness.
+pub trait WaitType: Atom {
+    fn kernel(k: &Kernels) -> CUfunction;
+}
+macro_rules! wait_type {
+    ($($t:ty => $f:ident),*) => {$(
+        impl WaitType for $t {
+            fn kernel(k: &Kernels) -> CUfunction { k.$f }
+        }
+    )*};
+}
+wait_type!(i32 => wait_i32, u32 => wait_u32, i64 => wait_i64, u64 => wait_u64, isize => wait_i64, usize => wait_u64);
+
+/// Enqueues a wait: mode 0 all, 1 any, 2 some.
+#[allow(clippy::too_many_arguments)]
+fn wait<T: WaitType + Default>(
+    func: &str, ivars: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>, mode: c_int,
+    ret: *mut usize, q: Queue,
+) {
+    let (st, gpu, k) = ctx(func);
+    crate::api::sync::check_cmp(func, cmp);
+    if n > 0 {
+        st.remote(func, "ivars", ivars as usize, bytes(func, n, size_of::<T>()), st.me);
+    }
+    if mode == 2 && n > 0 && indices.is_null() {
+        fatal(func, "indices is NULL");
+    }
+    let (mut value, mut values) = match v {
+        Values::One(x) => (x, 0u64),
+        Values::Many(p) => {
+            if p.is_null() && n > 0 {
+                fatal(func, "cmp_values is NULL");
+            }
+            (T::default(), p as u64)
+        }
+    };
+    let (mut iv, mut nn, mut idx, mut stt, mut c, mut m, mut r) =
+        (ivars as u64, n, indices as u64, status as u64, cmp, mode, ret as u64);
+    launch(func, gpu, T::kernel(k), 1, 1, &mut args!(iv, nn, idx, stt, c, value, values, m, r), q);
+}
+
+/// # Safety
+/// `ivar` is checked; the stream reaches it as device memory.
+pub unsafe fn wait_until<T: WaitType + Default>(func: &str, ivar: *mut T, cmp: c_int, value: T, q: Queue) {
+    wait(func, ivar, 1, std::ptr::null_mut(), std::ptr::null(), cmp, Values::One(value), 0, std::ptr::null_mut(), q)
+}
+
+/// # Safety
+/// Pointers device-accessible as the stream reaches them; ivars are checked.
+pub unsafe fn wait_until_all<T: WaitType + Default>(
+    func: &str, ivars: *mut T, n: usize, status: *const c_int, cmp: c_int, v: Values<T>, q: Queue,
+) {
+    wait(func, ivars, n, std::ptr::null_mut(), status, cmp, v, 0, std::ptr::null_mut(), q)
+}
+
+/// # Safety
+/// Pointers device-accessible as the stream reaches them; ivars are checked.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn wait_until_any<T: WaitType + Default>(
+    func: &str, ivars: *mut T, n: usize, status: *const c_int, cmp: c_int, v: Values<T>, ret: *mut usize, q: Queue,
+) {
+    wait(func, ivars, n, std::ptr::null_mut(), status, cmp, v, 1, ret, q)
+}
+
+/// # Safety
+/// Pointers device-accessible as the stream reaches them; ivars are checked.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn wait_until_some<T: WaitType + Default>(
+    func: &str, ivars: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>,
+    ret: *mut usize, q: Queue,
+) {
+    wait(func, ivars, n, indices, status, cmp, v, 2, ret, q)
+}
+
+/// `ishmemx_signal_wait_until_on_queue`: a wait on one 64-bit signal word.
+///
+/// # Safety
+/// As `wait_until`.
+pub unsafe fn signal_wait_until(func: &str, sig_addr: *mut u64, cmp: c_int, cmp_value: u64, q: Queue) {
+    wait(func, sig_addr, 1, std::ptr::null_mut(), std::ptr::null(), cmp, Values::One(cmp_value), 0, std::ptr::null_mut(), q)
+}
+
+/// `ishmemx_quiet_on_queue`: a one-thread kernel completing this PE's stores, in stream order.
+pub fn quiet(func: &str, q: Queue) {
+    let (_, gpu, k) = ctx(func);
+    launch(func, gpu, k.quiet, 1, 1, &mut [], q);
+}
+
+/// `ishmemx_barrier_all_on_queue` and `ishmemx_sync_all_on_queue`.
+pub fn barrier_all(func: &str, q: Queue) {
+    let (_, gpu, k) = ctx(func);
+    launch(func, gpu, k.barrier, 1, 1, &mut [], q);
+}
