@@ -4,9 +4,10 @@
 # on separate nodes: every rank of node k has hostname ishmem-node<k>, and the ranks of one
 # node share one IPC and mount namespace and one /dev/shm, which no other node and not the
 # host sees. Runs pretend-payload.sh as the ranks, then looks into each node's /dev/shm
-# itself, and cleans it. Prints "PASS: pretend.<launcher> ..." or "FAIL: ..." lines; exits 0
-# when all is right, 1 when not, 77 ("skipped: ...") when the pretend nodes are not up
-# because they cannot be made here (pretend-nodes.sh up skipped).
+# itself, and cleans it. Under mpiexec and srun-pmi2 every rank also exchanges its hostname
+# through the launcher's PMI-1 key-value store (PMI_FD) and must read back every rank's. Prints "PASS: pretend.<launcher> ..." or "FAIL: ..." lines; exits 0
+# when all is right, 1 when not, 77 ("skipped: ...") where the pretend nodes (or Slurm, for
+# srun-pmix and srun-pmi2) cannot run here (run-pretend.sh says so).
 set -euo pipefail
 
 launcher=${1:?usage: pretend-check.sh LAUNCHER [NP [PPN]]}
@@ -15,14 +16,6 @@ ppn=${3:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${ISHMEM_PRETEND_DIR:-/tmp/ishmem-pretend}
 export ISHMEM_PRETEND_DIR=$dir
-if [ ! -f "$dir/nodes" ]; then
-    if ! reason=$("$here/pretend-nodes.sh" probe); then
-        echo "$reason"
-        exit 77
-    fi
-    echo "FAIL: pretend.$launcher: no pretend nodes under $dir (run pretend-nodes.sh up 2 $dir)"
-    exit 1
-fi
 
 tag=$launcher-$$
 prefix=ishmem-pretend-$tag-r
@@ -50,6 +43,9 @@ ISHMEM_PRETEND_TIMEOUT=${ISHMEM_PRETEND_TIMEOUT:-60} \
     "$here/run-pretend.sh" "$launcher" "$np" "$ppn" "$here/pretend-payload.sh" "$tag" "$np" "$ppn" \
     >"$out" 2>&1 || status=$?
 cat "$out"
+if [ "$status" = 77 ] && grep -q '^skipped: ' "$out"; then
+    exit 77
+fi
 [ "$status" = 0 ] || fail "the job exited with status $status"
 
 host_ipc=$(readlink /proc/self/ns/ipc)
@@ -72,6 +68,11 @@ for ((r = 0; r < np; r++)); do
     [ "$ipc" != "$host_ipc" ] || fail "rank $r: runs in the host's IPC namespace $ipc"
     [ "$mnt" != "$host_mnt" ] || fail "rank $r: runs in the host's mount namespace $mnt"
     [ "$shm" = "$want_shm" ] || fail "rank $r: /dev/shm shows '$shm', want '$want_shm'"
+    if [ "$launcher" = mpiexec ] || [ "$launcher" = srun-pmi2 ]; then
+        kvs=$(field kvs)
+        want_kvs=$(for ((q = 0; q < np; q++)); do echo "ishmem-node$((q / ppn))"; done | paste -sd, -)
+        [ "$kvs" = "$want_kvs" ] || fail "rank $r: the PMI-1 key-value exchange gave hostnames '$kvs', want '$want_kvs'"
+    fi
     if [ -z "${node_ipc[$k]:-}" ]; then
         node_ipc[$k]=$ipc node_mnt[$k]=$mnt
     else
@@ -97,7 +98,7 @@ leak=$(cd /dev/shm && ls -1 -- "$prefix"* 2>/dev/null | paste -sd, - || true)
 [ -z "$leak" ] || fail "the host's /dev/shm holds '$leak'"
 
 if [ "$fails" = 0 ]; then
-    echo "PASS: pretend.$launcher ($np ranks on $nodes nodes of $ppn: hostnames, IPC and mount namespaces, /dev/shm separate; nothing in the host's /dev/shm)"
+    echo "PASS: pretend.$launcher ($np ranks on $nodes nodes of $ppn: hostnames, IPC and mount namespaces, /dev/shm separate$(case $launcher in mpiexec | srun-pmi2) echo "; PMI-1 exchange across nodes" ;; esac); nothing in the host's /dev/shm)"
     exit 0
 fi
 exit 1

@@ -16,7 +16,9 @@
 #   ISHMEM_PRETEND_LAUNCHER_ARGS  extra launcher options (split on spaces)
 #   MPIRUN, MPIEXEC, SRUN, ISHMRUN  the launcher programs
 # None of ISHMEM_PRETEND_* reaches prog. Exits with the launcher's status (uid-loop: the first
-# nonzero status of a rank, in rank order; 124 on timeout).
+# nonzero status of a rank, in rank order; 124 on timeout); with 77 and a line "skipped: ..."
+# where pretend nodes (or, for srun, a private Slurm) cannot run here (not root, ...); with 2
+# when they could but are not up.
 set -euo pipefail
 
 die() { echo "run-pretend.sh: error: $*" >&2; exit 2; }
@@ -34,7 +36,11 @@ dir=$ISHMEM_PRETEND_DIR
 timeout_s=${ISHMEM_PRETEND_TIMEOUT:-120}
 read -r -a extra <<<"${ISHMEM_PRETEND_LAUNCHER_ARGS:-}"
 
-[ -f "$dir/nodes" ] || die "no pretend nodes under $dir: run $here/pretend-nodes.sh up N $dir (as root) or set ISHMEM_PRETEND_DIR"
+# Where pretend nodes (or Slurm) cannot run here at all, say so and exit 77 (skipped).
+if [ ! -f "$dir/nodes" ]; then
+    msg=$("$here/pretend-nodes.sh" probe) || { echo "$msg"; exit 77; }
+    die "no pretend nodes under $dir: run $here/pretend-nodes.sh up N $dir (as root) or set ISHMEM_PRETEND_DIR"
+fi
 need=$(((np + ppn - 1) / ppn))
 have=$(cat "$dir/nodes")
 [ "$have" -ge "$need" ] || die "$np ranks at $ppn per node need $need nodes; $dir has $have"
@@ -58,7 +64,10 @@ mpiexec)
 srun-pmix | srun-pmi2)
     srun=${SRUN:-srun}
     have_prog "$srun" "srun is not installed (Debian: slurm-client)"
-    [ -n "${SLURM_CONF:-}" ] || die "SLURM_CONF is not set: start Slurm with $here/slurm.sh up DIR, then '. DIR/env'"
+    if [ -z "${SLURM_CONF:-}" ] || [ ! -f "$SLURM_CONF" ]; then
+        msg=$("$here/slurm.sh" probe) || { echo "$msg"; exit 77; }
+        die "SLURM_CONF ('${SLURM_CONF:-}') is not set or not a file: start Slurm with $here/slurm.sh up DIR, then '. DIR/env'"
+    fi
     # --overcommit: more ranks than the node's CPUs (a small CI machine)
     cmd=("$srun" --mpi="${launcher#srun-}" --overcommit -N 1 -n "$np")
     ;;
@@ -80,14 +89,16 @@ pids=()
 killer=""
 cleanup() {
     [ -n "$killer" ] && kill "$killer" 2>/dev/null || true
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 for ((r = 0; r < np; r++)); do
     ra=()
     for a in "${args[@]}"; do ra+=("${a//@RANK@/$r}"); done
-    ISHMEM_TEST_RANK=$r "$on_node" "${ra[@]}" &
+    # each rank leads its own process group (setsid does not fork here: a background job of
+    # a script is no group leader), so that a timeout ends what the rank started too
+    ISHMEM_TEST_RANK=$r setsid "$on_node" "${ra[@]}" &
     pids+=($!)
 done
 flag=$(mktemp "${TMPDIR:-/tmp}/run-pretend.XXXXXX")
@@ -96,9 +107,9 @@ rm -f "$flag"
     exec >/dev/null 2>&1
     sleep "$timeout_s"
     : >"$flag"
-    kill -TERM "${pids[@]}"
+    for p in "${pids[@]}"; do kill -TERM -- "-$p"; done
     sleep 10
-    kill -KILL "${pids[@]}"
+    for p in "${pids[@]}"; do kill -KILL -- "-$p"; done
 ) &
 killer=$!
 status=0
@@ -115,5 +126,12 @@ if [ -e "$flag" ]; then
     echo "run-pretend.sh: uid-loop job timed out after $timeout_s s" >&2
     status=124
 fi
+# nothing may outlive the job: say so, and end the ranks' process groups
+for ((r = 0; r < np; r++)); do
+    if kill -0 -- "-${pids[$r]}" 2>/dev/null; then
+        echo "run-pretend.sh: rank $r left processes behind (process group ${pids[$r]}): killing them" >&2
+        kill -KILL -- "-${pids[$r]}" 2>/dev/null || true
+    fi
+done
 pids=()
 exit "$status"

@@ -7,6 +7,11 @@
 #   slurm.sh down DIR     stop the daemons (and steps left running) by their PIDs, remove DIR
 #                         (idempotent; also after a crash)
 #   slurm.sh status DIR   sinfo and the daemons' PIDs; exit 0 when up
+#   slurm.sh check DIR list|pmix|pmi2 [N]
+#                         a test of the cluster: `srun --mpi=list` shows pmix, pmix_v4 and
+#                         pmi2; or `srun --mpi=pmix|pmi2 -n N` (default 2) runs N ranks that
+#                         see their rank (PMIX_RANK / PMI_RANK and PMI_FD); prints PASS or FAIL
+#   slurm.sh probe        exit 0 when a private Slurm can run here, else 77 ("skipped: ...")
 #
 # Then, in a shell:   . DIR/env      (export SLURM_CONF=DIR/etc/slurm.conf)
 #                     srun --mpi=pmix -n 2 hostname
@@ -266,11 +271,60 @@ cmd_status() {
     return "$ok"
 }
 
+cmd_check() {
+    local dir=$1 what=$2 n=${3:-2}
+    if [ ! -f "$dir/env" ]; then
+        check_tools
+        echo "FAIL: slurm.$what: no Slurm under $dir (run slurm.sh up $dir)"
+        return 1
+    fi
+    export SLURM_CONF=$dir/etc/slurm.conf
+    local out st=0
+    case "$what" in
+    list)
+        out=$(timeout 20 srun --mpi=list 2>&1) || st=$?
+        echo "$out"
+        local want miss=""
+        for want in pmix pmix_v4 pmi2; do
+            grep -qE "(^|[[:space:]])$want\$" <<<"$out" || miss="$miss $want"
+        done
+        if [ "$st" = 0 ] && [ -z "$miss" ]; then
+            echo "PASS: slurm.list (srun --mpi=list shows pmix, pmix_v4, pmi2)"
+            return 0
+        fi
+        echo "FAIL: slurm.list: status $st, missing:${miss:- none}"
+        return 1
+        ;;
+    pmix | pmi2)
+        local var=PMIX_RANK
+        [ "$what" = pmi2 ] && var=PMI_RANK
+        # shellcheck disable=SC2016
+        out=$(cd / && timeout 60 srun --mpi="$what" -n "$n" \
+            sh -c 'echo "rank ${'"$var"':-unset} of ${SLURM_NTASKS:-?} on $(hostname) pmi_fd ${PMI_FD:-none}"' 2>&1) || st=$?
+        echo "srun --mpi=$what -n $n:"
+        echo "$out" | sed 's/^/    /'
+        local want got
+        want=$(seq 0 $((n - 1)) | paste -sd, -)
+        got=$(sed -n 's/^rank \([0-9]*\) of .*/\1/p' <<<"$out" | sort -n | paste -sd, -)
+        if [ "$st" = 0 ] && [ "$got" = "$want" ] &&
+            { [ "$what" = pmix ] || ! grep -q 'pmi_fd none' <<<"$out"; }; then
+            echo "PASS: slurm.$what (srun --mpi=$what -n $n: ranks $got)"
+            return 0
+        fi
+        echo "FAIL: slurm.$what: srun status $st, ranks '$got' (want '$want')"
+        return 1
+        ;;
+    *) die "check: unknown check '$what' (list, pmix, pmi2)" ;;
+    esac
+}
+
 [ $# -ge 1 ] || usage
 case "$1" in
 up) [ $# -eq 2 ] || usage; cmd_up "$2" ;;
 down) [ $# -eq 2 ] || usage; cmd_down "$2" ;;
 status) [ $# -eq 2 ] || usage; cmd_status "$2" ;;
+check) [ $# -ge 3 ] && [ $# -le 4 ] || usage; cmd_check "$2" "$3" "${4:-2}" ;;
+probe) [ $# -eq 1 ] || usage; check_tools; echo "$prog: a private Slurm can run here" ;;
 -h | --help | help) usage ;;
 *) echo "$prog: unknown subcommand '$1'" >&2; usage ;;
 esac
