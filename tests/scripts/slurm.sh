@@ -47,7 +47,7 @@ check_tools() {
     local t
     for t in munged:munge munge:munge unmunge:munge slurmctld:slurmctld slurmd:slurmd \
         srun:slurm-client sinfo:slurm-client scontrol:slurm-client scancel:slurm-client \
-        ss:iproute2 timeout:coreutils; do
+        setsid:util-linux timeout:coreutils; do
         command -v "${t%%:*}" >/dev/null 2>&1 ||
             skip "'${t%%:*}' is not installed (Debian package ${t#*:}; .ci/run installs slurm-wlm munge)"
     done
@@ -61,20 +61,29 @@ live_pid() {
     pid=$(cat "$dir/run/$name.pid")
     case "$pid" in '' | *[!0-9]*) return 1 ;; esac
     kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$dir/" || return 1
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$dir/" || return 1
     echo "$pid"
 }
 
-stop_pid() {
-    # TERM, wait up to 10 s, KILL
-    local pid=$1 what=$2 i
-    kill -TERM "$pid" 2>/dev/null || return 0
+stop_pids() {
+    # stop_pids "pid name" ...: TERM them all, wait up to 10 s, KILL what is left
+    local pn pid i left
+    for pn in "$@"; do kill -TERM "${pn%% *}" 2>/dev/null || true; done
     for i in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || { echo "$prog: stopped $what (pid $pid)"; return 0; }
+        left=0
+        for pn in "$@"; do kill -0 "${pn%% *}" 2>/dev/null && left=1; done
+        [ "$left" = 0 ] && break
         sleep 0.1
     done
-    kill -KILL "$pid" 2>/dev/null || true
-    echo "$prog: killed $what (pid $pid): it did not stop within 10 s"
+    for pn in "$@"; do
+        pid=${pn%% *}
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -KILL "$pid" 2>/dev/null || true
+            echo "$prog: killed ${pn#* } (pid $pid): it did not stop within 10 s"
+        else
+            echo "$prog: stopped ${pn#* } (pid $pid)"
+        fi
+    done
 }
 
 cmd_down() {
@@ -89,26 +98,47 @@ cmd_down() {
     if [ -f "$conf" ] && live_pid "$dir" slurmctld >/dev/null; then
         SLURM_CONF=$conf timeout 10 scancel --user=root >/dev/null 2>&1 || true
     fi
-    for name in slurmd slurmctld; do
-        if pid=$(live_pid "$dir" "$name"); then stop_pid "$pid" "$name"; fi
+    # the daemons, and steps left behind (slurmstepd processes started from our slurmd: their
+    # environment holds our SLURM_CONF; the tasks under them end with them), all at once
+    local name p stop=()
+    for name in slurmd slurmctld munged; do
+        if pid=$(live_pid "$dir" "$name"); then stop+=("$pid $name"); fi
     done
-    # steps left behind by a killed slurmd: slurmstepd processes started from our slurmd
-    # (their environment holds our SLURM_CONF); the tasks under them end with them
-    local p
     for p in /proc/[0-9]*; do
         [ "$(cat "$p/comm" 2>/dev/null || true)" = slurmstepd ] || continue
-        if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$conf"; then
-            stop_pid "${p#/proc/}" "slurmstepd left over"
+        if tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "SLURM_CONF=$conf"; then
+            stop+=("${p#/proc/} slurmstepd left over")
         fi
     done
-    if pid=$(live_pid "$dir" munged); then stop_pid "$pid" munged; fi
+    [ "${#stop[@]}" = 0 ] || stop_pids "${stop[@]}"
+    # tasks of steps whose slurmstepd is gone (a killed slurmd): processes that our cluster
+    # started (our SLURM_CONF and a SLURM_STEP_ID in their environment)
+    stop=()
+    local env
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" != $$ ] || continue
+        env=$(tr '\0' '\n' 2>/dev/null <"$p/environ") || continue
+        if grep -qxF "SLURM_CONF=$conf" <<<"$env" && grep -q '^SLURM_STEP_ID=' <<<"$env"; then
+            stop+=("${p#/proc/} task left over ($(cat "$p/comm" 2>/dev/null || echo '?'))")
+        fi
+    done
+    [ "${#stop[@]}" = 0 ] || stop_pids "${stop[@]}"
     rm -rf -- "$dir"
     echo "$prog: down: $dir removed"
 }
 
+# TCP ports something listens on (from /proc/net/tcp{,6}: state 0A)
+listening_ports() {
+    local f hex
+    for f in /proc/net/tcp /proc/net/tcp6; do
+        [ -r "$f" ] || continue
+        awk 'NR > 1 && $4 == "0A" { n = split($2, a, ":"); print a[n] }' "$f"
+    done | while read -r hex; do echo $((16#$hex)); done
+}
+
 free_port_pair() {
     local p=${ISHMEM_SLURM_PORT:-16817} i used
-    used=$(ss -Hltn 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+    used=$(listening_ports)
     for i in $(seq 50); do
         if ! grep -qxF "$p" <<<"$used" && ! grep -qxF "$((p + 1))" <<<"$used"; then
             echo "$p"
@@ -121,8 +151,8 @@ free_port_pair() {
 
 log_tails() {
     local dir=$1 f
-    for f in "$dir"/log/*.log; do
-        [ -f "$f" ] || continue
+    for f in "$dir"/log/*.log "$dir"/log/*.out; do
+        [ -s "$f" ] || continue
         echo "---- last lines of $f"
         tail -n 25 "$f"
     done
