@@ -105,10 +105,14 @@ flag=$(mktemp "${TMPDIR:-/tmp}/run-pretend.XXXXXX")
 rm -f "$flag"
 (
     exec >/dev/null 2>&1
-    sleep "$timeout_s"
+    # its sleeps must not outlive it when it is stopped early
+    sp=""
+    trap '[ -z "$sp" ] || kill "$sp" 2>/dev/null; exit 0' TERM
+    nap() { sleep "$1" & sp=$!; wait "$sp"; }
+    nap "$timeout_s"
     : >"$flag"
     for p in "${pids[@]}"; do kill -TERM -- "-$p"; done
-    sleep 10
+    nap 10
     for p in "${pids[@]}"; do kill -KILL -- "-$p"; done
 ) &
 killer=$!
