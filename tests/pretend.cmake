@@ -111,3 +111,17 @@ foreach(l ${_pretend_launchers})
     LABELS "${labels}" FIXTURES_REQUIRED "${fixtures}" ENVIRONMENT "${env}"
     SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: pretend" FAIL_REGULAR_EXPRESSION "FAIL: ")
 endforeach()
+
+# The library on pretend nodes: 4 PEs as 2 nodes of 2 under every launcher. Each launcher's own
+# exchange (PMIx, PMI-1, the unique id's TCP rendezvous) carries the node identities, so every
+# PE sees both nodes at once: until the libfabric transport lands, init ends within 5 s naming
+# them.
+set(_nodes_msg "the job spans 2 nodes: ishmem-node0 \\(2 PEs: 0-1\\), ishmem-node1 \\(2 PEs: 2-3\\)")
+foreach(l mpirun mpiexec srun-pmix srun-pmi2)
+  string(REPLACE "-" "_" t "${l}")
+  add_pretend(nodes.pretend_${t}.4 ${l} 4 2 ENV ISHMEM_BOOTSTRAP_TIMEOUT=30
+    EXPECT --merge "${_nodes_msg}" 5 COMMAND $<TARGET_FILE:setup> PMI 4)
+endforeach()
+add_pretend(nodes.pretend_uid_loop.4 uid-loop 4 2 ENV ISHMEM_BOOTSTRAP_TIMEOUT=30
+  EXPECT --merge "${_nodes_msg}" 5
+  COMMAND $<TARGET_FILE:uid> file ${CMAKE_CURRENT_BINARY_DIR}/pretend-uid @RANK@ 4)

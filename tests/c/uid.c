@@ -1,9 +1,14 @@
 /* uid: unique-id init. The program drives itself: `uid N` (never initialized) makes a unique
  * id, starts N copies of itself as `uid child RANK N HEXUID` (fork + exec before any init),
  * waits for them and fails if any failed. Each child initializes with ishmemx_init_attr and
- * checks its rank, the job size, the runtime type, RMA, AMOs and barriers. */
+ * checks its rank, the job size, the runtime type, RMA, AMOs and barriers.
+ * `uid file DIR RANK N`: started by someone else (a shell loop, one process per rank, maybe on
+ * different nodes sharing DIR): rank 0 makes the id and writes it to DIR/uid-<parent pid>.hex
+ * (the ranks of one loop share their parent, so an older run's file is never read), the others
+ * wait for that file (20 s at most), then each is a child as above. */
 #include "test_util.h"
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,9 +75,45 @@ static int child(int rank, int n, const char *hex) {
     return test_finish("uid");
 }
 
+static int from_file(const char *dir, int rank, int n) {
+    char path[4096], tmp[4096], hex[258];
+    snprintf(path, sizeof path, "%s/uid-%d.hex", dir, (int)getppid());
+    if (rank == 0) {
+        mkdir(dir, 0755);
+        ishmemx_uniqueid_t uid;
+        CHECK_EQ(ishmemx_get_uniqueid(&uid), 0);
+        to_hex(&uid, hex);
+        snprintf(tmp, sizeof tmp, "%s/uid.hex.%d", dir, (int)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (!f || fputs(hex, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+            fprintf(stderr, "FAIL: cannot write %s\n", path);
+            return 2;
+        }
+    } else {
+        for (int i = 0;; i++) {
+            FILE *f = fopen(path, "r");
+            if (f) {
+                size_t got = fread(hex, 1, 256, f);
+                fclose(f);
+                hex[got] = 0;
+                if (got == 256)
+                    break;
+            }
+            if (i == 2000) {
+                fprintf(stderr, "FAIL: rank %d: no unique id in %s after 20 s\n", rank, path);
+                return 2;
+            }
+            usleep(10000);
+        }
+    }
+    return child(rank, n, hex);
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && !strcmp(argv[1], "child"))
         return child(atoi(argv[2]), atoi(argv[3]), argv[4]);
+    if (argc == 5 && !strcmp(argv[1], "file"))
+        return from_file(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc != 2) {
         fprintf(stderr, "FAIL: usage: uid N\n");
         return 2;
