@@ -5,7 +5,7 @@
 
 use crate::core::{is_running, my_pe_if_running, state};
 use crate::ffi::{emit, guard, pe_tag};
-use crate::transport::cuda::binders::{self, Binder};
+use crate::core::device::{self, Binder};
 use std::ffi::{c_int, c_void};
 
 /// `void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes))`: called
@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 pub extern "C" fn ishmemx_cuda_register_binder(bind: Option<Binder>) {
     const F: &str = "ishmemx_cuda_register_binder";
     guard(F, || match bind {
-        Some(b) => binders::register(b),
+        Some(b) => device::register_binder(b),
         None => emit(&format!("[PE {}] WARNING: {F}: bind is NULL (ignored)", pe_tag())),
     })
 }
@@ -38,13 +38,8 @@ pub unsafe extern "C" fn ishmemx_cumodule_init(cumodule: *mut c_void) -> c_int {
         if !is_running() {
             return fail("called before ishmem_init (or after ishmem_finalize)");
         }
-        let st = state(F);
-        let Some(g) = &st.gpu else {
-            return fail("the GPU backend is not in use (ISHMEM_GPU, ishmemx_attr_t.gpu, or no usable GPU)");
-        };
-        let ds = binders::published().unwrap_or_else(|| g.dev_state());
         // SAFETY: the API contract: cumodule is a CUmodule loaded with cuModuleLoad*.
-        match unsafe { g.bind_module(F, cumodule.cast(), &ds) } {
+        match unsafe { device::bind_module(state(F), F, cumodule) } {
             Ok(()) => 0,
             Err(e) => fail(&e),
         }
@@ -61,12 +56,7 @@ pub extern "C" fn ishmemx_gpu_in_use() -> c_int {
             return 0;
         }
         let st = state(F);
-        if let Some(g) = &st.gpu {
-            if binders::any_pending() {
-                let _c = g.enter(F);
-                binders::retry_pending();
-            }
-        }
+        device::retry_binders(st, F);
         st.gpu.is_some() as c_int
     })
 }
@@ -80,6 +70,6 @@ pub extern "C" fn ishmemx_gpu_device() -> c_int {
         if !is_running() {
             return -1;
         }
-        state(F).gpu.as_ref().map_or(-1, |g| g.ordinal)
+        device::gpu_ordinal(state(F)).unwrap_or(-1)
     })
 }

@@ -1,20 +1,14 @@
 //! Ordering and the whole-job synchronization of this release: fence, quiet, barrier_all,
 //! sync_all. (Teams and the other collectives arrive with the collectives issue.) Every host
 //! operation on the GPU heap completes before it returns, so these need no GPU work; each
-//! retries pending device-state binders first (transport::cuda::binders).
+//! retries pending device-state binders first (core::device).
 
 use crate::core::{quiet, state, State};
 use crate::ffi::guard;
 
-/// Retries pending binders (CUDA backend; one load when none are pending).
 #[inline(always)]
 fn retry_binders(func: &str, st: &State) {
-    if let Some(g) = &st.gpu {
-        if crate::transport::cuda::binders::any_pending() {
-            let _c = g.enter(func);
-            crate::transport::cuda::binders::retry_pending();
-        }
-    }
+    crate::core::device::retry_binders(st, func)
 }
 
 #[no_mangle]

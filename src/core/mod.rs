@@ -11,6 +11,7 @@
 
 pub mod amo;
 pub mod coll;
+pub mod device;
 pub mod queue;
 pub mod queue_coll;
 pub mod rma;
@@ -362,6 +363,18 @@ impl State {
         };
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
+    }
+
+    /// The team `team` of this PE, or a fatal error naming `func`.
+    pub fn team_desc(&self, func: &str, team: i32) -> team::TeamDesc {
+        let pool = self.teams.lock().unwrap_or_else(|e| e.into_inner());
+        match pool.get(team) {
+            Ok(d) => d,
+            Err(e) => {
+                drop(pool);
+                fatal(func, &e)
+            }
+        }
     }
 
     /// The number of this PE's next host collective call on team slot `t`.

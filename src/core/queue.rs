@@ -258,7 +258,7 @@ fn check_signal(func: &str, st: &State, sig: *mut u64, sig_op: c_int, pe: usize)
         fatal(func, &format!("invalid signal operator {sig_op} (use ISHMEM_SIGNAL_SET or ISHMEM_SIGNAL_ADD)"));
     }
     let r = st.remote(func, "sig_addr", sig as usize, 8, pe);
-    crate::api::rma::check_align(func, "sig_addr", r, 8);
+    super::check_align(func, "sig_addr", r, 8);
 }
 
 /// # Safety

@@ -10,7 +10,6 @@
 //! receives the return code when the stream reaches the collective.
 
 use super::queue::{args, gpu_of, launch, memory_type, Module, Queue};
-use crate::api::team::desc;
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
 use crate::core::team::TeamDesc;
@@ -121,7 +120,7 @@ fn check_ret(func: &str, ret: *mut c_int) {
 /// `ishmemx_team_sync_on_queue`.
 pub fn team_sync(func: &str, team: c_int, ret: *mut c_int, q: Queue) {
     let (st, gpu, k) = kernels(func);
-    desc(st, func, team);
+    st.team_desc(func, team);
     check_ret(func, ret);
     let (mut t, mut r) = (team, ret as u64);
     launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
@@ -148,7 +147,7 @@ pub unsafe fn data(
     ret: *mut c_int, q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
-    let d = desc(st, func, team);
+    let d = st.team_desc(func, team);
     let nb = bytes(func, nelems, elem);
     let n = d.size as usize;
     let (dest_len, src_len) = match what {
@@ -326,7 +325,7 @@ pub unsafe fn reduce<T: QElem>(
     func: &str, op: &str, team: c_int, dest: *mut T, src: *const T, n: usize, mode: c_int, ret: *mut c_int, q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
-    let d = desc(st, func, team);
+    let d = st.team_desc(func, team);
     let len = bytes(func, n, size_of::<T>());
     check_heap(st, func, "dest", dest as usize, len);
     check_heap(st, func, "source", src as usize, len);
