@@ -4,6 +4,7 @@
 //! barriers) is the transport's.
 
 pub mod pmi1;
+pub mod pmix;
 
 use pmi1::Pmi1;
 use std::env::var;
