@@ -1159,6 +1159,20 @@ int main(void) {
         assert!(out.contains("exiting improperly"), "{out}");
     }
 
+    /// A rank that reaches the fence too late: every rank's allgather fails after the timeout
+    /// instead of waiting for ever.
+    #[test]
+    fn late_rank_times_the_fence_out() {
+        let Some((code, out, _)) = mpirun(3, "fence_timeout") else { return };
+        assert_eq!(code, Some(0), "{out}");
+        for r in 0..3 {
+            let want = format!(
+                "rank {r} got: PMIx: timed out after 2 s in PMIx_Fence of allgather('late'): not every rank of the 3 ranks of OpenMPI's mpirun"
+            );
+            assert!(out.contains(&want), "{want}\n{out}");
+        }
+    }
+
     fn child_alone(mode: &str, vars: &[(&str, String)]) -> (Option<i32>, String, Duration) {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = Command::new(exe);
@@ -1244,8 +1258,20 @@ int main(void) {
             assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
             return;
         }
-        let mut p = Pmix::from_env(Duration::from_secs(20)).unwrap().expect("not under PMIx");
+        let t = if mode == "fence_timeout" { Duration::from_secs(2) } else { Duration::from_secs(20) };
+        let mut p = Pmix::from_env(t).unwrap().expect("not under PMIx");
         let (r, n) = (p.rank(), p.size());
+        if mode == "fence_timeout" {
+            if r == 1 {
+                std::thread::sleep(Duration::from_secs(4));
+            }
+            let t0 = Instant::now();
+            let e = p.allgather("late", b"x").unwrap_err();
+            assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+            println!("rank {r} got: {e}");
+            p.finalize().unwrap();
+            return;
+        }
         assert_eq!(r, env_num("PMIX_RANK"));
         assert_eq!(n, env_num("OMPI_COMM_WORLD_SIZE"));
         assert_eq!(p.local_rank(), env_num("OMPI_COMM_WORLD_LOCAL_RANK"));
