@@ -612,11 +612,15 @@ impl Pmix {
         let mut p = Pmix::bare(lib, me, who, timeout);
         // From here on an error drops `p`, which finalizes PMIx.
         let wild = PmixProc::new(&me.nspace, PMIX_RANK_WILDCARD);
-        p.size = p.get_uint(&wild, PMIX_JOB_SIZE)? as usize;
-        p.local_size = p.get_uint(&wild, PMIX_LOCAL_SIZE)? as usize;
-        p.local_rank = p.get_uint(&me, PMIX_LOCAL_RANK)? as usize;
-        p.node_id = u32::try_from(p.get_uint(&me, PMIX_NODEID)?).map_err(|_| "PMIx: the node id does not fit 32 bits".to_string())?;
-        p.hostname = p.get_string(&me, PMIX_HOSTNAME)?;
+        // Each key where the standard puts it first, then at the other level: servers differ
+        // (a reserved key that is absent gives NOT-FOUND at once, without asking the server).
+        let job_first = [wild, me];
+        let proc_first = [me, wild];
+        p.size = p.get_uint(&job_first, PMIX_JOB_SIZE)? as usize;
+        p.local_size = p.get_uint(&job_first, PMIX_LOCAL_SIZE)? as usize;
+        p.local_rank = p.get_uint(&proc_first, PMIX_LOCAL_RANK)? as usize;
+        p.node_id = u32::try_from(p.get_uint(&proc_first, PMIX_NODEID)?).map_err(|_| "PMIx: the node id does not fit 32 bits".to_string())?;
+        p.hostname = p.get_string(&proc_first, PMIX_HOSTNAME)?;
         if p.size == 0 || p.rank() >= p.size || p.local_size == 0 || p.local_rank >= p.local_size || p.local_size > p.size {
             return Err(format!(
                 "PMIx: inconsistent job facts from {}: rank {} of {}, local rank {} of {}",
@@ -693,16 +697,29 @@ impl Pmix {
         Ok(out)
     }
 
-    fn get_uint(&self, proc_: &PmixProc, key: &CStr) -> Result<u64, String> {
+    /// `key` from the first of `procs` that has it (the first one's error if none has).
+    fn get_first(&self, procs: &[PmixProc], key: &CStr) -> Result<Returned<'static>, String> {
         let name = key.to_string_lossy();
-        let v = self.get_raw(proc_, key, &name)?;
-        v.as_u64().ok_or_else(|| format!("PMIx: {name} has type {}, not an unsigned integer", v.value().type_))
+        let mut first_err = None;
+        for pr in procs {
+            match self.get_raw(pr, key, &name) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_err.unwrap_or_else(|| format!("PMIx: no process to ask for {name}")))
     }
 
-    fn get_string(&self, proc_: &PmixProc, key: &CStr) -> Result<String, String> {
-        let name = key.to_string_lossy();
-        let v = self.get_raw(proc_, key, &name)?;
-        v.as_string().ok_or_else(|| format!("PMIx: {name} has type {}, not a string", v.value().type_))
+    fn get_uint(&self, procs: &[PmixProc], key: &CStr) -> Result<u64, String> {
+        let v = self.get_first(procs, key)?;
+        v.as_u64().ok_or_else(|| format!("PMIx: {} has type {}, not an unsigned integer", key.to_string_lossy(), v.value().type_))
+    }
+
+    fn get_string(&self, procs: &[PmixProc], key: &CStr) -> Result<String, String> {
+        let v = self.get_first(procs, key)?;
+        v.as_string().ok_or_else(|| format!("PMIx: {} has type {}, not a string", key.to_string_lossy(), v.value().type_))
     }
 
     /// Prints `msg` and asks the launcher to kill the whole job with `status` (PMIx_Abort of
@@ -747,6 +764,13 @@ impl Drop for Pmix {
             unsafe { (self.lib.finalize)(std::ptr::null(), 0) };
         }
     }
+}
+
+/// Loads libpmix (once per process) and returns its version string, e.g. `OpenPMIx 4.2.2rc2
+/// (...)`, or why it cannot be loaded: for `ishmem-info`, and to decide on a fallback before
+/// `Pmix::from_env` when a launcher's environment is also readable without PMIx.
+pub fn library_version() -> Result<String, String> {
+    Lib::default().map(|l| l.version()).map_err(|e| format!("PMIx: cannot load {LIB_NAME}: {e}"))
 }
 
 /// Kills the job through the launcher from a process that has already left PMIx (or never
@@ -894,6 +918,20 @@ mod tests {
         // A library without the PMIx symbols is refused by name.
         let err = Lib::load("libc.so.6").err().unwrap();
         assert!(err.starts_with("libc.so.6 has no symbol PMIx_Init"), "{err}");
+    }
+
+    #[test]
+    fn library_version_or_why_not() {
+        match library_version() {
+            Ok(v) => {
+                println!("libpmix: {v}");
+                assert!(v.contains("PMIx"), "{v}");
+            }
+            Err(e) => {
+                println!("skipped: {e}");
+                assert!(e.starts_with("PMIx: cannot load libpmix.so.2: "), "{e}");
+            }
+        }
     }
 
     #[test]

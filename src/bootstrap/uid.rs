@@ -604,7 +604,13 @@ impl Serve {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return, // WouldBlock, or a transient error (EMFILE...): poll again
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // Out of descriptors or memory: the listener stays readable; let the
+                    // pending connection wait a little instead of spinning on it.
+                    std::thread::sleep(Duration::from_millis(10));
+                    return;
+                }
             }
         }
     }
