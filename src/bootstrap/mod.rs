@@ -5,6 +5,8 @@
 
 pub mod node;
 pub mod pmi1;
+pub mod pmix;
+pub mod uid;
 
 use pmi1::Pmi1;
 use std::env::var;
