@@ -35,6 +35,8 @@ pub const VARS: &[Var] = &[
           doc: "How PEs find each other: `auto` (from the environment: ishmrun, OpenMPI/PMIx, MPICH/PMI-1, else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
           doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
+    Var { name: "ISHMEM_BOOTSTRAP_UID_ADDR", kind: Kind::Text, default: "",
+          doc: "Unique-id init: the address (`ip` or `ip:port`) on which `ishmemx_get_uniqueid` listens for the job's rendezvous; it travels inside the id, so it must be reachable from every PE. Empty: the host's first non-loopback IPv4 address (127.0.0.1 where there is none)." },
     Var { name: "ISHMEM_COLL_CHECK_MS", kind: Kind::Count, default: "100",
           doc: "A PE that has waited inside a host collective for a while (team syncs, barriers, broadcasts, reductions, splits...) reads, every this many milliseconds, which collective the other PEs of the team are in; when a PE is in the same call (by count on the team) with a different operation, size, root or split, twice in a row, the job ends with an error naming both calls, instead of hanging or mixing data. After 600 checks of one wait (60 s by default) it also prints, once, the call each team PE last recorded (a program whose PEs make different numbers of collective calls waits for ever: no count matches them up). 0: never." },
     Var { name: "ISHMEM_COLL_SMALL_MAX", kind: Kind::Bytes, default: "4K",

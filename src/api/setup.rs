@@ -2,7 +2,7 @@
 //! finalize, my_pe, n_pes, ptr, version and name, and the text `ishmem-info` and
 //! `ISHMEM_INFO=1` print.
 
-use crate::bootstrap::{Bootstrap, UID_BYTES};
+use crate::bootstrap::UID_BYTES;
 use crate::core::{self, state, InitRequest, State};
 use crate::ffi::{fatal, guard};
 use std::ffi::{c_char, c_int, c_void};
@@ -122,9 +122,17 @@ pub unsafe extern "C" fn ishmemx_get_uniqueid(uid: *mut [u8; UID_BYTES]) -> c_in
             crate::ffi::emit(&format!("[PE {}] ERROR: {F}: uid is NULL", crate::ffi::pe_tag()));
             return 1;
         }
-        // SAFETY: uid is non-NULL and points to an ishmemx_uniqueid_t per the API.
-        unsafe { *uid = Bootstrap::new_uid() };
-        0
+        match crate::bootstrap::uid::get_uniqueid() {
+            Ok(id) => {
+                // SAFETY: uid is non-NULL and points to an ishmemx_uniqueid_t per the API.
+                unsafe { *uid = id };
+                0
+            }
+            Err(e) => {
+                crate::ffi::emit(&format!("[PE {}] ERROR: {F}: {e}", crate::ffi::pe_tag()));
+                1
+            }
+        }
     })
 }
 

@@ -25,7 +25,7 @@ impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
             Runtime::Pmi1 => "pmi1 (MPICH hydra)",
-            Runtime::Pmix => "pmix (OpenMPI)",
+            Runtime::Pmix => "pmix (OpenMPI mpirun, Slurm srun --mpi=pmix, ...)",
             Runtime::Ishmrun => "ishmrun",
             Runtime::UniqueId => "unique id",
             Runtime::Singleton => "singleton",
@@ -68,8 +68,6 @@ impl std::fmt::Debug for Bootstrap {
     }
 }
 
-/// Magic at the start of an `ishmemx_uniqueid_t`.
-const UID_MAGIC: &[u8; 8] = b"ISHMUID1";
 /// Size of `ishmemx_uniqueid_t`.
 pub const UID_BYTES: usize = 128;
 
@@ -111,7 +109,7 @@ fn hostname() -> String {
 
 /// The rank the launcher gave this process, for tagging messages before init.
 pub fn rank_hint() -> Option<usize> {
-    ["ISHMRUN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+    ["ISHMRUN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"]
         .iter()
         .find_map(|n| var(n).ok().and_then(|v| v.trim().parse().ok()))
 }
@@ -119,9 +117,9 @@ pub fn rank_hint() -> Option<usize> {
 fn single_node(info: JobInfo) -> Result<JobInfo, String> {
     if info.local_size != info.size {
         return Err(format!(
-            "the job spans several nodes ({} PEs, {} on this node); this release reaches PEs of \
-             one node only (the libfabric transport for several nodes is not available yet)",
-            info.size, info.local_size
+            "ishmrun starts the PEs of one node, but ISHMRUN_LOCAL_SIZE={} of ISHMRUN_SIZE={}; \
+             launch across nodes with mpirun, srun or mpiexec (see the README)",
+            info.local_size, info.size
         ));
     }
     Ok(info)
@@ -155,7 +153,7 @@ impl Drop for Pmi1Exchange {
 
 impl Bootstrap {
     /// Finds the launcher from the environment (`mode` is `ISHMEM_BOOTSTRAP`).
-    pub fn detect(mode: &str) -> Result<Bootstrap, String> {
+    pub fn detect(mode: &str, timeout: std::time::Duration) -> Result<Bootstrap, String> {
         let has = |n: &str| var(n).is_ok();
         let mode = match mode {
             "auto" if has("ISHMRUN_JOBID") => "ishmrun",
@@ -177,22 +175,24 @@ impl Bootstrap {
                 Ok(Bootstrap { info: single_node(check_rank(&info).map(|_| info)?)?, exchange: None })
             }
             "pmix" => {
-                let rank = match num("PMIX_RANK")? {
-                    Some(r) => r,
-                    None => need("OMPI_COMM_WORLD_RANK", "set by OpenMPI's mpirun")?,
-                };
-                let size = need("OMPI_COMM_WORLD_SIZE", "set by OpenMPI's mpirun; other PMIx launchers are not supported yet")?;
-                let ns = var("PMIX_NAMESPACE")
-                    .or_else(|_| var("OMPI_MCA_ess_base_jobid"))
-                    .map_err(|_| "PMIX_NAMESPACE is not set (needed as the job key)".to_string())?;
-                let info = JobInfo {
-                    rank,
-                    size,
-                    local_size: num("OMPI_COMM_WORLD_LOCAL_SIZE")?.unwrap_or(size),
-                    key: format!("x{}", sanitize(&ns)),
-                    runtime: Runtime::Pmix,
-                };
-                Ok(Bootstrap { info: single_node(check_rank(&info).map(|_| info)?)?, exchange: None })
+                // A real PMIx client (OpenMPI's mpirun, Slurm's srun --mpi=pmix, PRRTE, ...);
+                // OpenMPI's environment alone where libpmix is not installed.
+                let lib = pmix::library_version();
+                match pmix::Pmix::from_env(timeout)? {
+                    Some(p) => {
+                        let info = JobInfo {
+                            rank: p.rank(),
+                            size: p.size(),
+                            local_size: p.local_size(),
+                            key: format!("x{}", sanitize(&p.nspace())),
+                            runtime: Runtime::Pmix,
+                        };
+                        check_rank(&info)?;
+                        Ok(Bootstrap { info, exchange: Some(Box::new(p)) })
+                    }
+                    None if lib.is_err() || has("OMPI_COMM_WORLD_SIZE") => Self::pmix_env(lib.err()),
+                    None => Err("PMIx: no PMIx server in the environment (PMIX_NAMESPACE, PMIX_RANK and PMIX_SERVER_URI* are not set); ISHMEM_BOOTSTRAP=pmix needs a PMIx launcher (mpirun, srun --mpi=pmix)".into()),
+                }
             }
             "pmi1" => {
                 let p = Pmi1::from_env()?.ok_or("PMI_FD/PMI_PORT, PMI_RANK and PMI_SIZE are not set")?;
@@ -222,6 +222,36 @@ impl Bootstrap {
         }
     }
 
+    /// OpenMPI's environment without a PMIx client (libpmix absent): rank and size from
+    /// `OMPI_COMM_WORLD_*`, one node only (there is no exchange to find the others).
+    fn pmix_env(why: Option<String>) -> Result<Bootstrap, String> {
+        let why = why.map_or(String::new(), |w| format!(" ({w})"));
+        let rank = match num("PMIX_RANK")? {
+            Some(r) => r,
+            None => need("OMPI_COMM_WORLD_RANK", "set by OpenMPI's mpirun")?,
+        };
+        let size = need("OMPI_COMM_WORLD_SIZE", &format!("set by OpenMPI's mpirun; other PMIx launchers need libpmix.so.2{why}"))?;
+        let ns = var("PMIX_NAMESPACE")
+            .or_else(|_| var("OMPI_MCA_ess_base_jobid"))
+            .map_err(|_| "PMIX_NAMESPACE is not set (needed as the job key)".to_string())?;
+        let info = JobInfo {
+            rank,
+            size,
+            local_size: num("OMPI_COMM_WORLD_LOCAL_SIZE")?.unwrap_or(size),
+            key: format!("x{}", sanitize(&ns)),
+            runtime: Runtime::Pmix,
+        };
+        check_rank(&info)?;
+        if info.local_size != info.size {
+            return Err(format!(
+                "the job spans several nodes ({} PEs, {} on this node) and libpmix.so.2 could not be loaded{why}: \
+                 install the PMIx library (Debian: libpmix2) so that the PEs can exchange their addresses",
+                info.size, info.local_size
+            ));
+        }
+        Ok(Bootstrap { info, exchange: None })
+    }
+
     /// Ends the launcher exchange (init no longer needs it).
     pub fn finish(&mut self) {
         self.exchange = None;
@@ -241,31 +271,21 @@ impl Bootstrap {
         }
     }
 
-    /// Unique-id init: the framework gives rank, size and the id made by `new_uid`.
-    pub fn from_uid(uid: &[u8; UID_BYTES], rank: i32, nranks: i32) -> Result<Bootstrap, String> {
-        if &uid[..8] != UID_MAGIC {
-            return Err("the unique id was not made by ishmemx_get_uniqueid (bad magic)".into());
-        }
-        let text = String::from_utf8_lossy(&uid[8..]);
-        let text = text.trim_end_matches('\0');
-        let (key, host) = text.split_once('@').ok_or("the unique id is corrupt")?;
+    /// Unique-id init: the framework gives rank, size and the id made by `ishmemx_get_uniqueid`
+    /// (`uid::get_uniqueid`), whose TCP rendezvous carries the exchange.
+    pub fn from_uid(uid: &[u8; UID_BYTES], rank: i32, nranks: i32, timeout: std::time::Duration) -> Result<Bootstrap, String> {
         if nranks <= 0 || rank < 0 || rank >= nranks {
             return Err(format!("rank {rank} is not in a job of {nranks} PEs (ishmemx_attr_t.rank/.nranks)"));
         }
-        let here = sanitize(&hostname());
-        let local_size = if host == here { nranks as usize } else { 0 };
-        let info = JobInfo { rank: rank as usize, size: nranks as usize, local_size, key: format!("u{key}"), runtime: Runtime::UniqueId };
-        Ok(Bootstrap { info: single_node(info)?, exchange: None })
-    }
-
-    /// Makes a new unique id: magic, a random key and the host that made it.
-    pub fn new_uid() -> [u8; UID_BYTES] {
-        let mut uid = [0u8; UID_BYTES];
-        uid[..8].copy_from_slice(UID_MAGIC);
-        let text = format!("{}@{}", random_hex(16), sanitize(&hostname()));
-        let n = text.len().min(UID_BYTES - 9);
-        uid[8..8 + n].copy_from_slice(&text.as_bytes()[..n]);
-        uid
+        let c = uid::Client::connect(uid, rank as usize, nranks as usize, timeout)?;
+        let info = JobInfo {
+            rank: rank as usize,
+            size: nranks as usize,
+            local_size: nranks as usize,
+            key: format!("u{}", c.key()),
+            runtime: Runtime::UniqueId,
+        };
+        Ok(Bootstrap { info, exchange: Some(Box::new(c)) })
     }
 }
 
@@ -277,23 +297,6 @@ mod tests {
     fn keys_are_sanitized() {
         assert_eq!(sanitize("prterun-host-123@1"), "prterun-host-123_1");
         assert_eq!(sanitize("kvs_12/x y"), "kvs_12_x_y");
-    }
-
-    #[test]
-    fn uid_round_trips_and_rejects_garbage() {
-        let uid = Bootstrap::new_uid();
-        let b = Bootstrap::from_uid(&uid, 1, 3).unwrap();
-        assert_eq!((b.info.rank, b.info.size, b.info.local_size), (1, 3, 3));
-        assert_eq!(b.info.runtime, Runtime::UniqueId);
-        let b0 = Bootstrap::from_uid(&uid, 0, 3).unwrap();
-        assert_eq!(b0.info.key, b.info.key);
-        assert_ne!(Bootstrap::from_uid(&Bootstrap::new_uid(), 0, 3).unwrap().info.key, b.info.key);
-        assert!(Bootstrap::from_uid(&[0u8; UID_BYTES], 0, 1).unwrap_err().contains("magic"));
-        assert!(Bootstrap::from_uid(&uid, 3, 3).unwrap_err().contains("rank 3"));
-        let mut other_host = uid;
-        let at = other_host.iter().position(|&b| b == b'@').unwrap();
-        other_host[at + 1] = b'#';
-        assert!(Bootstrap::from_uid(&other_host, 0, 2).unwrap_err().contains("several nodes"));
     }
 
     #[test]

@@ -160,8 +160,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     }
     let (mut cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
     let mut boot = match req {
-        InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap)),
-        InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks),
+        InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap), Duration::from_secs(cfg.bootstrap_timeout_s)),
+        InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks, Duration::from_secs(cfg.bootstrap_timeout_s)),
     }
     .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
     let info = boot.info.clone();
@@ -330,6 +330,8 @@ pub fn finalize(func: &str) {
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
     }
+    // The unique-id rendezvous this process served, if any, has no more rounds.
+    crate::bootstrap::uid::stop_servers();
     STATE.store(std::ptr::null_mut(), Release);
     PHASE.store(FINALIZED, Release);
 }

@@ -1,7 +1,7 @@
 /* uid_crash: a job started by a plain shell script through unique-id init, with no launcher,
  * where PE 1 dies; only the library's watchdog can end the others.
- *   uid_crash mkuid FILE                    write a unique id (128 bytes) to FILE
- *   uid_crash MODE RANK NRANKS FILE         MODE: sigkill (PE 1 raises SIGKILL after init),
+ *   uid_crash MODE RANK NRANKS FILE         rank 0 makes the unique id and writes it to FILE,
+ *                                           the others read it from there; MODE: sigkill (PE 1 raises SIGKILL after init),
  *                                           no_finalize (PE 1 returns from main without
  *                                           ishmem_finalize), bad_pe (PE 1 makes a bad call);
  *                                           the others wait in a barrier */
@@ -9,34 +9,46 @@
 #include <signal.h>
 #include <unistd.h>
 
-int main(int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "mkuid")) {
-        ishmemx_uniqueid_t uid;
-        if (ishmemx_get_uniqueid(&uid) != 0) {
+/* Rank 0 makes the id (its process serves the rendezvous, so it must be one of the PEs) and
+ * writes it to `path`; the others wait for the file (20 s at most). */
+static int share_uid(int rank, const char *path, ishmemx_uniqueid_t *uid) {
+    if (rank == 0) {
+        if (ishmemx_get_uniqueid(uid) != 0) {
             fprintf(stderr, "FAIL: ishmemx_get_uniqueid\n");
             return 1;
         }
         char tmpname[4096];
-        snprintf(tmpname, sizeof tmpname, "%s.tmp", argv[2]);
+        snprintf(tmpname, sizeof tmpname, "%s.tmp", path);
         FILE *f = fopen(tmpname, "wb");
-        if (!f || fwrite(&uid, sizeof uid, 1, f) != 1 || fclose(f) != 0 || rename(tmpname, argv[2])) {
-            fprintf(stderr, "FAIL: cannot write %s\n", argv[2]);
+        if (!f || fwrite(uid, sizeof *uid, 1, f) != 1 || fclose(f) != 0 || rename(tmpname, path)) {
+            fprintf(stderr, "FAIL: cannot write %s\n", path);
             return 1;
         }
         return 0;
     }
+    for (int i = 0; i < 2000; i++) {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            size_t got = fread(uid, sizeof *uid, 1, f);
+            fclose(f);
+            if (got == 1)
+                return 0;
+        }
+        usleep(10000);
+    }
+    fprintf(stderr, "FAIL: rank %d: no unique id in %s after 20 s\n", rank, path);
+    return 1;
+}
+
+int main(int argc, char **argv) {
     if (argc != 5) {
-        fprintf(stderr, "FAIL: usage: uid_crash mkuid FILE | uid_crash MODE RANK NRANKS FILE\n");
+        fprintf(stderr, "FAIL: usage: uid_crash MODE RANK NRANKS FILE\n");
         return 2;
     }
     const char *mode = argv[1];
     ishmemx_uniqueid_t uid;
-    FILE *f = fopen(argv[4], "rb");
-    if (!f || fread(&uid, sizeof uid, 1, f) != 1) {
-        fprintf(stderr, "FAIL: cannot read %s\n", argv[4]);
+    if (share_uid(atoi(argv[2]), argv[4], &uid))
         return 2;
-    }
-    fclose(f);
     ishmemx_attr_t a = ISHMEMX_ATTR_INITIALIZER;
     a.use_uid = true;
     a.uid = &uid;
