@@ -32,7 +32,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_BCAST_SCATTER_MIN", kind: Kind::Bytes, default: "1M",
           doc: "Host broadcasts of at least this many bytes in teams of 3 or more PEs scatter the root's data (each PE pulls one slice from the root) and then gather the slices from each other; smaller ones pull everything from the root." },
     Var { name: "ISHMEM_BOOTSTRAP", kind: Kind::Text, default: "auto",
-          doc: "How PEs find each other: `auto` (from the environment: ishmrun, OpenMPI/PMIx, MPICH/PMI-1, else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
+          doc: "How PEs find each other: `auto` (from the environment: ishmrun, PMIx (OpenMPI's mpirun, `srun --mpi=pmix`), PMI-1 (MPICH's mpiexec, `srun --mpi=pmi2`), else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
           doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
     Var { name: "ISHMEM_BOOTSTRAP_UID_ADDR", kind: Kind::Text, default: "",
@@ -50,7 +50,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_INFO", kind: Kind::Bool, default: "0",
           doc: "PE 0 prints the version, backend, bootstrap and every variable with its value at init." },
     Var { name: "ISHMEM_NODE_SPLIT", kind: Kind::Count, default: "0",
-          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes reach each other as if on different machines (through the launcher's exchange and the network transport; `ishmem_ptr` to them is NULL)." },
+          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes are treated as on different machines: they meet through the launcher's exchange only, and (until the libfabric transport lands) such a job ends at init like a job across nodes." },
     Var { name: "ISHMEM_NT_COPY_MIN", kind: Kind::Bytes, default: "16M",
           doc: "CPU backend: puts, gets and collective copies of at least this many bytes, between buffers equally aligned modulo 16 bytes, use non-temporal stores (no read of the destination into the cache; about 1.7x faster than `memcpy` at 64 MiB on a 2-core VM, slower below about 16 MiB, where the buffers stay in cache). 0: never." },
     Var { name: "ISHMEM_PEER_CHECK_MS", kind: Kind::Count, default: "100",
@@ -260,8 +260,30 @@ pub fn markdown() -> String {
         };
         s.push_str(&format!("| `{}` | {} | `{}` | {} |\n", v.name, kind, v.default, v.doc));
     }
+    s.push_str(LAUNCH_NOTES);
     s
 }
+
+/// The launch section of docs/ENV.md: what each launcher needs from the environment.
+const LAUNCH_NOTES: &str = "
+## Launchers, Slurm and containers
+
+| launcher | how the PEs meet | notes |
+|---|---|---|
+| `ishmrun -n N ./prog` | `ISHMRUN_*` variables; one node | under another launcher, `ishmrun` is a per-rank prefix (output tags) |
+| `mpirun -np N ./prog` (OpenMPI) | PMIx client (`libpmix.so.2`, loaded at run time) | without libpmix, OpenMPI's `OMPI_COMM_WORLD_*` variables, one node only |
+| `srun --mpi=pmix -n N ./prog` (Slurm) | PMIx client | `srun --mpi=list` shows the plugins; plain `srun` with `MpiDefault=none` gives no PMI and init fails saying so |
+| `srun --mpi=pmi2 -n N ./prog` (Slurm) | PMI-1 wire protocol on `PMI_FD` | |
+| `mpiexec -n N ./prog` (MPICH hydra) | PMI-1 wire protocol | `mpiexec.mpich` where OpenMPI's `mpiexec` is installed too |
+| `ishmemx_init_attr` with a unique id | TCP rendezvous served by the process that made the id (`ISHMEM_BOOTSTRAP_UID_ADDR`) | that process must stay alive until every PE returned from init |
+
+Every exchange is bounded by `ISHMEM_BOOTSTRAP_TIMEOUT`; a PE that never arrives is named.
+Which PEs share a node is decided by what they can share, not by the launcher's local ranks:
+same host name, boot id, IPC and mount namespaces, and the same `ISHMEM_SHM_DIR`. Containers on
+one host that each mount a private `/dev/shm` are separate nodes. PEs of one node map each
+other's heaps; this release reaches the PEs of one node only, and a job spanning several ends
+at init with a message naming the nodes.
+";
 
 #[cfg(test)]
 mod tests {

@@ -125,3 +125,12 @@ endforeach()
 add_pretend(nodes.pretend_uid_loop.4 uid-loop 4 2 ENV ISHMEM_BOOTSTRAP_TIMEOUT=30
   EXPECT --merge "${_nodes_msg}" 5
   COMMAND $<TARGET_FILE:uid> file ${CMAKE_CURRENT_BINARY_DIR}/pretend-uid @RANK@ 4)
+
+# srun without a PMI plugin (--mpi=none) gives the tasks no exchange: init must say so instead of
+# running every task as a job of 1 PE.
+add_test(NAME bad.srun_no_pmi.2 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge
+  "started by srun as one of 2 tasks, but srun gave no PMI service" 10
+  ${SCRIPTS}/srun-local.sh none 2 $<TARGET_FILE:setup> PMIX 2)
+set_tests_properties(bad.srun_no_pmi.2 PROPERTIES LABELS "slurm;negative" TIMEOUT ${TEST_TIMEOUT}
+  FIXTURES_REQUIRED slurm ENVIRONMENT "SLURM_CONF=${SLURM_DIR}/etc/slurm.conf"
+  SKIP_REGULAR_EXPRESSION "(^|\n)skipped: ")

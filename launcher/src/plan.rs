@@ -26,7 +26,7 @@ pub const ALL_ENV: [&str; 6] = [
 
 /// Variables through which other launchers announce a process's rank, in
 /// order of preference.
-pub const FOREIGN_RANK_VARS: [&str; 3] = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"];
+pub const FOREIGN_RANK_VARS: [&str; 4] = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"];
 
 /// One process to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +189,7 @@ mod tests {
             Some(4)
         );
         assert_eq!(foreign_rank(lookup(&[("PMI_RANK", "garbage")])), None);
+        assert_eq!(foreign_rank(lookup(&[("SLURM_PROCID", "5")])), Some(5));
     }
 
     #[test]

@@ -159,6 +159,13 @@ impl Bootstrap {
             "auto" if has("ISHMRUN_JOBID") => "ishmrun",
             "auto" if has("PMIX_RANK") || has("OMPI_COMM_WORLD_RANK") => "pmix",
             "auto" if has("PMI_FD") || has("PMI_PORT") => "pmi1",
+            "auto" if num("SLURM_STEP_NUM_TASKS").ok().flatten().is_some_and(|n| n > 1) => {
+                return Err(format!(
+                    "started by srun as one of {} tasks, but srun gave no PMI service (PMIX_*, PMI_FD are not set): \
+                     run srun --mpi=pmix (or --mpi=pmi2), or set MpiDefault in slurm.conf",
+                    var("SLURM_STEP_NUM_TASKS").unwrap_or_default()
+                ))
+            }
             "auto" => "singleton",
             m => m,
         };
