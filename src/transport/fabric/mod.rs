@@ -69,11 +69,23 @@ pub struct Options {
     pub force_mr_local: bool,
     /// Bytes of the registered put bounce ring, used only under FI_MR_LOCAL.
     pub bounce_bytes: usize,
+    /// A wait that sees no completion at all for this long fails instead of hanging (a dead
+    /// peer, or a provider that drops an error: shm in 1.17 never completes an operation the
+    /// target rejected). The operations then outstanding may still complete later, so the
+    /// caller must treat such an error as fatal for the job.
+    pub stall_timeout: Duration,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { provider: None, npes_hint: 0, max_inflight: 256, force_mr_local: false, bounce_bytes: 4 << 20 }
+        Options {
+            provider: None,
+            npes_hint: 0,
+            max_inflight: 256,
+            force_mr_local: false,
+            bounce_bytes: 4 << 20,
+            stall_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -290,7 +302,7 @@ fn tag(kind: OpKind, pe: usize) -> *mut c_void {
     ((pe << 8) | ((kind as usize) << 1) | 1) as *mut c_void
 }
 
-/// A blocking operation's completion, on the caller's stack; its address is the context.
+/// A blocking operation's completion (boxed; its address is the context).
 #[repr(align(8))]
 struct Waiter {
     /// Operations (chunks) not yet completed.
@@ -303,8 +315,8 @@ struct Waiter {
 }
 
 impl Waiter {
-    fn new(kind: OpKind, pe: usize, n: usize) -> Waiter {
-        Waiter { pending: AtomicUsize::new(n), err: AtomicI32::new(0), msg: Mutex::new(None), kind, pe }
+    fn new(kind: OpKind, pe: usize, n: usize) -> Box<Waiter> {
+        Box::new(Waiter { pending: AtomicUsize::new(n), err: AtomicI32::new(0), msg: Mutex::new(None), kind, pe })
     }
     fn ctx(&self) -> *mut c_void {
         self as *const Waiter as *mut c_void
@@ -325,6 +337,10 @@ pub struct Fabric {
     prov_key: bool,
     mr_endpoint: bool,
     max_inflight: u64,
+    stall_timeout: Duration,
+    /// CQ entries read (successes and errors): with the counters, the measure of whether
+    /// anything completes at all during a wait.
+    events: AtomicU64,
     tables: RwLock<Tables>,
     next_key: AtomicU64,
     scratch: Scratch,
@@ -423,6 +439,8 @@ impl Fabric {
             mr_endpoint: mr_mode & FI_MR_ENDPOINT != 0,
             info,
             max_inflight: opts.max_inflight.max(1) as u64,
+            stall_timeout: opts.stall_timeout,
+            events: AtomicU64::new(0),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new() }),
             next_key: AtomicU64::new(1),
             scratch,
@@ -515,9 +533,13 @@ impl Fabric {
         Ok((mr, unsafe { (*mr).mem_desc }))
     }
 
-    /// Registers `[base, base + len)` for remote read and write (and local use). The memory
-    /// must stay allocated while this Fabric lives; it stays registered until drop.
-    pub fn register(&self, base: *mut u8, len: usize) -> Result<Mr, String> {
+    /// Registers `[base, base + len)` for remote read and write (and local use); it stays
+    /// registered until drop.
+    ///
+    /// # Safety
+    /// The memory stays allocated while this Fabric lives, and peers may write it at any time
+    /// (it is shared memory as far as Rust is concerned).
+    pub unsafe fn register(&self, base: *mut u8, len: usize) -> Result<Mr, String> {
         if base.is_null() || len == 0 {
             return Err("register: empty region".into());
         }
@@ -577,17 +599,16 @@ impl Fabric {
 
     /// Posts with `f`, retrying on -FI_EAGAIN while driving progress.
     fn post(&self, call: &str, pe: usize, mut f: impl FnMut() -> isize) -> Result<(), String> {
-        let mut spins = 0u32;
-        loop {
-            let r = f();
-            if r == 0 {
-                return Ok(());
-            }
-            if r != -(FI_EAGAIN as isize) {
-                return Err(self.err_text(call, pe, r));
-            }
-            self.progress();
-            backoff(&mut spins);
+        let mut r = 0;
+        self.wait_until(|_| {
+            r = f();
+            r != -(FI_EAGAIN as isize)
+        })
+        .map_err(|t| self.stalled(&format!("{call} to PE {pe} (-FI_EAGAIN)"), t))?;
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(self.err_text(call, pe, r))
         }
     }
 
@@ -611,35 +632,63 @@ impl Fabric {
         d
     }
 
-    /// Waits while `max_inflight` writes (or reads) are outstanding.
-    fn reserve(&self, read: bool) {
-        let (issued, done) = if read { (&self.issued_r, &self.done_r) } else { (&self.issued_w, &self.done_w) };
-        let i = issued.load(Ordering::Relaxed);
-        if i.saturating_sub(done.load(Ordering::Relaxed)) < self.max_inflight {
-            return;
-        }
-        let mut spins = 0u32;
+    /// Drives progress until `done`; `Err` (the time waited) when nothing at all completes
+    /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
+    /// peer may need this core.
+    fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
+        let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
         loop {
-            self.poll_cq();
-            let d = if read { self.completed_r() } else { self.completed_w() };
-            if i.saturating_sub(d) < self.max_inflight {
-                return;
+            if done(self) {
+                return Ok(());
             }
-            backoff(&mut spins);
+            self.poll_cq();
+            spins = spins.wrapping_add(1);
+            if spins < 32 {
+                std::hint::spin_loop();
+                continue;
+            }
+            std::thread::yield_now();
+            if spins % 64 == 0 {
+                let now =
+                    self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
+                if now != mark {
+                    (mark, since) = (now, Instant::now());
+                } else if since.elapsed() > self.stall_timeout {
+                    return Err(since.elapsed());
+                }
+            }
         }
     }
 
-    /// Waits until every write issued so far has completed (success or error).
-    fn drain_writes(&self) {
-        let target = self.issued_w.load(Ordering::Acquire);
-        let mut spins = 0u32;
-        while self.completed_w() < target {
-            self.poll_cq();
-            backoff(&mut spins);
+    fn stalled(&self, what: &str, waited: Duration) -> String {
+        format!(
+            "{what}: no completion for {:.1} s ({} puts/AMOs and {} gets outstanding, provider {})",
+            waited.as_secs_f64(),
+            self.issued_w.load(Ordering::Relaxed).saturating_sub(self.done_w.load(Ordering::Relaxed)),
+            self.issued_r.load(Ordering::Relaxed).saturating_sub(self.done_r.load(Ordering::Relaxed)),
+            self.info.provider
+        )
+    }
+
+    /// Waits while `max_inflight` writes (or reads) are outstanding.
+    fn reserve(&self, read: bool) -> Result<(), String> {
+        let (issued, done) = if read { (&self.issued_r, &self.done_r) } else { (&self.issued_w, &self.done_w) };
+        let i = issued.load(Ordering::Relaxed);
+        if i.saturating_sub(done.load(Ordering::Relaxed)) < self.max_inflight {
+            return Ok(());
         }
+        self.wait_until(|f| i.saturating_sub(if read { f.completed_r() } else { f.completed_w() }) < f.max_inflight)
+            .map_err(|t| self.stalled("waiting for a free slot", t))
+    }
+
+    /// Waits until every write issued so far has completed (success or error).
+    fn drain_writes(&self) -> Result<(), String> {
+        let target = self.issued_w.load(Ordering::Acquire);
+        self.wait_until(|f| f.completed_w() >= target).map_err(|t| self.stalled("waiting for puts", t))?;
         if self.issued_w.load(Ordering::Acquire) == target {
             self.classes.store(0, Ordering::Relaxed);
         }
+        Ok(())
     }
 
     /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
@@ -652,26 +701,27 @@ impl Fabric {
 
     /// The flags a write-class operation of `class` needs for a pending fence (FI_FENCE or 0,
     /// after waiting for the outstanding writes where that is the way to order).
-    fn fence_flags(&self, class: u8) -> u64 {
+    fn fence_flags(&self, class: u8) -> Result<u64, String> {
         if !self.fence_pending.swap(false, Ordering::AcqRel) {
             self.classes.fetch_or(class, Ordering::Relaxed);
-            return 0;
+            return Ok(0);
         }
         if self.info.fence {
             self.classes.store(class, Ordering::Relaxed);
-            return FI_FENCE;
+            return Ok(FI_FENCE);
         }
         let ordered = match class {
             CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
             _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
         };
         if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
-            self.drain_writes();
+            self.drain_writes()?;
         }
         self.classes.fetch_or(class, Ordering::Relaxed);
-        0
+        Ok(0)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn post_write(
         &self,
         pe: usize,
@@ -689,9 +739,9 @@ impl Fabric {
             writemsg
         )?;
         let flags = FI_DELIVERY_COMPLETE
-            | self.fence_flags(CLASS_RMA)
+            | self.fence_flags(CLASS_RMA)?
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
-        self.reserve(false);
+        self.reserve(false)?;
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
         let rma = fi_rma_iov { addr, len, key };
         let mut d = desc;
@@ -715,7 +765,11 @@ impl Fabric {
     /// Non-blocking put of `len` bytes from `src` to `at` on PE `pe`: completes at
     /// [`Fabric::quiet`] (puts up to `inject_size` bytes, and puts bounced under FI_MR_LOCAL,
     /// leave `src` free on return; larger ones read `src` until quiet).
-    pub fn put(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes, and stays so, unchanged, until the next quiet
+    /// returns (unless `len <= info().inject_size`).
+    pub unsafe fn put(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<(), String> {
         if len == 0 {
             return Ok(());
         }
@@ -735,7 +789,15 @@ impl Fabric {
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
-    fn put_bounced(&self, pe: usize, dest: fi_addr_t, src: *const u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
+    fn put_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
         let s = &self.scratch;
         let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
         let mut head = s.put_head.lock().unwrap_or_else(|e| e.into_inner());
@@ -744,7 +806,7 @@ impl Fabric {
             let n = (len - off).min(chunk_max);
             if *head + n > s.put_len {
                 // Recycle the ring: every put issued so far (ours included) must be complete.
-                self.drain_writes();
+                self.drain_writes()?;
                 *head = 0;
             }
             // SAFETY: [put_off + head, + n) lies in the scratch buffer (checked above) and no
@@ -786,7 +848,7 @@ impl Fabric {
         while off < len {
             let n = (len - off).min(self.info.max_msg_size);
             if waiter.is_none() {
-                self.reserve(true);
+                self.reserve(true)?;
             }
             // SAFETY: off < len, inside the caller's buffer.
             let iov = libc::iovec { iov_base: unsafe { dst.add(off) }.cast(), iov_len: n };
@@ -822,7 +884,11 @@ impl Fabric {
     }
 
     /// Blocking get: `len` bytes from `at` on PE `pe` into `dst`, complete on return.
-    pub fn get(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes until the call returns (after a stall error: for as
+    /// long as the provider may still complete the read).
+    pub unsafe fn get(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
         if len == 0 {
             return Ok(());
         }
@@ -833,13 +899,17 @@ impl Fabric {
         let Some(desc) = desc else { return self.get_bounced(pe, dest, dst, len, addr, key) };
         let w = Waiter::new(OpKind::Get, pe, len.div_ceil(self.info.max_msg_size.max(1)));
         let posted = self.post_reads(pe, dest, dst, len, desc, addr, key, Some(&w));
-        let done = self.wait(&w);
+        let done = self.wait(w).map_err(|e| e.0);
         posted.and(done)
     }
 
     /// Non-blocking get: completes at [`Fabric::quiet`] (under FI_MR_LOCAL into unregistered
     /// memory: before it returns, through the bounce buffer).
-    pub fn get_nbi(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes, and not otherwise accessed, until the next quiet
+    /// returns.
+    pub unsafe fn get_nbi(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
         if len == 0 {
             return Ok(());
         }
@@ -853,7 +923,15 @@ impl Fabric {
         }
     }
 
-    fn get_bounced(&self, pe: usize, dest: fi_addr_t, dst: *mut u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
+    fn get_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
         let s = &self.scratch;
         let _g = s.get_lock.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: get_off lies in the scratch buffer; only the holder of get_lock uses it.
@@ -863,7 +941,7 @@ impl Fabric {
             let n = (len - off).min(s.get_len);
             let w = Waiter::new(OpKind::Get, pe, n.div_ceil(self.info.max_msg_size.max(1)));
             let posted = self.post_reads(pe, dest, b, n, s.desc, addr + off as u64, key, Some(&w));
-            self.wait(&w)?;
+            self.wait(w).map_err(|e| e.0)?;
             posted?;
             // SAFETY: the read into b completed; dst has len writable bytes.
             unsafe { ptr::copy_nonoverlapping(b, dst.add(off), n) };
@@ -872,21 +950,20 @@ impl Fabric {
         Ok(())
     }
 
-    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error.
-    fn wait(&self, w: &Waiter) -> Result<(), String> {
-        let mut spins = 0u32;
-        while w.pending.load(Ordering::Acquire) != 0 {
-            self.poll_cq();
-            if w.pending.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            backoff(&mut spins);
+    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
+    /// stall the waiter is leaked (a late completion must find it alive) and `Err` says so.
+    /// The flag in `Err` is true for a stall.
+    fn wait(&self, w: Box<Waiter>) -> Result<(), (String, bool)> {
+        if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
+            let text = self.stalled(&format!("{} from PE {}", w.kind.what(), w.pe), t);
+            Box::leak(w);
+            return Err((text, true));
         }
         match w.err.load(Ordering::Acquire) {
             0 => Ok(()),
             _ => {
                 let m = w.msg.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
-                Err(format!("{} from PE {} failed: {m}", w.kind.what(), w.pe))
+                Err((format!("{} from PE {} failed: {m}", w.kind.what(), w.pe), false))
             }
         }
     }
@@ -931,8 +1008,8 @@ impl Fabric {
         drop(t);
         // SAFETY: ep is live.
         let writemsg = has_op!(unsafe { (*self.objs.ep).atomic }, fi_ops_atomic, writemsg)?;
-        let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC);
-        self.reserve(false);
+        let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC)?;
+        self.reserve(false)?;
         let mut val = operand;
         let ioc = fi_ioc { addr: (&mut val as *mut u64).cast(), count: 1 };
         let rma = fi_rma_ioc { addr, count: 1, key };
@@ -955,17 +1032,17 @@ impl Fabric {
         Ok(())
     }
 
-    fn slot(&self) -> (u32, *mut u64) {
-        let mut spins = 0u32;
-        loop {
-            if let Some(i) = self.scratch.free_slots.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-                // SAFETY: slot i lies in the scratch buffer and is ours until released.
-                let p = unsafe { self.scratch.base.add(i as usize * SLOT_BYTES) }.cast::<u64>();
-                return (i, p);
-            }
-            self.progress();
-            backoff(&mut spins);
-        }
+    /// A free AMO slot (operand, compare, result: 3 of its 4 words) and its address.
+    fn slot(&self) -> Result<(u32, *mut u64), String> {
+        let mut got = None;
+        self.wait_until(|f| {
+            got = f.scratch.free_slots.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            got.is_some()
+        })
+        .map_err(|t| self.stalled("waiting for an AMO slot", t))?;
+        let i = got.unwrap_or_default();
+        // SAFETY: slot i lies in the scratch buffer and is ours until released.
+        Ok((i, unsafe { self.scratch.base.add(i as usize * SLOT_BYTES) }.cast::<u64>()))
     }
 
     fn release(&self, i: u32) {
@@ -1011,8 +1088,8 @@ impl Fabric {
             None => (Some(has_op!(ops, fi_ops_atomic, readwritemsg)?), None),
             Some(_) => (None, Some(has_op!(ops, fi_ops_atomic, compwritemsg)?)),
         };
-        let flags = FI_COMPLETION | self.fence_flags(CLASS_ATOMIC);
-        let (slot, p) = self.slot();
+        let flags = FI_COMPLETION | self.fence_flags(CLASS_ATOMIC)?;
+        let (slot, p) = self.slot()?;
         let wk = if compare.is_some() { OpKind::CompareAtomic } else { OpKind::FetchAtomic };
         let w = Waiter::new(wk, pe, 1);
         // SAFETY: p points to the slot's 4 u64 words: operand, compare, result.
@@ -1044,24 +1121,33 @@ impl Fabric {
         let d2: *mut *mut c_void = &mut d[2];
         // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
         // wait below before releasing the slot).
-        let posted = self.post(if compare.is_some() { "fi_compare_atomicmsg" } else { "fi_fetch_atomicmsg" }, pe, || unsafe {
-            match (fetch, comp) {
-                (Some(f), _) => f(self.objs.ep, &msg, &mut rioc, d2, 1, flags),
-                (_, Some(c)) => c(self.objs.ep, &msg, &cioc, d1, 1, &mut rioc, d2, 1, flags),
-                _ => unreachable!(),
-            }
-        });
-        let r = match posted {
+        let posted =
+            self.post(if compare.is_some() { "fi_compare_atomicmsg" } else { "fi_fetch_atomicmsg" }, pe, || unsafe {
+                match (fetch, comp) {
+                    (Some(f), _) => f(self.objs.ep, &msg, &mut rioc, d2, 1, flags),
+                    (_, Some(c)) => c(self.objs.ep, &msg, &cioc, d1, 1, &mut rioc, d2, 1, flags),
+                    _ => unreachable!(),
+                }
+            });
+        match posted {
             Ok(()) => {
                 self.issued_r.fetch_add(1, Ordering::Release);
-                self.wait(&w)
+                if let Err((e, stalled)) = self.wait(w) {
+                    // A stalled operation keeps its slot (it may still complete into it).
+                    if !stalled {
+                        self.release(slot);
+                    }
+                    return Err(e);
+                }
             }
-            Err(e) => Err(e),
-        };
-        // SAFETY: the operation is complete (or was never posted); the slot is still ours.
+            Err(e) => {
+                self.release(slot);
+                return Err(e);
+            }
+        }
+        // SAFETY: the operation is complete; the slot is still ours.
         let old = unsafe { pr.read() };
         self.release(slot);
-        r?;
         let bits = dt.size() * 8;
         Ok(if bits == 64 { old } else { old & ((1u64 << bits) - 1) })
     }
@@ -1077,6 +1163,7 @@ impl Fabric {
             // SAFETY: buf holds 16 fi_cq_entry (one context pointer each).
             let r = unsafe { read(self.objs.cq, buf.as_mut_ptr().cast(), buf.len()) };
             if r > 0 {
+                self.events.fetch_add(r as u64, Ordering::AcqRel);
                 for &ctx in &buf[..r as usize] {
                     self.complete(ctx, 0, "");
                 }
@@ -1102,6 +1189,7 @@ impl Fabric {
         if r != 1 {
             return;
         }
+        self.events.fetch_add(1, Ordering::AcqRel);
         let err = if e.err == 0 { FI_EOTHER } else { e.err.abs() };
         let prov = self.prov_text(&e);
         self.complete(e.op_context, err, &prov);
@@ -1173,14 +1261,11 @@ impl Fabric {
     /// lists the operations that failed since the last quiet (operation, PE, error text).
     pub fn quiet(&self) -> Result<(), String> {
         let (w, r) = (self.issued_w.load(Ordering::Acquire), self.issued_r.load(Ordering::Acquire));
-        let mut spins = 0u32;
-        loop {
-            self.poll_cq();
-            if self.completed_w() >= w && self.completed_r() >= r {
-                break;
-            }
-            backoff(&mut spins);
-        }
+        self.wait_until(|f| f.completed_w() >= w && f.completed_r() >= r).map_err(|t| {
+            let mut list = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+            list.push(self.stalled("quiet", t));
+            list.join("; ")
+        })?;
         if self.issued_w.load(Ordering::Acquire) == w {
             self.classes.store(0, Ordering::Relaxed);
         }
@@ -1214,16 +1299,5 @@ impl Drop for Fabric {
             self.scratch.mr = ptr::null_mut();
         }
         self.objs.close_all(self.lib);
-    }
-}
-
-/// Spin briefly, then yield: waits here are short on a fabric, but the progress of a
-/// manual-progress peer may need this core.
-fn backoff(spins: &mut u32) {
-    *spins += 1;
-    if *spins < 32 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
     }
 }

@@ -274,8 +274,12 @@ impl Objects {
 
             let cntr_open = has_op!(dops, fi_ops_domain, cntr_open)?;
             for c in [&mut self.put_cntr, &mut self.get_cntr] {
-                let mut attr =
-                    fi_cntr_attr { events: FI_CNTR_EVENTS_COMP, wait_obj: FI_WAIT_NONE, wait_set: ptr::null_mut(), flags: 0 };
+                let mut attr = fi_cntr_attr {
+                    events: FI_CNTR_EVENTS_COMP,
+                    wait_obj: FI_WAIT_NONE,
+                    wait_set: ptr::null_mut(),
+                    flags: 0,
+                };
                 check(lib, "fi_cntr_open", cntr_open(self.domain, &mut attr, c, ptr::null_mut()))?;
             }
 

@@ -266,9 +266,7 @@ pub struct fid {
 #[repr(C)]
 pub struct fi_ops_fabric {
     pub size: usize,
-    pub domain: Option<
-        unsafe extern "C" fn(*mut fid_fabric, *mut fi_info, *mut *mut fid_domain, *mut c_void) -> c_int,
-    >,
+    pub domain: Option<unsafe extern "C" fn(*mut fid_fabric, *mut fi_info, *mut *mut fid_domain, *mut c_void) -> c_int>,
     pub passive_ep: Unused,
     pub eq_open: Unused,
     pub wait_open: Unused,
@@ -322,25 +320,16 @@ pub struct fi_atomic_attr {
 #[repr(C)]
 pub struct fi_ops_domain {
     pub size: usize,
-    pub av_open: Option<
-        unsafe extern "C" fn(*mut fid_domain, *mut fi_av_attr, *mut *mut fid_av, *mut c_void) -> c_int,
-    >,
-    pub cq_open: Option<
-        unsafe extern "C" fn(*mut fid_domain, *mut fi_cq_attr, *mut *mut fid_cq, *mut c_void) -> c_int,
-    >,
-    pub endpoint: Option<
-        unsafe extern "C" fn(*mut fid_domain, *mut fi_info, *mut *mut fid_ep, *mut c_void) -> c_int,
-    >,
+    pub av_open: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_av_attr, *mut *mut fid_av, *mut c_void) -> c_int>,
+    pub cq_open: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_cq_attr, *mut *mut fid_cq, *mut c_void) -> c_int>,
+    pub endpoint: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_info, *mut *mut fid_ep, *mut c_void) -> c_int>,
     pub scalable_ep: Unused,
-    pub cntr_open: Option<
-        unsafe extern "C" fn(*mut fid_domain, *mut fi_cntr_attr, *mut *mut fid_cntr, *mut c_void) -> c_int,
-    >,
+    pub cntr_open:
+        Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_cntr_attr, *mut *mut fid_cntr, *mut c_void) -> c_int>,
     pub poll_open: Unused,
     pub stx_ctx: Unused,
     pub srx_ctx: Unused,
-    pub query_atomic: Option<
-        unsafe extern "C" fn(*mut fid_domain, c_int, c_int, *mut fi_atomic_attr, u64) -> c_int,
-    >,
+    pub query_atomic: Option<unsafe extern "C" fn(*mut fid_domain, c_int, c_int, *mut fi_atomic_attr, u64) -> c_int>,
     pub query_collective: Unused,
     pub endpoint2: Unused,
 }
@@ -376,9 +365,8 @@ pub struct fid_domain {
 #[repr(C)]
 pub struct fi_ops_av {
     pub size: usize,
-    pub insert: Option<
-        unsafe extern "C" fn(*mut fid_av, *const c_void, usize, *mut fi_addr_t, u64, *mut c_void) -> c_int,
-    >,
+    pub insert:
+        Option<unsafe extern "C" fn(*mut fid_av, *const c_void, usize, *mut fi_addr_t, u64, *mut c_void) -> c_int>,
     pub insertsvc: Unused,
     pub insertsym: Unused,
     pub remove: Unused,
@@ -472,16 +460,8 @@ pub struct fi_msg_atomic {
     pub data: u64,
 }
 
-type RmaXfer = unsafe extern "C" fn(
-    *mut fid_ep,
-    *mut c_void,
-    usize,
-    *mut c_void,
-    fi_addr_t,
-    u64,
-    u64,
-    *mut c_void,
-) -> isize;
+type RmaXfer =
+    unsafe extern "C" fn(*mut fid_ep, *mut c_void, usize, *mut c_void, fi_addr_t, u64, u64, *mut c_void) -> isize;
 
 #[repr(C)]
 pub struct fi_ops_rma {
@@ -507,9 +487,8 @@ pub struct fi_ops_atomic {
     pub write: Unused,
     pub writev: Unused,
     pub writemsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg_atomic, u64) -> isize>,
-    pub inject: Option<
-        unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64, c_int, c_int) -> isize,
-    >,
+    pub inject:
+        Option<unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64, c_int, c_int) -> isize>,
     pub readwrite: Unused,
     pub readwritev: Unused,
     #[allow(clippy::type_complexity)]
@@ -561,9 +540,7 @@ pub struct fi_ops_cq {
     pub sread: Unused,
     pub sreadfrom: Unused,
     pub signal: Unused,
-    pub strerror: Option<
-        unsafe extern "C" fn(*mut fid_cq, c_int, *const c_void, *mut c_char, usize) -> *const c_char,
-    >,
+    pub strerror: Option<unsafe extern "C" fn(*mut fid_cq, c_int, *const c_void, *mut c_char, usize) -> *const c_char>,
 }
 
 #[repr(C)]
@@ -615,16 +592,23 @@ macro_rules! has_op {
 }
 pub(crate) use has_op;
 
+pub type GetinfoFn =
+    unsafe extern "C" fn(u32, *const c_char, *const c_char, u64, *const fi_info, *mut *mut fi_info) -> c_int;
+pub type FreeinfoFn = unsafe extern "C" fn(*mut fi_info);
+pub type DupinfoFn = unsafe extern "C" fn(*const fi_info) -> *mut fi_info;
+pub type FabricFn = unsafe extern "C" fn(*mut fi_fabric_attr, *mut *mut fid_fabric, *mut c_void) -> c_int;
+pub type StrerrorFn = unsafe extern "C" fn(c_int) -> *const c_char;
+pub type VersionFn = unsafe extern "C" fn() -> u32;
+
 /// The libfabric entry points resolved from `libfabric.so.1`, pinned to the symbol versions
 /// whose layouts this module mirrors.
 pub struct Lib {
-    pub getinfo:
-        unsafe extern "C" fn(u32, *const c_char, *const c_char, u64, *const fi_info, *mut *mut fi_info) -> c_int,
-    pub freeinfo: unsafe extern "C" fn(*mut fi_info),
-    pub dupinfo: unsafe extern "C" fn(*const fi_info) -> *mut fi_info,
-    pub fabric: unsafe extern "C" fn(*mut fi_fabric_attr, *mut *mut fid_fabric, *mut c_void) -> c_int,
-    pub strerror: unsafe extern "C" fn(c_int) -> *const c_char,
-    pub version: unsafe extern "C" fn() -> u32,
+    pub getinfo: GetinfoFn,
+    pub freeinfo: FreeinfoFn,
+    pub dupinfo: DupinfoFn,
+    pub fabric: FabricFn,
+    pub strerror: StrerrorFn,
+    pub version: VersionFn,
 }
 
 impl Lib {
@@ -687,16 +671,17 @@ fn load() -> Result<Lib, String> {
             Ok(p)
         }
     };
-    // SAFETY (all transmutes): each symbol is the function of that name and version, whose C
-    // prototype (fabric.h, fi_errno.h) is the Rust type it is transmuted to.
+    use std::mem::transmute;
+    // SAFETY: each symbol is the function of that name and version, whose C prototype
+    // (fabric.h, fi_errno.h) is the Rust type it is transmuted to.
     unsafe {
         Ok(Lib {
-            getinfo: std::mem::transmute::<*mut c_void, _>(sym(c"fi_getinfo", c"FABRIC_1.3")?),
-            freeinfo: std::mem::transmute::<*mut c_void, _>(sym(c"fi_freeinfo", c"FABRIC_1.3")?),
-            dupinfo: std::mem::transmute::<*mut c_void, _>(sym(c"fi_dupinfo", c"FABRIC_1.3")?),
-            fabric: std::mem::transmute::<*mut c_void, _>(sym(c"fi_fabric", c"FABRIC_1.1")?),
-            strerror: std::mem::transmute::<*mut c_void, _>(sym(c"fi_strerror", c"FABRIC_1.0")?),
-            version: std::mem::transmute::<*mut c_void, _>(sym(c"fi_version", c"FABRIC_1.0")?),
+            getinfo: transmute::<*mut c_void, GetinfoFn>(sym(c"fi_getinfo", c"FABRIC_1.3")?),
+            freeinfo: transmute::<*mut c_void, FreeinfoFn>(sym(c"fi_freeinfo", c"FABRIC_1.3")?),
+            dupinfo: transmute::<*mut c_void, DupinfoFn>(sym(c"fi_dupinfo", c"FABRIC_1.3")?),
+            fabric: transmute::<*mut c_void, FabricFn>(sym(c"fi_fabric", c"FABRIC_1.1")?),
+            strerror: transmute::<*mut c_void, StrerrorFn>(sym(c"fi_strerror", c"FABRIC_1.0")?),
+            version: transmute::<*mut c_void, VersionFn>(sym(c"fi_version", c"FABRIC_1.0")?),
         })
     }
 }
