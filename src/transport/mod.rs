@@ -7,4 +7,5 @@
 
 pub mod copy;
 pub mod cuda;
+pub mod fabric;
 pub mod shm;

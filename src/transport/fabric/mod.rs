@@ -1,0 +1,1303 @@
+//! The libfabric transport object: one [`Fabric`] owns a fabric, a domain, one RDM endpoint,
+//! its address vector (FI_AV_TABLE: the fi_addr of PE `i` is the `i`-th inserted name), a CQ
+//! and two completion counters (puts and non-fetching AMOs on `FI_WRITE`, gets and fetching
+//! AMOs on `FI_READ`), the memory registrations of the symmetric regions and the peers' keys
+//! for them. It knows PE numbers only as indices into those tables; it knows nothing of the
+//! heap, teams or bootstrap (the core publishes [`Fabric::name`] and each [`Mr`] and feeds
+//! the peers' back through [`Fabric::insert_peers`] and [`Fabric::set_remote`]).
+//!
+//! Decisions (see also the report on the `ofi` branch):
+//! - **Remote addressing**: RMA and AMO calls take `(pe, Remote { region, offset })`. A peer
+//!   publishes `(key, addr)` of each region ([`Mr`]: `addr` is the region's virtual address);
+//!   the address put on the wire is `addr + offset` where the provider has FI_MR_VIRT_ADDR,
+//!   else `offset` (the registration's own offset 0 is the region start).
+//! - **Keys**: the provider's (FI_MR_PROV_KEY) or ours (a counter from 1, unique per Fabric);
+//!   FI_MR_ENDPOINT registrations are bound to the endpoint and enabled.
+//! - **Completion**: puts and AMOs ask for FI_DELIVERY_COMPLETE, so a counted completion means
+//!   the data is visible at the target and [`Fabric::quiet`] is OpenSHMEM's quiet. Puts of up
+//!   to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is free on
+//!   return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are used rather
+//!   than fi_inject_write/fi_inject_atomic because only they carry a context (which names the
+//!   operation and PE in an error completion) and per-operation flags (FI_FENCE,
+//!   FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads) are
+//!   outstanding; beyond that a call drives progress until completions arrive.
+//! - **Blocking operations** (get, fetch and compare AMOs) are posted with FI_COMPLETION and a
+//!   context that points to a waiter on the caller's stack; whoever reads the CQ marks it
+//!   done. The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
+//!   entry unless they fail (then their context, an odd tagged integer, names kind and PE).
+//! - **Fence**: with FI_FENCE in the provider's caps, [`Fabric::fence`] marks the next put or
+//!   AMO FI_FENCE. Without it, where msg_order has FI_ORDER_WAW nothing is needed; otherwise
+//!   the next put/AMO first waits for the outstanding writes, unless every write since the
+//!   last drain is of its own class (RMA or atomic) and the provider orders that class WAW
+//!   (tcp;ofi_rxm orders RMA after RMA and atomic after atomic, not across).
+//! - **FI_MR_LOCAL** is supported (needed by verbs;ofi_rxm and others): a local buffer inside a
+//!   registered region uses that region's descriptor; others go through registered bounce
+//!   buffers: puts through a ring that is recycled after the outstanding puts complete, gets
+//!   through a buffer (an nbi get into unregistered memory then completes before it returns).
+//!   AMO operands and results always live in registered slots.
+//! - **Progress**: every wait polls the CQ (which drives manual-progress providers);
+//!   [`Fabric::progress`] is the cheap call for the core's progress thread, so that a PE that
+//!   only computes still serves passive-target RMA and AMOs (tcp;ofi_rxm is FI_PROGRESS_MANUAL).
+//! - Not supported: providers that need FI_CONTEXT/FI_CONTEXT2/FI_ASYNC_IOV mode bits, or
+//!   FI_MR_RAW/FI_MR_RMA_EVENT/FI_MR_MMU_NOTIFY (the hints leave them out, so fi_getinfo
+//!   returns no such entry).
+
+pub mod sys;
+
+mod open;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::{c_int, c_void};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
+use sys::*;
+
+/// What to open; [`Options::default`] is what [`Fabric::open`] uses.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Provider name filter, `ISHMEM_OFI_PROVIDER` semantics (`"tcp;ofi_rxm"`, `"sockets"`);
+    /// `None`: the first provider fi_getinfo returns with RDM, RMA and ATOMIC.
+    pub provider: Option<String>,
+    /// The number of PEs expected in the address vector (a sizing hint).
+    pub npes_hint: usize,
+    /// Puts and non-fetching AMOs outstanding (and nbi gets outstanding) before a call waits.
+    pub max_inflight: usize,
+    /// Behave as if the provider required FI_MR_LOCAL (tests the bounce path anywhere).
+    pub force_mr_local: bool,
+    /// Bytes of the registered put bounce ring, used only under FI_MR_LOCAL.
+    pub bounce_bytes: usize,
+    /// A wait that sees no completion at all for this long fails instead of hanging (a dead
+    /// peer, or a provider that drops an error: shm in 1.17 never completes an operation the
+    /// target rejected). The operations then outstanding may still complete later, so the
+    /// caller must treat such an error as fatal for the job.
+    pub stall_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            provider: None,
+            npes_hint: 0,
+            max_inflight: 256,
+            force_mr_local: false,
+            bounce_bytes: 4 << 20,
+            stall_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// libfabric atomic operations (`enum fi_op`).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Min = FI_MIN,
+    Max = FI_MAX,
+    Sum = FI_SUM,
+    Prod = FI_PROD,
+    Lor = FI_LOR,
+    Land = FI_LAND,
+    Bor = FI_BOR,
+    Band = FI_BAND,
+    Lxor = FI_LXOR,
+    Bxor = FI_BXOR,
+    Read = FI_ATOMIC_READ,
+    Write = FI_ATOMIC_WRITE,
+    Cswap = FI_CSWAP,
+    CswapNe = FI_CSWAP_NE,
+    CswapLe = FI_CSWAP_LE,
+    CswapLt = FI_CSWAP_LT,
+    CswapGe = FI_CSWAP_GE,
+    CswapGt = FI_CSWAP_GT,
+    Mswap = FI_MSWAP,
+}
+
+/// libfabric atomic datatypes (`enum fi_datatype`), the integer and real ones.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    I8 = FI_INT8,
+    U8 = FI_UINT8,
+    I16 = FI_INT16,
+    U16 = FI_UINT16,
+    I32 = FI_INT32,
+    U32 = FI_UINT32,
+    I64 = FI_INT64,
+    U64 = FI_UINT64,
+    F32 = FI_FLOAT,
+    F64 = FI_DOUBLE,
+}
+
+impl Dtype {
+    /// Size of one element in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::I8 | Dtype::U8 => 1,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I32 | Dtype::U32 | Dtype::F32 => 4,
+            Dtype::I64 | Dtype::U64 | Dtype::F64 => 8,
+        }
+    }
+}
+
+/// Which family of atomic calls a validity question is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    /// [`Fabric::atomic`] (fi_atomicvalid)
+    Write,
+    /// [`Fabric::fetch_atomic`] (fi_fetch_atomicvalid)
+    Fetch,
+    /// [`Fabric::compare_atomic`] (fi_compare_atomicvalid)
+    Compare,
+}
+
+/// What was opened, for `ishmem-info` and `ISHMEM_INFO=1`.
+#[derive(Clone, Debug)]
+pub struct Info {
+    pub provider: String,
+    /// Provider version (major, minor).
+    pub provider_version: (u32, u32),
+    /// Version of the loaded libfabric (major, minor) and the API version asked for.
+    pub library_version: (u32, u32),
+    pub api_version: (u32, u32),
+    pub fabric: String,
+    pub domain: String,
+    /// The mr_mode bits the provider requires (FI_MR_*), as returned by fi_getinfo.
+    pub mr_mode: i32,
+    /// FI_MR_LOCAL handling in use (required by the provider or forced by [`Options`]).
+    pub mr_local: bool,
+    pub data_progress_manual: bool,
+    /// Whether fi_getinfo offers this provider with FI_HMEM (device memory registration).
+    pub hmem: bool,
+    /// Whether the provider has FI_FENCE.
+    pub fence: bool,
+    pub inject_size: usize,
+    pub max_msg_size: usize,
+    pub msg_order: u64,
+}
+
+impl Info {
+    /// The mr_mode bits as `FI_MR_VIRT_ADDR|FI_MR_PROV_KEY` (`0` when none).
+    pub fn mr_mode_text(&self) -> String {
+        let v: Vec<&str> = MR_MODE_NAMES.iter().filter(|(b, _)| self.mr_mode & b != 0).map(|(_, n)| *n).collect();
+        if v.is_empty() {
+            "0".into()
+        } else {
+            v.join("|")
+        }
+    }
+}
+
+impl std::fmt::Display for Info {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
+             FI_HMEM {}, FI_FENCE {}, inject {} B",
+            self.provider,
+            self.provider_version.0,
+            self.provider_version.1,
+            self.library_version.0,
+            self.library_version.1,
+            self.api_version.0,
+            self.api_version.1,
+            self.fabric,
+            self.domain,
+            self.mr_mode_text(),
+            if self.mr_local && self.mr_mode & FI_MR_LOCAL == 0 { " (FI_MR_LOCAL forced)" } else { "" },
+            if self.data_progress_manual { "manual" } else { "auto" },
+            if self.hmem { "yes" } else { "no" },
+            if self.fence { "yes" } else { "no" },
+            self.inject_size
+        )
+    }
+}
+
+/// A registered region as peers must learn it: publish `key` and `addr`, and give them to the
+/// peers' [`Fabric::set_remote`] with the same `id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mr {
+    /// Index of the region in this Fabric (regions are numbered in registration order, so
+    /// PEs that register the same regions in the same order agree on ids).
+    pub id: usize,
+    pub key: u64,
+    /// The region's base virtual address.
+    pub addr: u64,
+}
+
+/// Where on the target PE: `offset` bytes into region `region`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Remote {
+    pub region: usize,
+    pub offset: usize,
+}
+
+struct Region {
+    mr: *mut fid_mr,
+    base: usize,
+    len: usize,
+    desc: *mut c_void,
+    /// Per PE: (key, base address) as the peer published them.
+    remote: Vec<Option<(u64, u64)>>,
+}
+
+struct Tables {
+    peers: Vec<fi_addr_t>,
+    regions: Vec<Region>,
+}
+
+/// Registered scratch memory: AMO slots (operand, compare, result), and under FI_MR_LOCAL
+/// the put bounce ring and the get bounce buffer.
+struct Scratch {
+    _mem: Box<[u64]>,
+    base: *mut u8,
+    mr: *mut fid_mr,
+    desc: *mut c_void,
+    free_slots: Mutex<Vec<u32>>,
+    /// Next free byte of the put ring (offsets from `put_off`).
+    put_head: Mutex<usize>,
+    put_off: usize,
+    put_len: usize,
+    get_lock: Mutex<()>,
+    get_off: usize,
+    get_len: usize,
+}
+
+const SLOTS: usize = 256;
+const SLOT_BYTES: usize = 32;
+const GET_BOUNCE: usize = 1 << 20;
+
+/// The kind of an operation, carried in its context so an error completion can name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpKind {
+    Put = 1,
+    Get = 2,
+    Atomic = 3,
+    FetchAtomic = 4,
+    CompareAtomic = 5,
+}
+
+impl OpKind {
+    fn what(self) -> &'static str {
+        match self {
+            OpKind::Put => "put (fi_writemsg)",
+            OpKind::Get => "get (fi_readmsg)",
+            OpKind::Atomic => "atomic (fi_atomicmsg)",
+            OpKind::FetchAtomic => "fetch atomic (fi_fetch_atomicmsg)",
+            OpKind::CompareAtomic => "compare atomic (fi_compare_atomicmsg)",
+        }
+    }
+    fn from_bits(b: usize) -> Option<OpKind> {
+        [OpKind::Put, OpKind::Get, OpKind::Atomic, OpKind::FetchAtomic, OpKind::CompareAtomic]
+            .into_iter()
+            .find(|k| *k as usize == b)
+    }
+}
+
+/// The context of an nbi operation: an odd integer (real pointers are aligned) with the kind
+/// in bits 1..8 and the PE above.
+fn tag(kind: OpKind, pe: usize) -> *mut c_void {
+    ((pe << 8) | ((kind as usize) << 1) | 1) as *mut c_void
+}
+
+/// A blocking operation's completion (boxed; its address is the context).
+#[repr(align(8))]
+struct Waiter {
+    /// Operations (chunks) not yet completed.
+    pending: AtomicUsize,
+    /// An error seen (fi errno, positive), and the first error's text.
+    err: AtomicI32,
+    msg: Mutex<Option<String>>,
+    kind: OpKind,
+    pe: usize,
+}
+
+impl Waiter {
+    fn new(kind: OpKind, pe: usize, n: usize) -> Box<Waiter> {
+        Box::new(Waiter { pending: AtomicUsize::new(n), err: AtomicI32::new(0), msg: Mutex::new(None), kind, pe })
+    }
+    fn ctx(&self) -> *mut c_void {
+        self as *const Waiter as *mut c_void
+    }
+}
+
+/// Write classes for the fence logic.
+const CLASS_RMA: u8 = 1;
+const CLASS_ATOMIC: u8 = 2;
+
+/// One libfabric endpoint and what hangs off it; see the module comment.
+pub struct Fabric {
+    lib: &'static Lib,
+    objs: open::Objects,
+    info: Info,
+    mr_local: bool,
+    virt_addr: bool,
+    prov_key: bool,
+    mr_endpoint: bool,
+    max_inflight: u64,
+    stall_timeout: Duration,
+    /// CQ entries read (successes and errors): with the counters, the measure of whether
+    /// anything completes at all during a wait.
+    events: AtomicU64,
+    tables: RwLock<Tables>,
+    next_key: AtomicU64,
+    scratch: Scratch,
+    valid_cache: Vec<AtomicU8>,
+    issued_w: AtomicU64,
+    issued_r: AtomicU64,
+    /// Last observed completed writes/reads (successes + errors), to bound in-flight cheaply.
+    done_w: AtomicU64,
+    done_r: AtomicU64,
+    /// Failed operations of ours (CQ error entries with our context), write and read class.
+    /// An operation is complete when the counter counts its success or the CQ reports its
+    /// failure: every failed operation gets a CQ error entry (fi_endpoint(3), selective
+    /// completion), while the counters' error counts differ between providers (tcp;ofi_rxm
+    /// counts no failed RMA, sockets counts a failed fetch AMO as a write, rxm counts a failed
+    /// fetch AMO three times), so they are not used.
+    cq_errs_w: AtomicU64,
+    cq_errs_r: AtomicU64,
+    nbi_errors: Mutex<Vec<String>>,
+    fence_pending: AtomicBool,
+    classes: AtomicU8,
+}
+
+// SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
+// made from any thread at once; the raw pointers are only handles to those objects and to the
+// registered scratch memory, whose shared parts are guarded by the mutexes above; all other
+// mutable state is atomics or behind the RwLock.
+unsafe impl Send for Fabric {}
+// SAFETY: as for Send.
+unsafe impl Sync for Fabric {}
+
+impl Fabric {
+    /// Opens a provider (see [`Options::provider`]) with an RDM endpoint; `npes_hint` sizes
+    /// the address vector.
+    pub fn open(provider: Option<&str>, npes_hint: usize) -> Result<Fabric, String> {
+        Fabric::open_with(&Options { provider: provider.map(str::to_owned), npes_hint, ..Options::default() })
+    }
+
+    /// [`Fabric::open`] with every option.
+    pub fn open_with(opts: &Options) -> Result<Fabric, String> {
+        let lib = sys::lib()?;
+        let chosen = open::choose(lib, opts.provider.as_deref())?;
+        let objs = open::Objects::open(lib, chosen, opts.npes_hint.max(1))?;
+        let i = objs.info();
+        // SAFETY: the attrs of a returned entry are allocated by the library and live as long
+        // as the entry (owned by objs).
+        let (tx, ep_attr, dom, fab) = unsafe { (&*i.tx_attr, &*i.ep_attr, &*i.domain_attr, &*i.fabric_attr) };
+        let provider = open::text(fab.prov_name);
+        let hmem = open::getinfo(lib, Some(&provider), true, FI_HMEM).map(|l| !l.head.is_null()).unwrap_or(false);
+        let api = open::api_version(lib);
+        let info = Info {
+            provider,
+            provider_version: (fab.prov_version >> 16, fab.prov_version & 0xffff),
+            library_version: lib.loaded_version(),
+            api_version: (api >> 16, api & 0xffff),
+            fabric: open::text(fab.name),
+            domain: open::text(dom.name),
+            mr_mode: dom.mr_mode,
+            mr_local: dom.mr_mode & FI_MR_LOCAL != 0 || opts.force_mr_local,
+            data_progress_manual: dom.data_progress == FI_PROGRESS_MANUAL,
+            hmem,
+            fence: i.caps & FI_FENCE != 0 || tx.caps & FI_FENCE != 0,
+            inject_size: tx.inject_size,
+            max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
+            msg_order: tx.msg_order,
+        };
+        let mr_mode = dom.mr_mode;
+        let mut scratch_mem = vec![0u64; (SLOTS * SLOT_BYTES) / 8].into_boxed_slice();
+        let (put_off, put_len, get_off, get_len) = if info.mr_local {
+            let put_len = opts.bounce_bytes.max(64 << 10).next_multiple_of(64);
+            let total = SLOTS * SLOT_BYTES + put_len + GET_BOUNCE;
+            scratch_mem = vec![0u64; total / 8].into_boxed_slice();
+            (SLOTS * SLOT_BYTES, put_len, SLOTS * SLOT_BYTES + put_len, GET_BOUNCE)
+        } else {
+            (0, 0, 0, 0)
+        };
+        let base = scratch_mem.as_mut_ptr().cast::<u8>();
+        let scratch = Scratch {
+            _mem: scratch_mem,
+            base,
+            mr: ptr::null_mut(),
+            desc: ptr::null_mut(),
+            free_slots: Mutex::new((0..SLOTS as u32).rev().collect()),
+            put_head: Mutex::new(0),
+            put_off,
+            put_len,
+            get_lock: Mutex::new(()),
+            get_off,
+            get_len,
+        };
+        let mut f = Fabric {
+            lib,
+            objs,
+            mr_local: info.mr_local,
+            virt_addr: mr_mode & FI_MR_VIRT_ADDR != 0,
+            prov_key: mr_mode & FI_MR_PROV_KEY != 0,
+            mr_endpoint: mr_mode & FI_MR_ENDPOINT != 0,
+            info,
+            max_inflight: opts.max_inflight.max(1) as u64,
+            stall_timeout: opts.stall_timeout,
+            events: AtomicU64::new(0),
+            tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new() }),
+            next_key: AtomicU64::new(1),
+            scratch,
+            valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
+            issued_w: AtomicU64::new(0),
+            issued_r: AtomicU64::new(0),
+            done_w: AtomicU64::new(0),
+            done_r: AtomicU64::new(0),
+            cq_errs_w: AtomicU64::new(0),
+            cq_errs_r: AtomicU64::new(0),
+            nbi_errors: Mutex::new(Vec::new()),
+            fence_pending: AtomicBool::new(false),
+            classes: AtomicU8::new(0),
+        };
+        // The scratch area is local memory only (operands, results, bounce data).
+        let len = f.scratch._mem.len() * 8;
+        let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
+        f.scratch.mr = mr;
+        f.scratch.desc = desc;
+        Ok(f)
+    }
+
+    /// What was opened.
+    pub fn info(&self) -> &Info {
+        &self.info
+    }
+
+    /// The endpoint's address (fi_getname), to publish to every PE.
+    pub fn name(&self) -> Result<Vec<u8>, String> {
+        self.objs.name(self.lib)
+    }
+
+    /// Inserts every PE's name (index = PE, this PE's own included) into the address vector;
+    /// may be called again to append PEs.
+    pub fn insert_peers(&self, names: &[Vec<u8>]) -> Result<(), String> {
+        let Some(len) = names.first().map(Vec::len) else { return Ok(()) };
+        if names.iter().any(|n| n.len() != len) {
+            return Err("fi_av_insert: the peers' names differ in length".into());
+        }
+        let flat: Vec<u8> = names.concat();
+        let mut addrs = vec![u64::MAX; names.len()];
+        // SAFETY: av is live; its ops table is checked; flat holds names.len() names of len
+        // bytes each and addrs has room for names.len() addresses.
+        let r = unsafe {
+            let insert = has_op!((*self.objs.av).ops, fi_ops_av, insert)?;
+            insert(self.objs.av, flat.as_ptr().cast(), names.len(), addrs.as_mut_ptr(), 0, ptr::null_mut())
+        };
+        if r < 0 {
+            return Err(format!("fi_av_insert failed: {}", self.lib.strerror(r)));
+        }
+        if r as usize != names.len() || addrs.contains(&u64::MAX) {
+            return Err(format!("fi_av_insert inserted {r} of {} addresses", names.len()));
+        }
+        let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        t.peers.extend_from_slice(&addrs);
+        let n = t.peers.len();
+        for r in &mut t.regions {
+            r.remote.resize(n, None);
+        }
+        Ok(())
+    }
+
+    fn reg_mr(&self, base: usize, len: usize, access: u64) -> Result<(*mut fid_mr, *mut c_void), String> {
+        let key = if self.prov_key { 0 } else { self.next_key.fetch_add(1, Ordering::Relaxed) };
+        let dom = self.objs.domain;
+        let mut mr: *mut fid_mr = ptr::null_mut();
+        // SAFETY: domain is live and its mr table checked; [base, base+len) is memory the
+        // caller keeps allocated while this Fabric lives (register's contract).
+        unsafe {
+            let reg = has_op!((*dom).mr, fi_ops_mr, reg)?;
+            open::check(
+                self.lib,
+                "fi_mr_reg",
+                reg(&mut (*dom).fid, base as *const c_void, len, access, 0, key, 0, &mut mr, ptr::null_mut()),
+            )?;
+        }
+        if self.mr_endpoint {
+            // SAFETY: mr was just opened and ep is live.
+            let bound = unsafe {
+                open::bind(self.lib, "fi_mr_bind", &mut (*mr).fid, &mut (*self.objs.ep).fid, 0)
+                    .and_then(|()| open::enable(self.lib, "fi_mr_enable", &mut (*mr).fid))
+            };
+            if let Err(e) = bound {
+                // SAFETY: mr is live and closed once here.
+                let _ = unsafe { open::close(self.lib, "mr", &mut (*mr).fid) };
+                return Err(e);
+            }
+        }
+        // SAFETY: mr is live; mem_desc is what fi_mr_desc returns.
+        Ok((mr, unsafe { (*mr).mem_desc }))
+    }
+
+    /// Registers `[base, base + len)` for remote read and write (and local use); it stays
+    /// registered until drop.
+    ///
+    /// # Safety
+    /// The memory stays allocated while this Fabric lives, and peers may write it at any time
+    /// (it is shared memory as far as Rust is concerned).
+    pub unsafe fn register(&self, base: *mut u8, len: usize) -> Result<Mr, String> {
+        if base.is_null() || len == 0 {
+            return Err("register: empty region".into());
+        }
+        let (mr, desc) = self.reg_mr(base as usize, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE)?;
+        // SAFETY: mr is live; key is what fi_mr_key returns.
+        let key = unsafe { (*mr).key };
+        let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let n = t.peers.len();
+        t.regions.push(Region { mr, base: base as usize, len, desc, remote: vec![None; n] });
+        Ok(Mr { id: t.regions.len() - 1, key, addr: base as u64 })
+    }
+
+    /// Records what PE `pe` published for region `region` (its [`Mr`]'s key and addr).
+    pub fn set_remote(&self, region: usize, pe: usize, key: u64, addr: u64) -> Result<(), String> {
+        let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let npes = t.peers.len();
+        let r = t.regions.get_mut(region).ok_or_else(|| format!("set_remote: no region {region}"))?;
+        if pe >= npes {
+            return Err(format!("set_remote: PE {pe} not inserted ({npes} PEs)"));
+        }
+        r.remote[pe] = Some((key, addr));
+        Ok(())
+    }
+
+    /// (fi_addr, wire address, key) of `len` bytes at `at` on PE `pe`.
+    fn target(&self, t: &Tables, pe: usize, at: Remote, len: usize) -> Result<(fi_addr_t, u64, u64), String> {
+        let dest = *t.peers.get(pe).ok_or_else(|| format!("PE {pe} has no address ({} inserted)", t.peers.len()))?;
+        let r = t.regions.get(at.region).ok_or_else(|| format!("no region {}", at.region))?;
+        if at.offset.checked_add(len).is_none_or(|end| end > r.len) {
+            return Err(format!("[{}, +{len}) is outside region {} ({} bytes)", at.offset, at.region, r.len));
+        }
+        let (key, base) = r.remote[pe].ok_or_else(|| format!("region {} of PE {pe} is not known", at.region))?;
+        let addr = if self.virt_addr { base + at.offset as u64 } else { at.offset as u64 };
+        Ok((dest, addr, key))
+    }
+
+    /// The descriptor for a local buffer: NULL when FI_MR_LOCAL is off; the region's when the
+    /// buffer lies in a registered region; `None` when it must be bounced.
+    fn local_desc(&self, t: &Tables, p: *const u8, len: usize) -> Option<*mut c_void> {
+        if !self.mr_local {
+            return Some(ptr::null_mut());
+        }
+        let (a, s) = (p as usize, &self.scratch);
+        if a >= s.base as usize && a + len <= s.base as usize + s._mem.len() * 8 {
+            return Some(s.desc);
+        }
+        t.regions.iter().find(|r| a >= r.base && a + len <= r.base + r.len).map(|r| r.desc)
+    }
+
+    fn tables(&self) -> std::sync::RwLockReadGuard<'_, Tables> {
+        self.tables.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err_text(&self, call: &str, pe: usize, r: isize) -> String {
+        format!("{call} to PE {pe} failed: {} ({r})", self.lib.strerror(r as c_int))
+    }
+
+    /// Posts with `f`, retrying on -FI_EAGAIN while driving progress.
+    fn post(&self, call: &str, pe: usize, mut f: impl FnMut() -> isize) -> Result<(), String> {
+        let mut r = 0;
+        self.wait_until(|_| {
+            r = f();
+            r != -(FI_EAGAIN as isize)
+        })
+        .map_err(|t| self.stalled(&format!("{call} to PE {pe} (-FI_EAGAIN)"), t))?;
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(self.err_text(call, pe, r))
+        }
+    }
+
+    /// fi_cntr_read (which also drives progress where it is manual).
+    fn cntr(&self, c: *mut fid_cntr) -> u64 {
+        // SAFETY: c is one of our live counters; its table is checked (cheap).
+        unsafe { has_op!((*c).ops, fi_ops_cntr, read).map(|f| f(c)).unwrap_or(0) }
+    }
+
+    /// Writes completed: counted successes plus failures reported in the CQ.
+    fn completed_w(&self) -> u64 {
+        let d = self.cntr(self.objs.put_cntr) + self.cq_errs_w.load(Ordering::Acquire);
+        self.done_w.fetch_max(d, Ordering::Relaxed);
+        d
+    }
+
+    /// Reads (gets, fetch and compare AMOs) completed, likewise.
+    fn completed_r(&self) -> u64 {
+        let d = self.cntr(self.objs.get_cntr) + self.cq_errs_r.load(Ordering::Acquire);
+        self.done_r.fetch_max(d, Ordering::Relaxed);
+        d
+    }
+
+    /// Drives progress until `done`; `Err` (the time waited) when nothing at all completes
+    /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
+    /// peer may need this core.
+    fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
+        let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
+        loop {
+            if done(self) {
+                return Ok(());
+            }
+            self.poll_cq();
+            spins = spins.wrapping_add(1);
+            if spins < 32 {
+                std::hint::spin_loop();
+                continue;
+            }
+            std::thread::yield_now();
+            if spins % 64 == 0 {
+                let now =
+                    self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
+                if now != mark {
+                    (mark, since) = (now, Instant::now());
+                } else if since.elapsed() > self.stall_timeout {
+                    return Err(since.elapsed());
+                }
+            }
+        }
+    }
+
+    fn stalled(&self, what: &str, waited: Duration) -> String {
+        format!(
+            "{what}: no completion for {:.1} s ({} puts/AMOs and {} gets outstanding, provider {})",
+            waited.as_secs_f64(),
+            self.issued_w.load(Ordering::Relaxed).saturating_sub(self.done_w.load(Ordering::Relaxed)),
+            self.issued_r.load(Ordering::Relaxed).saturating_sub(self.done_r.load(Ordering::Relaxed)),
+            self.info.provider
+        )
+    }
+
+    /// Waits while `max_inflight` writes (or reads) are outstanding.
+    fn reserve(&self, read: bool) -> Result<(), String> {
+        let (issued, done) = if read { (&self.issued_r, &self.done_r) } else { (&self.issued_w, &self.done_w) };
+        let i = issued.load(Ordering::Relaxed);
+        if i.saturating_sub(done.load(Ordering::Relaxed)) < self.max_inflight {
+            return Ok(());
+        }
+        self.wait_until(|f| i.saturating_sub(if read { f.completed_r() } else { f.completed_w() }) < f.max_inflight)
+            .map_err(|t| self.stalled("waiting for a free slot", t))
+    }
+
+    /// Waits until every write issued so far has completed (success or error).
+    fn drain_writes(&self) -> Result<(), String> {
+        let target = self.issued_w.load(Ordering::Acquire);
+        self.wait_until(|f| f.completed_w() >= target).map_err(|t| self.stalled("waiting for puts", t))?;
+        if self.issued_w.load(Ordering::Acquire) == target {
+            self.classes.store(0, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
+    /// see the module comment for how.
+    pub fn fence(&self) {
+        if self.info.fence || self.info.msg_order & FI_ORDER_WAW == 0 {
+            self.fence_pending.store(true, Ordering::Release);
+        }
+    }
+
+    /// The flags a write-class operation of `class` needs for a pending fence (FI_FENCE or 0,
+    /// after waiting for the outstanding writes where that is the way to order).
+    fn fence_flags(&self, class: u8) -> Result<u64, String> {
+        if !self.fence_pending.swap(false, Ordering::AcqRel) {
+            self.classes.fetch_or(class, Ordering::Relaxed);
+            return Ok(0);
+        }
+        if self.info.fence {
+            self.classes.store(class, Ordering::Relaxed);
+            return Ok(FI_FENCE);
+        }
+        let ordered = match class {
+            CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
+            _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
+        };
+        if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
+            self.drain_writes()?;
+        }
+        self.classes.fetch_or(class, Ordering::Relaxed);
+        Ok(0)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post_write(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let writemsg = has_op!(
+            // SAFETY: ep is live.
+            unsafe { (*self.objs.ep).rma },
+            fi_ops_rma,
+            writemsg
+        )?;
+        let flags = FI_DELIVERY_COMPLETE
+            | self.fence_flags(CLASS_RMA)?
+            | if len <= self.info.inject_size { FI_INJECT } else { 0 };
+        self.reserve(false)?;
+        let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
+        let rma = fi_rma_iov { addr, len, key };
+        let mut d = desc;
+        let msg = fi_msg_rma {
+            msg_iov: &iov,
+            desc: &mut d,
+            iov_count: 1,
+            addr: dest,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            context: tag(OpKind::Put, pe),
+            data: 0,
+        };
+        // SAFETY: ep is live; msg and what it points to live across the call; src stays
+        // readable until completion (FI_INJECT: until return) by the caller's contract.
+        self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
+        self.issued_w.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Non-blocking put of `len` bytes from `src` to `at` on PE `pe`: completes at
+    /// [`Fabric::quiet`] (puts up to `inject_size` bytes, and puts bounced under FI_MR_LOCAL,
+    /// leave `src` free on return; larger ones read `src` until quiet).
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes, and stays so, unchanged, until the next quiet
+    /// returns (unless `len <= info().inject_size`).
+    pub unsafe fn put(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = if len <= self.info.inject_size { Some(ptr::null_mut()) } else { self.local_desc(&t, src, len) };
+        drop(t);
+        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            // SAFETY: off < len, within the caller's buffer.
+            self.post_write(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
+    fn put_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let s = &self.scratch;
+        let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
+        let mut head = s.put_head.lock().unwrap_or_else(|e| e.into_inner());
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(chunk_max);
+            if *head + n > s.put_len {
+                // Recycle the ring: every put issued so far (ours included) must be complete.
+                self.drain_writes()?;
+                *head = 0;
+            }
+            // SAFETY: [put_off + head, + n) lies in the scratch buffer (checked above) and no
+            // outstanding operation uses it (ring space is reused only after a drain); src has
+            // len readable bytes.
+            let b = unsafe {
+                let b = s.base.add(s.put_off + *head);
+                ptr::copy_nonoverlapping(src.add(off), b, n);
+                b
+            };
+            *head = (*head + n).next_multiple_of(64);
+            self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Posts reads of `len` bytes into `dst` (chunked at max_msg_size); `waiter` given: with
+    /// FI_COMPLETION and its context (the waiter counts the chunks), else nbi.
+    #[allow(clippy::too_many_arguments)]
+    fn post_reads(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+        waiter: Option<&Waiter>,
+    ) -> Result<(), String> {
+        let readmsg = has_op!(
+            // SAFETY: ep is live.
+            unsafe { (*self.objs.ep).rma },
+            fi_ops_rma,
+            readmsg
+        )?;
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            if waiter.is_none() {
+                self.reserve(true)?;
+            }
+            // SAFETY: off < len, inside the caller's buffer.
+            let iov = libc::iovec { iov_base: unsafe { dst.add(off) }.cast(), iov_len: n };
+            let rma = fi_rma_iov { addr: addr + off as u64, len: n, key };
+            let mut d = desc;
+            let msg = fi_msg_rma {
+                msg_iov: &iov,
+                desc: &mut d,
+                iov_count: 1,
+                addr: dest,
+                rma_iov: &rma,
+                rma_iov_count: 1,
+                context: waiter.map_or(tag(OpKind::Get, pe), Waiter::ctx),
+                data: 0,
+            };
+            let flags = if waiter.is_some() { FI_COMPLETION } else { 0 };
+            // SAFETY: ep is live; msg lives across the call; dst stays writable until the
+            // read completes (blocking: we wait; nbi: the caller's contract, until quiet).
+            let r = self.post("fi_readmsg", pe, || unsafe { readmsg(self.objs.ep, &msg, flags) });
+            if let Err(e) = r {
+                if let Some(w) = waiter {
+                    // The chunks not posted will never complete: take them off, then wait
+                    // for the posted ones before the waiter may go.
+                    let unposted = len.div_ceil(self.info.max_msg_size.max(1)) - off / self.info.max_msg_size.max(1);
+                    w.pending.fetch_sub(unposted, Ordering::AcqRel);
+                }
+                return Err(e);
+            }
+            self.issued_r.fetch_add(1, Ordering::Release);
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Blocking get: `len` bytes from `at` on PE `pe` into `dst`, complete on return.
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes until the call returns (after a stall error: for as
+    /// long as the provider may still complete the read).
+    pub unsafe fn get(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = self.local_desc(&t, dst, len);
+        drop(t);
+        let Some(desc) = desc else { return self.get_bounced(pe, dest, dst, len, addr, key) };
+        let w = Waiter::new(OpKind::Get, pe, len.div_ceil(self.info.max_msg_size.max(1)));
+        let posted = self.post_reads(pe, dest, dst, len, desc, addr, key, Some(&w));
+        let done = self.wait(w).map_err(|e| e.0);
+        posted.and(done)
+    }
+
+    /// Non-blocking get: completes at [`Fabric::quiet`] (under FI_MR_LOCAL into unregistered
+    /// memory: before it returns, through the bounce buffer).
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes, and not otherwise accessed, until the next quiet
+    /// returns.
+    pub unsafe fn get_nbi(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = self.local_desc(&t, dst, len);
+        drop(t);
+        match desc {
+            Some(desc) => self.post_reads(pe, dest, dst, len, desc, addr, key, None),
+            None => self.get_bounced(pe, dest, dst, len, addr, key),
+        }
+    }
+
+    fn get_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let s = &self.scratch;
+        let _g = s.get_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: get_off lies in the scratch buffer; only the holder of get_lock uses it.
+        let b = unsafe { s.base.add(s.get_off) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(s.get_len);
+            let w = Waiter::new(OpKind::Get, pe, n.div_ceil(self.info.max_msg_size.max(1)));
+            let posted = self.post_reads(pe, dest, b, n, s.desc, addr + off as u64, key, Some(&w));
+            self.wait(w).map_err(|e| e.0)?;
+            posted?;
+            // SAFETY: the read into b completed; dst has len writable bytes.
+            unsafe { ptr::copy_nonoverlapping(b, dst.add(off), n) };
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
+    /// stall the waiter is leaked (a late completion must find it alive) and `Err` says so.
+    /// The flag in `Err` is true for a stall.
+    fn wait(&self, w: Box<Waiter>) -> Result<(), (String, bool)> {
+        if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
+            let text = self.stalled(&format!("{} from PE {}", w.kind.what(), w.pe), t);
+            Box::leak(w);
+            return Err((text, true));
+        }
+        match w.err.load(Ordering::Acquire) {
+            0 => Ok(()),
+            _ => {
+                let m = w.msg.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+                Err((format!("{} from PE {} failed: {m}", w.kind.what(), w.pe), false))
+            }
+        }
+    }
+
+    /// Whether the provider has the atomic `op` on `dt` for calls of `kind` (fi_atomicvalid,
+    /// fi_fetch_atomicvalid, fi_compare_atomicvalid; asked once, then cached).
+    pub fn atomic_valid(&self, op: AtomicOp, dt: Dtype, kind: AtomicKind) -> bool {
+        let k = kind as usize * 190 + op as usize * 10 + dt as usize;
+        match self.valid_cache[k].load(Ordering::Relaxed) {
+            1 => return true,
+            2 => return false,
+            _ => {}
+        }
+        // SAFETY: ep is live; its atomic table (possibly NULL) is checked by has_op!.
+        let ops = unsafe { (*self.objs.ep).atomic };
+        let f = match kind {
+            AtomicKind::Write => has_op!(ops, fi_ops_atomic, writevalid),
+            AtomicKind::Fetch => has_op!(ops, fi_ops_atomic, readwritevalid),
+            AtomicKind::Compare => has_op!(ops, fi_ops_atomic, compwritevalid),
+        };
+        let mut count = 0usize;
+        // SAFETY: ep is live; count is writable.
+        let ok = f.is_ok_and(|f| unsafe { f(self.objs.ep, dt as c_int, op as c_int, &mut count) } == 0 && count >= 1);
+        self.valid_cache[k].store(if ok { 1 } else { 2 }, Ordering::Relaxed);
+        ok
+    }
+
+    fn check_atomic(&self, op: AtomicOp, dt: Dtype, kind: AtomicKind) -> Result<(), String> {
+        if self.atomic_valid(op, dt, kind) {
+            Ok(())
+        } else {
+            Err(format!("provider {} has no {kind:?} atomic {op:?} on {dt:?}", self.info.provider))
+        }
+    }
+
+    /// Non-fetching AMO `op` with `operand` (the low `dt.size()` bytes, native order) on the
+    /// element at `at` on PE `pe`; non-blocking, completes at [`Fabric::quiet`].
+    pub fn atomic(&self, pe: usize, op: AtomicOp, dt: Dtype, at: Remote, operand: u64) -> Result<(), String> {
+        self.check_atomic(op, dt, AtomicKind::Write)?;
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
+        drop(t);
+        // SAFETY: ep is live.
+        let writemsg = has_op!(unsafe { (*self.objs.ep).atomic }, fi_ops_atomic, writemsg)?;
+        let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC)?;
+        self.reserve(false)?;
+        let mut val = operand;
+        let ioc = fi_ioc { addr: (&mut val as *mut u64).cast(), count: 1 };
+        let rma = fi_rma_ioc { addr, count: 1, key };
+        let msg = fi_msg_atomic {
+            msg_iov: &ioc,
+            desc: ptr::null_mut(),
+            iov_count: 1,
+            addr: dest,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            datatype: dt as c_int,
+            op: op as c_int,
+            context: tag(OpKind::Atomic, pe),
+            data: 0,
+        };
+        // SAFETY: ep is live; msg and the operand live across the call (FI_INJECT copies it;
+        // on little-endian the low bytes of val come first, which is what dt.size() reads).
+        self.post("fi_atomicmsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
+        self.issued_w.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// A free AMO slot (operand, compare, result: 3 of its 4 words) and its address.
+    fn slot(&self) -> Result<(u32, *mut u64), String> {
+        let mut got = None;
+        self.wait_until(|f| {
+            got = f.scratch.free_slots.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            got.is_some()
+        })
+        .map_err(|t| self.stalled("waiting for an AMO slot", t))?;
+        let i = got.unwrap_or_default();
+        // SAFETY: slot i lies in the scratch buffer and is ours until released.
+        Ok((i, unsafe { self.scratch.base.add(i as usize * SLOT_BYTES) }.cast::<u64>()))
+    }
+
+    fn release(&self, i: u32) {
+        self.scratch.free_slots.lock().unwrap_or_else(|e| e.into_inner()).push(i);
+    }
+
+    /// Fetching AMO (fetch_add, swap = Write, fetch = Read, ...): returns the old value
+    /// (low `dt.size()` bytes, zero-extended); blocking.
+    pub fn fetch_atomic(&self, pe: usize, op: AtomicOp, dt: Dtype, at: Remote, operand: u64) -> Result<u64, String> {
+        self.amo_fetching(pe, op, dt, at, operand, None)
+    }
+
+    /// Compare AMO (`op` one of the Cswap*/Mswap): returns the old value; blocking.
+    pub fn compare_atomic(
+        &self,
+        pe: usize,
+        op: AtomicOp,
+        dt: Dtype,
+        at: Remote,
+        compare: u64,
+        operand: u64,
+    ) -> Result<u64, String> {
+        self.amo_fetching(pe, op, dt, at, operand, Some(compare))
+    }
+
+    fn amo_fetching(
+        &self,
+        pe: usize,
+        op: AtomicOp,
+        dt: Dtype,
+        at: Remote,
+        operand: u64,
+        compare: Option<u64>,
+    ) -> Result<u64, String> {
+        let kind = if compare.is_some() { AtomicKind::Compare } else { AtomicKind::Fetch };
+        self.check_atomic(op, dt, kind)?;
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
+        drop(t);
+        // SAFETY: ep is live.
+        let ops = unsafe { (*self.objs.ep).atomic };
+        let (fetch, comp) = match compare {
+            None => (Some(has_op!(ops, fi_ops_atomic, readwritemsg)?), None),
+            Some(_) => (None, Some(has_op!(ops, fi_ops_atomic, compwritemsg)?)),
+        };
+        let flags = FI_COMPLETION | self.fence_flags(CLASS_ATOMIC)?;
+        let (slot, p) = self.slot()?;
+        let wk = if compare.is_some() { OpKind::CompareAtomic } else { OpKind::FetchAtomic };
+        let w = Waiter::new(wk, pe, 1);
+        // SAFETY: p points to the slot's 4 u64 words: operand, compare, result.
+        let (pv, pc, pr) = unsafe {
+            p.write(operand);
+            p.add(1).write(compare.unwrap_or(0));
+            p.add(2).write(0);
+            (p, p.add(1), p.add(2))
+        };
+        let desc = if self.mr_local { self.scratch.desc } else { ptr::null_mut() };
+        let mut d = [desc, desc, desc];
+        let ioc = fi_ioc { addr: pv.cast(), count: 1 };
+        let cioc = fi_ioc { addr: pc.cast(), count: 1 };
+        let mut rioc = fi_ioc { addr: pr.cast(), count: 1 };
+        let rma = fi_rma_ioc { addr, count: 1, key };
+        let msg = fi_msg_atomic {
+            msg_iov: &ioc,
+            desc: &mut d[0],
+            iov_count: 1,
+            addr: dest,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            datatype: dt as c_int,
+            op: op as c_int,
+            context: w.ctx(),
+            data: 0,
+        };
+        let d1: *mut *mut c_void = &mut d[1];
+        let d2: *mut *mut c_void = &mut d[2];
+        // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
+        // wait below before releasing the slot).
+        let posted =
+            self.post(if compare.is_some() { "fi_compare_atomicmsg" } else { "fi_fetch_atomicmsg" }, pe, || unsafe {
+                match (fetch, comp) {
+                    (Some(f), _) => f(self.objs.ep, &msg, &mut rioc, d2, 1, flags),
+                    (_, Some(c)) => c(self.objs.ep, &msg, &cioc, d1, 1, &mut rioc, d2, 1, flags),
+                    _ => unreachable!(),
+                }
+            });
+        match posted {
+            Ok(()) => {
+                self.issued_r.fetch_add(1, Ordering::Release);
+                if let Err((e, stalled)) = self.wait(w) {
+                    // A stalled operation keeps its slot (it may still complete into it).
+                    if !stalled {
+                        self.release(slot);
+                    }
+                    return Err(e);
+                }
+            }
+            Err(e) => {
+                self.release(slot);
+                return Err(e);
+            }
+        }
+        // SAFETY: the operation is complete; the slot is still ours.
+        let old = unsafe { pr.read() };
+        self.release(slot);
+        let bits = dt.size() * 8;
+        Ok(if bits == 64 { old } else { old & ((1u64 << bits) - 1) })
+    }
+
+    /// Reads up to 16 CQ entries (driving progress) and dispatches them: waiters are marked
+    /// done, nbi errors are kept for quiet.
+    fn poll_cq(&self) {
+        // SAFETY: cq is live; its table was checked at open (read and readerr are required).
+        let ops = unsafe { (*self.objs.cq).ops };
+        let Ok(read) = has_op!(ops, fi_ops_cq, read) else { return };
+        let mut buf = [ptr::null_mut::<c_void>(); 16];
+        loop {
+            // SAFETY: buf holds 16 fi_cq_entry (one context pointer each).
+            let r = unsafe { read(self.objs.cq, buf.as_mut_ptr().cast(), buf.len()) };
+            if r > 0 {
+                self.events.fetch_add(r as u64, Ordering::AcqRel);
+                for &ctx in &buf[..r as usize] {
+                    self.complete(ctx, 0, "");
+                }
+                if (r as usize) < buf.len() {
+                    return;
+                }
+            } else if r == -(FI_EAVAIL as isize) {
+                self.read_cq_error();
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn read_cq_error(&self) {
+        // SAFETY: cq is live and its ops table checked; e is a zeroed entry (err_data_size 0:
+        // the provider points err_data at its own buffer).
+        let (r, e) = unsafe {
+            let Ok(readerr) = has_op!((*self.objs.cq).ops, fi_ops_cq, readerr) else { return };
+            let mut e: fi_cq_err_entry = std::mem::zeroed();
+            (readerr(self.objs.cq, &mut e, 0), e)
+        };
+        if r != 1 {
+            return;
+        }
+        self.events.fetch_add(1, Ordering::AcqRel);
+        let err = if e.err == 0 { FI_EOTHER } else { e.err.abs() };
+        let prov = self.prov_text(&e);
+        self.complete(e.op_context, err, &prov);
+    }
+
+    /// The provider's words for an error entry (fi_cq_strerror), with its errno.
+    fn prov_text(&self, e: &fi_cq_err_entry) -> String {
+        let mut buf = [0 as std::ffi::c_char; 128];
+        // SAFETY: cq is live; buf has the length given; the result is NULL or a NUL-terminated
+        // string (ours or the provider's) valid until the next CQ call on this thread.
+        let text = unsafe {
+            match has_op!((*self.objs.cq).ops, fi_ops_cq, strerror) {
+                Ok(f) => {
+                    let p = f(self.objs.cq, e.prov_errno, e.err_data, buf.as_mut_ptr(), buf.len());
+                    (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+                }
+                Err(_) => None,
+            }
+        };
+        match text {
+            Some(t) if !t.is_empty() => format!("provider errno {}: {t}", e.prov_errno),
+            _ => format!("provider errno {}", e.prov_errno),
+        }
+    }
+
+    /// One completion (err 0: success; `prov` the provider's words on an error) for `ctx`.
+    fn complete(&self, ctx: *mut c_void, err: c_int, prov: &str) {
+        let v = ctx as usize;
+        if v == 0 || v & 1 == 1 {
+            if err != 0 {
+                let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
+                match kind {
+                    Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
+                    Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
+                    None => 0, // not one of ours: a provider-internal transfer
+                };
+                let what = match kind {
+                    Some(k) => format!("{} to PE {}", k.what(), v >> 8),
+                    None => "a provider-internal transfer".to_string(),
+                };
+                let text = format!("{what} failed: {} ({prov})", self.lib.strerror(err));
+                self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+            }
+            return;
+        }
+        // SAFETY: an even non-NULL context is a Waiter whose thread waits until pending is 0,
+        // so it is alive here; this is the last access before that thread may go.
+        let w = unsafe { &*(ctx as *const Waiter) };
+        if err != 0 {
+            self.cq_errs_r.fetch_add(1, Ordering::AcqRel);
+            let mut m = w.msg.lock().unwrap_or_else(|e| e.into_inner());
+            if m.is_none() {
+                *m = Some(format!("{} ({prov})", self.lib.strerror(err)));
+            }
+            drop(m);
+            w.err.store(err, Ordering::Release);
+        }
+        w.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// One cheap step of progress for manual-progress providers: reads the counters and
+    /// drains the CQ. Call it from a progress thread.
+    pub fn progress(&self) {
+        self.completed_w();
+        self.poll_cq();
+    }
+
+    /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
+    /// lists the operations that failed since the last quiet (operation, PE, error text).
+    pub fn quiet(&self) -> Result<(), String> {
+        let (w, r) = (self.issued_w.load(Ordering::Acquire), self.issued_r.load(Ordering::Acquire));
+        self.wait_until(|f| f.completed_w() >= w && f.completed_r() >= r).map_err(|t| {
+            let mut list = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+            list.push(self.stalled("quiet", t));
+            list.join("; ")
+        })?;
+        if self.issued_w.load(Ordering::Acquire) == w {
+            self.classes.store(0, Ordering::Relaxed);
+        }
+        self.fence_pending.store(false, Ordering::Relaxed);
+        let list = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+        if list.is_empty() {
+            Ok(())
+        } else {
+            Err(list.join("; "))
+        }
+    }
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        // Let outstanding operations finish (bounded: a dead peer must not hang teardown).
+        let (w, r) = (self.issued_w.load(Ordering::Acquire), self.issued_r.load(Ordering::Acquire));
+        let t0 = Instant::now();
+        while (self.completed_w() < w || self.completed_r() < r) && t0.elapsed() < Duration::from_secs(2) {
+            self.poll_cq();
+            std::thread::yield_now();
+        }
+        let t = self.tables.get_mut().unwrap_or_else(|e| e.into_inner());
+        for r in t.regions.drain(..) {
+            // SAFETY: each region's mr is live and closed once.
+            let _ = unsafe { open::close(self.lib, "mr", &mut (*r.mr).fid) };
+        }
+        if !self.scratch.mr.is_null() {
+            // SAFETY: the scratch mr is live and closed once.
+            let _ = unsafe { open::close(self.lib, "mr", &mut (*self.scratch.mr).fid) };
+            self.scratch.mr = ptr::null_mut();
+        }
+        self.objs.close_all(self.lib);
+    }
+}
