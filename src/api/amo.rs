@@ -46,6 +46,16 @@ pub unsafe fn fetch_op<T: AtomInt>(func: &str, dest: *mut T, op: Op, value: T, p
     amo::fetch_op(st, func, dest as usize, op, value, st.check_pe(func, pe))
 }
 
+/// A non-fetching `op`: on the network it does not wait for the old value (complete at quiet).
+///
+/// # Safety
+/// As `fetch`.
+#[inline]
+pub unsafe fn op<T: AtomInt>(func: &str, dest: *mut T, op: Op, value: T, pe: c_int) {
+    let st = state(func);
+    amo::op(st, func, dest as usize, op, value, st.check_pe(func, pe))
+}
+
 /// Reads this PE's symmetric `p` for a wait or a signal fetch (`core::amo::read_local`).
 ///
 /// # Safety

@@ -2082,79 +2082,79 @@ pub unsafe extern "C" fn ishmem_ptrdiff_atomic_fetch_inc(dest: *mut isize, pe: c
 pub unsafe extern "C" fn ishmem_schar_atomic_inc(dest: *mut i8, pe: c_int) {
     const F: &str = "ishmem_schar_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i8>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i8>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int_atomic_inc(dest: *mut i32, pe: c_int) {
     const F: &str = "ishmem_int_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_long_atomic_inc(dest: *mut i64, pe: c_int) {
     const F: &str = "ishmem_long_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_longlong_atomic_inc(dest: *mut i64, pe: c_int) {
     const F: &str = "ishmem_longlong_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_atomic_inc(dest: *mut u32, pe: c_int) {
     const F: &str = "ishmem_uint_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_atomic_inc(dest: *mut u64, pe: c_int) {
     const F: &str = "ishmem_ulong_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_atomic_inc(dest: *mut u64, pe: c_int) {
     const F: &str = "ishmem_ulonglong_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_atomic_inc(dest: *mut i32, pe: c_int) {
     const F: &str = "ishmem_int32_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_atomic_inc(dest: *mut i64, pe: c_int) {
     const F: &str = "ishmem_int64_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_atomic_inc(dest: *mut u32, pe: c_int) {
     const F: &str = "ishmem_uint32_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_atomic_inc(dest: *mut u64, pe: c_int) {
     const F: &str = "ishmem_uint64_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_size_atomic_inc(dest: *mut usize, pe: c_int) {
     const F: &str = "ishmem_size_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<usize>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<usize>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ptrdiff_atomic_inc(dest: *mut isize, pe: c_int) {
     const F: &str = "ishmem_ptrdiff_atomic_inc";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<isize>(F, dest, amo::Op::Add, 1, pe); } })
+    guard(F, || unsafe { amo::op::<isize>(F, dest, amo::Op::Add, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_atomic_fetch_add(dest: *mut i8, value: i8, pe: c_int) -> i8 {
@@ -2238,79 +2238,79 @@ pub unsafe extern "C" fn ishmem_ptrdiff_atomic_fetch_add(dest: *mut isize, value
 pub unsafe extern "C" fn ishmem_schar_atomic_add(dest: *mut i8, value: i8, pe: c_int) {
     const F: &str = "ishmem_schar_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i8>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i8>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int_atomic_add(dest: *mut i32, value: i32, pe: c_int) {
     const F: &str = "ishmem_int_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_long_atomic_add(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_long_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_longlong_atomic_add(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_longlong_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_atomic_add(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_atomic_add(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulong_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_atomic_add(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulonglong_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_atomic_add(dest: *mut i32, value: i32, pe: c_int) {
     const F: &str = "ishmem_int32_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_atomic_add(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_int64_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_atomic_add(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint32_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_atomic_add(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_uint64_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_size_atomic_add(dest: *mut usize, value: usize, pe: c_int) {
     const F: &str = "ishmem_size_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<usize>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<usize>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ptrdiff_atomic_add(dest: *mut isize, value: isize, pe: c_int) {
     const F: &str = "ishmem_ptrdiff_atomic_add";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<isize>(F, dest, amo::Op::Add, value, pe); } })
+    guard(F, || unsafe { amo::op::<isize>(F, dest, amo::Op::Add, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_atomic_fetch_and(dest: *mut i8, value: i8, pe: c_int) -> i8 {
@@ -2364,49 +2364,49 @@ pub unsafe extern "C" fn ishmem_uint64_atomic_fetch_and(dest: *mut u64, value: u
 pub unsafe extern "C" fn ishmem_schar_atomic_and(dest: *mut i8, value: i8, pe: c_int) {
     const F: &str = "ishmem_schar_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i8>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<i8>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_atomic_and(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_atomic_and(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulong_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_atomic_and(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulonglong_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_atomic_and(dest: *mut i32, value: i32, pe: c_int) {
     const F: &str = "ishmem_int32_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_atomic_and(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_int64_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_atomic_and(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint32_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_atomic_and(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_uint64_atomic_and";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::And, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::And, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_atomic_fetch_or(dest: *mut i8, value: i8, pe: c_int) -> i8 {
@@ -2460,49 +2460,49 @@ pub unsafe extern "C" fn ishmem_uint64_atomic_fetch_or(dest: *mut u64, value: u6
 pub unsafe extern "C" fn ishmem_schar_atomic_or(dest: *mut i8, value: i8, pe: c_int) {
     const F: &str = "ishmem_schar_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i8>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<i8>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_atomic_or(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_atomic_or(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulong_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_atomic_or(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulonglong_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_atomic_or(dest: *mut i32, value: i32, pe: c_int) {
     const F: &str = "ishmem_int32_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_atomic_or(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_int64_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_atomic_or(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint32_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_atomic_or(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_uint64_atomic_or";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Or, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Or, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_atomic_fetch_xor(dest: *mut i8, value: i8, pe: c_int) -> i8 {
@@ -2556,49 +2556,49 @@ pub unsafe extern "C" fn ishmem_uint64_atomic_fetch_xor(dest: *mut u64, value: u
 pub unsafe extern "C" fn ishmem_schar_atomic_xor(dest: *mut i8, value: i8, pe: c_int) {
     const F: &str = "ishmem_schar_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i8>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<i8>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_atomic_xor(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_atomic_xor(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulong_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_atomic_xor(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_ulonglong_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_atomic_xor(dest: *mut i32, value: i32, pe: c_int) {
     const F: &str = "ishmem_int32_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i32>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<i32>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_atomic_xor(dest: *mut i64, value: i64, pe: c_int) {
     const F: &str = "ishmem_int64_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<i64>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<i64>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_atomic_xor(dest: *mut u32, value: u32, pe: c_int) {
     const F: &str = "ishmem_uint32_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u32>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<u32>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_atomic_xor(dest: *mut u64, value: u64, pe: c_int) {
     const F: &str = "ishmem_uint64_atomic_xor";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { { amo::fetch_op::<u64>(F, dest, amo::Op::Xor, value, pe); } })
+    guard(F, || unsafe { amo::op::<u64>(F, dest, amo::Op::Xor, value, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_float_atomic_fetch_nbi(fetch: *mut f32, dest: *mut f32, pe: c_int) {

@@ -10,12 +10,11 @@ use crate::api::sync;
 use crate::core::state;
 use crate::ffi::{fatal, guard};
 use std::ffi::c_int;
-use std::sync::atomic::{fence, Ordering::Release};
 
 /// Checks that `sig_addr` is a symmetric, aligned word of this PE.
 fn check_local_sig(func: &str, sig_addr: *const u64) {
     let st = state(func);
-    st.remote(func, "sig_addr", sig_addr as usize, 8, st.me);
+    st.check_sym(func, "sig_addr", sig_addr as usize, 8);
     check_align(func, "sig_addr", sig_addr as usize, 8);
 }
 
@@ -23,8 +22,8 @@ fn check_local_sig(func: &str, sig_addr: *const u64) {
 /// a bad signal word writes nothing and the error names it).
 fn check_sig(func: &str, sig_addr: *const u64, pe: c_int) {
     let st = state(func);
-    let pe = st.check_pe(func, pe);
-    st.remote(func, "sig_addr", sig_addr as usize, 8, pe);
+    st.check_pe(func, pe);
+    st.check_sym(func, "sig_addr", sig_addr as usize, 8);
     check_align(func, "sig_addr", sig_addr as usize, 8);
 }
 
@@ -49,12 +48,13 @@ unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe:
         if sig_op == SIGNAL_SET {
             amo::set(func, sig_addr, signal, pe)
         } else {
-            amo::fetch_op(func, sig_addr, amo::Op::Add, signal, pe);
+            amo::op(func, sig_addr, amo::Op::Add, signal, pe);
         }
     }
 }
 
-/// The data is delivered before the signal update is visible (release fence between them).
+/// The data is delivered before the signal update is visible (a fence between them: a
+/// release fence on mapped memory, the provider's fence on the network).
 ///
 /// # Safety
 /// As `rma::put` and `update`.
@@ -68,7 +68,7 @@ pub unsafe fn put_signal(
     // SAFETY: forwarded contract; every address is checked by the callees.
     unsafe {
         rma::put(func, dest, src, nelems, elem, pe);
-        fence(Release);
+        crate::core::fence();
         update(func, sig_addr, signal, sig_op, pe);
     }
 }

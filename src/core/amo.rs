@@ -118,10 +118,19 @@ atom_float!(f32 => AtomicU32, f64 => AtomicU64);
 /// The target's reach, checked for range and for alignment to its size.
 #[inline(always)]
 fn target<'a, T>(st: &'a State, func: &str, dest: usize, pe: usize) -> Reach<'a> {
-    let reach = st.reach(func, "dest", dest, size_of::<T>(), pe, None);
-    let (Reach::Host(r) | Reach::Gpu(_, r)) = reach;
+    let reach = st.reach_atomic(func, "dest", dest, size_of::<T>(), pe);
+    let r = match reach {
+        Reach::Host(r) | Reach::Gpu(_, r) => r,
+        Reach::Net(..) => dest,
+    };
     super::check_align(func, "dest", r, size_of::<T>());
     reach
+}
+
+/// The low `size_of::<T>()` bytes of a network AMO's result as a T.
+#[inline]
+fn from_net<T: Atom>(v: u64) -> T {
+    T::from_bits64(v)
 }
 
 /// One AMO on the GPU heap, by the bits of the operands.
@@ -137,6 +146,7 @@ pub fn fetch<T: Atom>(st: &State, func: &str, dest: usize, pe: usize) -> T {
         Reach::Gpu(g, r) => T::from_bits64(g.amo(func, r, size_of::<T>() as u32, AmoOp::Fetch, 0, 0)),
         // SAFETY: `target` returns a mapped, aligned address.
         Reach::Host(r) => unsafe { T::load(r as *mut T) },
+        Reach::Net(n, pe, at) => from_net(n.fetch(func, pe, at, size_of::<T>())),
     }
 }
 
@@ -149,6 +159,7 @@ pub fn set<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) {
         }
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::store(r as *mut T, value) },
+        Reach::Net(n, pe, at) => n.set(func, pe, at, size_of::<T>(), value.to_bits64()),
     }
 }
 
@@ -159,6 +170,7 @@ pub fn swap<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) -
         Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Swap, value, value),
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::swap(r as *mut T, value) },
+        Reach::Net(n, pe, at) => from_net(n.swap(func, pe, at, size_of::<T>(), value.to_bits64())),
     }
 }
 
@@ -169,6 +181,7 @@ pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, va
         Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Cas, value, cond),
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::cas(r as *mut T, cond, value) },
+        Reach::Net(n, pe, at) => from_net(n.cas(func, pe, at, size_of::<T>(), cond.to_bits64(), value.to_bits64())),
     }
 }
 
@@ -187,6 +200,29 @@ pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Op, value: 
         }
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::rmw(r as *mut T, op, value) },
+        Reach::Net(n, pe, at) => from_net(n.fetch_rmw(func, pe, at, size_of::<T>(), rmw_of(op), value.to_bits64())),
+    }
+}
+
+/// Applies `op` with `value`, no result wanted: on the network a non-fetching atomic
+/// (complete at quiet), elsewhere as `fetch_op`.
+#[inline]
+pub fn op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Op, value: T, pe: usize) {
+    match target::<T>(st, func, dest, pe) {
+        Reach::Net(n, pe, at) => n.rmw(func, pe, at, size_of::<T>(), rmw_of(op), value.to_bits64()),
+        _ => {
+            fetch_op(st, func, dest, op, value, pe);
+        }
+    }
+}
+
+fn rmw_of(op: Op) -> super::net::Rmw {
+    use super::net::Rmw;
+    match op {
+        Op::Add => Rmw::Add,
+        Op::And => Rmw::And,
+        Op::Or => Rmw::Or,
+        Op::Xor => Rmw::Xor,
     }
 }
 

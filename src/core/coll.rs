@@ -98,6 +98,8 @@ pub struct Team<'a> {
     /// This PE's sync area (a heap address as mapped here).
     area: usize,
     gpu: Option<&'a Gpu>,
+    /// Whether some member is on another node (reached through the network).
+    spans: bool,
 }
 
 /// Which host collective a PE entered (`Team::enter`); the record names it in a mismatch.
@@ -263,7 +265,8 @@ impl<'a> Team<'a> {
         let area = st.heap.base + d.sync_offset as usize;
         let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
-        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area) }
+        let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
+        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area), spans }
     }
 
     /// The world team.
@@ -334,6 +337,12 @@ impl<'a> Team<'a> {
 
     /// Copies `n` words of team PE `i`'s entry record into `out`.
     fn read_entry(&self, i: usize, out: &mut [u64]) {
+        if let Some((n, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len());
+            // SAFETY: out is writable for its length.
+            unsafe { n.get(self.func, pe, out.as_mut_ptr().cast(), 8 * out.len(), at) };
+            return;
+        }
         let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len(), self.d.world(i));
         match self.gpu {
             Some(g) => g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()),
@@ -504,8 +513,25 @@ impl<'a> Team<'a> {
         }
     }
 
+    /// The network and PE number of team PE `i` when it is on another node.
+    #[inline(always)]
+    fn net_member(&self, i: usize) -> Option<(&'a crate::core::net::Net, usize)> {
+        if !self.spans {
+            return None;
+        }
+        let pe = self.d.world(i);
+        match &self.st.net {
+            Some(n) if self.st.off_node(pe) => Some((n, pe)),
+            _ => None,
+        }
+    }
+
     /// Team PE `i`'s word `w`.
     fn load_at(&self, w: usize, i: usize) -> u64 {
+        if let Some((n, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "team sync word", self.word(w), 8);
+            return n.fetch(self.func, pe, at, 8);
+        }
         let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
         match self.gpu {
             Some(g) => {
@@ -520,6 +546,10 @@ impl<'a> Team<'a> {
 
     /// Stores `v` into team PE `i`'s word `w` (Release; on the GPU heap a system-scope atomic).
     fn store_at(&self, w: usize, i: usize, v: u64) {
+        if let Some((n, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "team sync word", self.word(w), 8);
+            return n.set(self.func, pe, at, 8, v);
+        }
         let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
         match self.gpu {
             Some(g) => {
@@ -551,6 +581,12 @@ impl<'a> Team<'a> {
             fence(SeqCst);
             return;
         }
+        if self.spans {
+            // Network puts made before the sync (pushes of an algorithm) complete first.
+            if let Some(n) = &self.st.net {
+                n.quiet(self.func);
+            }
+        }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
         let (mut k, mut dist) = (0, 1);
@@ -568,7 +604,7 @@ impl<'a> Team<'a> {
     /// CPU backend (peers' memory is mapped here), 2..=PUSH_PES PEs, at most
     /// ISHMEM_COLL_SMALL_MAX bytes. Every PE decides alike.
     fn push_ok(&self, nb: usize) -> bool {
-        self.gpu.is_none() && (2..=team::PUSH_PES).contains(&self.n) && nb <= self.st.cfg.coll_small_max && self.st.cfg.coll_small_max > 0
+        self.gpu.is_none() && !self.spans && (2..=team::PUSH_PES).contains(&self.n) && nb <= self.st.cfg.coll_small_max && self.st.cfg.coll_small_max > 0
     }
 
     /// Starts a push collective of `class`: its count on this PE (1, 2, ...).
@@ -804,6 +840,11 @@ impl<'a> Team<'a> {
         if n == 0 || (i == self.me && dst == src) {
             return;
         }
+        if let Some((net, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "source", src, n);
+            // SAFETY: dst..dst+n is this PE's symmetric memory (checked by the caller).
+            return unsafe { net.get(self.func, pe, dst as *mut u8, n, at) };
+        }
         let r = self.remote("source", src, n, i);
         match self.st.gpu_for(src, dst) {
             Some(g) => g.copy(self.func, dst, r, n),
@@ -817,6 +858,11 @@ impl<'a> Team<'a> {
     fn push(&self, dst: usize, src: *const u8, i: usize, n: usize) {
         if n == 0 {
             return;
+        }
+        if let Some((net, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "dest", dst, n);
+            // SAFETY: src is a host buffer of n bytes.
+            return unsafe { net.put(self.func, pe, src, n, at) };
         }
         let r = self.remote("dest", dst, n, i);
         match self.st.gpu_heap(dst) {
@@ -832,6 +878,11 @@ impl<'a> Team<'a> {
         if n == 0 {
             return;
         }
+        if let Some((net, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "source", src, n);
+            // SAFETY: out is a host buffer of n bytes.
+            return unsafe { net.get(self.func, pe, out, n, at) };
+        }
         let r = self.remote("source", src, n, i);
         match self.st.gpu_heap(src) {
             Some(g) => g.copy(self.func, out as usize, r, n),
@@ -844,6 +895,13 @@ impl<'a> Team<'a> {
     /// itself, or (GPU heap) a copy in `stage`.
     fn view<T: Copy + Default>(&self, src: usize, i: usize, n: usize, stage: &mut Vec<T>) -> *const T {
         let bytes = n * size_of::<T>();
+        if let Some((net, pe)) = self.net_member(i) {
+            let at = self.st.remote_at(self.func, "source", src, bytes);
+            stage.resize(n, T::default());
+            // SAFETY: stage holds n T, bytes in all; any bits are a T (plain C numbers).
+            unsafe { net.get(self.func, pe, stage.as_mut_ptr().cast(), bytes, at) };
+            return stage.as_ptr();
+        }
         let r = self.remote("source", src, bytes, i);
         match self.st.gpu_heap(src) {
             Some(g) => {

@@ -12,6 +12,7 @@
 pub mod amo;
 pub mod coll;
 pub mod device;
+pub mod net;
 pub mod queue;
 pub mod queue_coll;
 pub mod rma;
@@ -52,6 +53,10 @@ pub struct State {
     pub runtime: Runtime,
     /// The nodes of the job (which PEs share memory with which).
     pub nodes: crate::bootstrap::node::Nodes,
+    /// This PE's node index in `nodes`.
+    pub my_node: usize,
+    /// The network to the PEs of other nodes (None: the job is one node).
+    pub net: Option<net::Net>,
     pub thread_level: i32,
     pub heap: Region,
     pub data: Option<Region>,
@@ -171,16 +176,21 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let nodes = boot
         .nodes(&identity, cfg.node_split)
         .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
-    if nodes.count() > 1 {
+    let my_node = nodes.node_of[info.rank];
+    let multi = nodes.count() > 1;
+    let local_rank = nodes.local_rank(info.rank);
+    let members = nodes.members[my_node].clone();
+    if multi && boot.exchange.is_none() {
         fatal(
             func,
             &format!(
-                "the job spans {}; this build reaches the PEs of one node only (no transport between nodes yet)",
-                nodes.describe()
+                "the job spans {} but the launcher ({}) has no exchange to connect them; ISHMEM_NODE_SPLIT and \
+                 several nodes need mpirun, srun, mpiexec or unique-id init",
+                nodes.describe(),
+                info.runtime.name()
             ),
         );
     }
-    boot.finish();
     cfg.wait_spin = effective_spin(cfg.wait_spin, nodes.local_size(info.rank));
     if info.rank == 0 {
         for w in &warnings {
@@ -188,22 +198,34 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         }
     }
     let data = if cfg.symmetric_globals { crate::heap::segment::main_data_segment() } else { None };
+    // Across nodes, the heap is host memory (the GPU heap does not reach other nodes yet).
+    let gpu_mode = match (gpu_allowed, multi, cfg.gpu) {
+        (false, _, _) => crate::env::GpuMode::Off,
+        (true, true, crate::env::GpuMode::On) => fatal(
+            func,
+            &format!("ISHMEM_GPU=1, but the job spans {}: the GPU heap reaches the PEs of one node only in this release (ISHMEM_GPU=0 or auto runs on the CPU backend)", nodes.describe()),
+        ),
+        (true, true, _) => crate::env::GpuMode::Off,
+        (true, false, m) => m,
+    };
     // The GPU heap exists (and its sync area is zeroed) before the slot announces it.
     let gpu_params = cuda::OpenParams {
-        mode: if gpu_allowed { cfg.gpu } else { crate::env::GpuMode::Off },
+        mode: gpu_mode,
         device: cfg.gpu_device,
-        // One node per job (bootstrap checks it), so the rank is the node-local rank.
-        local_rank: info.rank,
+        local_rank,
         npes: info.size,
         heap_len: cfg.symmetric_size,
         debug: cfg.debug,
     };
     let mut gpu = Gpu::open(func, info.rank, &gpu_params);
+    // One control segment per node (pretend nodes of ISHMEM_NODE_SPLIT share a /dev/shm).
+    let shm_key = if multi { format!("{}-n{my_node}", info.key) } else { info.key.clone() };
     let params = JoinParams {
         dir: &cfg.shm_dir,
-        key: &info.key,
-        me: info.rank,
-        npes: info.size,
+        key: &shm_key,
+        members: &members,
+        me: local_rank,
+        npes: members.len(),
         heap_len: cfg.symmetric_size,
         data,
         timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
@@ -234,7 +256,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             let peers: Vec<usize> = g.peers().iter().map(|&p| p as usize).collect();
             Region { base: g.heap as usize, len: cfg.symmetric_size, peers: peers.into() }
         }
-        _ => Region { base: job.heap_bases[info.rank], len: cfg.symmetric_size, peers: job.heap_bases.clone().into() },
+        _ => Region { base: job.heap_bases[local_rank], len: cfg.symmetric_size, peers: by_world(info.size, &members, &job.heap_bases) },
     };
     // The teams' sync areas: the same offsets on every PE (same allocator, same calls). Host
     // heap files start zeroed; the GPU heap is zeroed here, before a barrier lets peers in.
@@ -251,21 +273,41 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
     }
-    let teams = team::TeamPool::new(cfg.teams_max, area_base, info.rank, info.size);
+    let teams = team::TeamPool::with_node(cfg.teams_max, area_base, info.rank, info.size, &members);
     coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
     if gpu.is_some() {
         job.barrier();
     }
     let data = match (data, &job.data_bases) {
-        (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: bases.clone().into() }),
+        (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: by_world(info.size, &members, bases) }),
         _ => None,
     };
+    // Other nodes: the network, set up through the launcher's exchange.
+    let net = if multi {
+        let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
+        let p = net::NetParams {
+            provider: cfg.ofi_provider.as_deref(),
+            me: info.rank,
+            npes: info.size,
+            heap: (heap.base, heap.len),
+            data: data.as_ref().map(|d| (d.base, d.len)),
+            progress_us: cfg.ofi_progress_us,
+        };
+        Some(net::Net::start(x, &p).unwrap_or_else(|e| {
+            fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))
+        }))
+    } else {
+        None
+    };
+    boot.finish();
     let state = Box::leak(Box::new(State {
         me: info.rank,
         npes: info.size,
         cfg,
         runtime: info.runtime,
         nodes,
+        my_node,
+        net,
         thread_level,
         alloc: Mutex::new(alloc),
         heap,
@@ -302,6 +344,15 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     PHASE.store(RUNNING, Release);
 }
 
+/// A table by world PE of the node members' bases (0 for PEs of other nodes).
+fn by_world(npes: usize, members: &[usize], local: &[usize]) -> Box<[usize]> {
+    let mut v = vec![0usize; npes];
+    for (l, &pe) in members.iter().enumerate() {
+        v[pe] = local[l];
+    }
+    v.into()
+}
+
 /// Polls spent spinning before a wait yields: when the node has more PEs than cores this
 /// process may run on, a spinning waiter keeps the PE it waits for off the CPU, so it yields
 /// almost at once.
@@ -320,6 +371,12 @@ pub fn finalize(func: &str) {
     let st = state(func);
     quiet();
     st.barrier();
+    if let Some(n) = &st.net {
+        // This PE's last flags are delivered; its progress thread goes on serving the peers
+        // still leaving the barrier for a grace period, then stops.
+        n.quiet(func);
+        n.retire(Duration::from_secs(2));
+    }
     if let Some(g) = &st.gpu {
         // Nobody uses a peer's heap after the barrier; nobody frees a heap a peer still maps.
         cuda::binders::withdraw();
@@ -337,15 +394,41 @@ pub fn finalize(func: &str) {
 }
 
 /// Completes every outstanding operation of this PE. On mapped memory every put and AMO is
-/// complete when its call returns, so a full fence is all that is left.
+/// complete when its call returns, so a full fence is all that is left; network operations
+/// are waited for.
 #[inline]
 pub fn quiet() {
+    let p = STATE.load(Acquire);
+    if !p.is_null() {
+        // SAFETY: as in `state`.
+        if let Some(n) = unsafe { &(*p).net } {
+            n.quiet("ishmem_quiet");
+        }
+    }
+    std::sync::atomic::fence(SeqCst);
+}
+
+/// Orders this PE's puts and AMOs per target: mapped ones are complete at return (a fence
+/// orders them), network ones are ordered by the provider's fence.
+#[inline]
+pub fn fence() {
+    let p = STATE.load(Acquire);
+    if !p.is_null() {
+        // SAFETY: as in `state`.
+        if let Some(n) = unsafe { &(*p).net } {
+            n.fence();
+        }
+    }
     std::sync::atomic::fence(SeqCst);
 }
 
 impl State {
     /// The cross-process barrier of the whole job.
     pub fn barrier(&self) {
+        if self.net.is_some() {
+            // Across nodes: the world team's dissemination sync, through the network.
+            return coll::Team::world(self, "ishmem_barrier_all").sync();
+        }
         // SAFETY: job_ptr points to the ShmJob inside self.job (set at init, never moved);
         // barrier only touches shared atomics, so it may run beside a lock holder.
         unsafe { (*self.job_ptr).barrier() }
@@ -357,6 +440,11 @@ impl State {
     /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
         let seq = self.next_team_seq(0);
+        if self.net.is_some() {
+            let w = coll::Team::world(self, func);
+            w.record(seq, coll::Kind::Sync, 0, 0);
+            return w.sync();
+        }
         let mut watch = coll::Watch::default();
         let check = || {
             let w = coll::Team::world(self, func);
@@ -398,10 +486,41 @@ impl State {
         pe as usize
     }
 
+    /// Whether PE `pe` is reached through the network (another node).
+    #[inline(always)]
+    pub fn off_node(&self, pe: usize) -> bool {
+        self.net.is_some() && self.nodes.node_of[pe] != self.my_node
+    }
+
+    /// Where the symmetric range `[addr, addr+len)` of this PE lies for the network (region
+    /// and offset), or a fatal error naming `what` when it is not symmetric.
+    pub fn remote_at(&self, func: &str, what: &str, addr: usize, len: usize) -> crate::transport::fabric::Remote {
+        use crate::transport::fabric::Remote;
+        if let Some(off) = self.heap.offset(addr, len) {
+            return Remote { region: net::HEAP, offset: off };
+        }
+        match self.data.as_ref().and_then(|d| d.offset(addr, len)) {
+            Some(off) => Remote { region: net::DATA, offset: off },
+            None => not_symmetric(self, func, what, addr, len),
+        }
+    }
+
+    /// A fatal error naming `what` unless `[addr, addr+len)` is symmetric on this PE.
+    #[inline(always)]
+    pub fn check_sym(&self, func: &str, what: &str, addr: usize, len: usize) {
+        if self.translate(addr, len, self.me).is_none() {
+            not_symmetric(self, func, what, addr, len)
+        }
+    }
+
     /// Translates the symmetric range `[addr, addr+len)` of this PE to PE `pe`'s copy as
-    /// mapped here, or `None` when the range is not symmetric.
+    /// mapped here, or `None` when the range is not symmetric or PE `pe` is on another node
+    /// (not mapped here).
     #[inline(always)]
     pub fn translate(&self, addr: usize, len: usize, pe: usize) -> Option<usize> {
+        if self.off_node(pe) {
+            return None;
+        }
         if let Some(off) = self.heap.offset(addr, len) {
             return Some(self.heap.peers[pe] + off);
         }
@@ -430,6 +549,11 @@ impl State {
     /// A range that is not symmetric is a fatal error naming `what`.
     #[inline(always)]
     pub fn reach(&self, func: &str, what: &str, sym: usize, len: usize, pe: usize, local: Option<usize>) -> Reach<'_> {
+        if let Some(n) = &self.net {
+            if self.nodes.node_of[pe] != self.my_node {
+                return Reach::Net(n, pe, self.remote_at(func, what, sym, len));
+            }
+        }
         let r = self.remote(func, what, sym, len, pe);
         let gpu = match local {
             Some(l) => self.gpu_for(sym, l),
@@ -441,11 +565,26 @@ impl State {
         }
     }
 
+    /// `reach` for an AMO (and the signal of a put-with-signal): while the job spans nodes,
+    /// every AMO goes through the network, to node peers and to this PE too, so that one
+    /// agent (the target's provider) applies all AMOs on a word (see `core::net`).
+    #[inline(always)]
+    pub fn reach_atomic(&self, func: &str, what: &str, sym: usize, len: usize, pe: usize) -> Reach<'_> {
+        if let Some(n) = &self.net {
+            return Reach::Net(n, pe, self.remote_at(func, what, sym, len));
+        }
+        self.reach(func, what, sym, len, pe, None)
+    }
+
     /// Like `translate`, with a fatal error naming `what` when the range is not symmetric.
     #[inline(always)]
     pub fn remote(&self, func: &str, what: &str, addr: usize, len: usize, pe: usize) -> usize {
         match self.translate(addr, len, pe) {
             Some(a) => a,
+            None if self.off_node(pe) => {
+                self.check_sym(func, what, addr, len);
+                fatal(func, &format!("PE {pe} is on another node: this operation cannot reach it yet (only the host RMA, AMO, signal, wait and collective calls go through the network)"))
+            }
             None => not_symmetric(self, func, what, addr, len),
         }
     }
@@ -459,6 +598,9 @@ pub enum Reach<'a> {
     /// The CUDA backend's GPU heap (this PE's or a node peer's, mapped through CUDA IPC) at
     /// this device address: the GPU's copies and atomic kernels.
     Gpu(&'a Gpu, usize),
+    /// A PE of another node (or, for AMOs, any PE of a job that spans nodes): the network, at
+    /// this region and offset of PE `.1`.
+    Net(&'a net::Net, usize, crate::transport::fabric::Remote),
 }
 
 #[cold]

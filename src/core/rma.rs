@@ -1,7 +1,8 @@
 //! Untyped remote memory access, dispatched by how the target is reached (`State::reach`):
-//! copies into or out of host memory mapped from a node peer, or GPU copies on the CUDA
-//! backend's heap. Every operation here completes before it returns (so the nbi forms' and
-//! quiet's contracts hold with nothing left to drain). Arguments are checked by the callers in
+//! copies into or out of host memory mapped from a node peer, GPU copies on the CUDA
+//! backend's heap, or the network for a PE of another node. Mapped and GPU operations complete
+//! before they return (so the nbi forms' contract holds with nothing left to drain); network
+//! puts complete at quiet (a bounded number in flight), network gets before they return. Arguments are checked by the callers in
 //! `api` (PE range, sizes, NULL); the symmetric side's range is checked here by `reach`.
 
 use super::{Reach, State};
@@ -19,6 +20,8 @@ pub unsafe fn put(st: &State, func: &str, dest: usize, src: *const u8, n: usize,
         // SAFETY: r..r+n lies in a mapped symmetric region (checked by reach); src is readable
         // per the caller; the copy allows the ranges to overlap (a put to oneself).
         Reach::Host(r) => unsafe { copy::copy(r as *mut u8, src, n, st.cfg.nt_copy_min) },
+        // SAFETY: src is readable for n bytes per the caller.
+        Reach::Net(net, pe, at) => unsafe { net.put(func, pe, src, n, at) },
     }
 }
 
@@ -32,6 +35,8 @@ pub unsafe fn get(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, p
         Reach::Gpu(g, r) => g.copy(func, dest as usize, r, n),
         // SAFETY: as in `put`, with the roles of the ranges swapped.
         Reach::Host(r) => unsafe { copy::copy(dest, r as *const u8, n, st.cfg.nt_copy_min) },
+        // SAFETY: dest is writable for n bytes per the caller.
+        Reach::Net(net, pe, at) => unsafe { net.get(func, pe, dest, n, at) },
     }
 }
 
@@ -53,6 +58,22 @@ pub unsafe fn strided(st: &State, func: &str, put: bool, sym: Strided, local: St
     let (r, gpu) = match st.reach(func, what, sym.addr, sym.span, pe, Some(local.addr)) {
         Reach::Gpu(g, r) => (r, Some(g)),
         Reach::Host(r) => (r, None),
+        Reach::Net(net, pe, at) => {
+            for b in 0..nblocks {
+                let at = crate::transport::fabric::Remote { region: at.region, offset: at.offset + b * sym.stride };
+                let l = local.addr + b * local.stride;
+                // SAFETY: block b of the local side is valid per the caller; the symmetric
+                // side's span was checked by reach.
+                unsafe {
+                    if put {
+                        net.put(func, pe, l as *const u8, block, at)
+                    } else {
+                        net.get(func, pe, l as *mut u8, block, at)
+                    }
+                }
+            }
+            return;
+        }
     };
     let (d, dst, s, sst) = if put { (r, sym.stride, local.addr, local.stride) } else { (local.addr, local.stride, r, sym.stride) };
     if let Some(g) = gpu {
@@ -81,6 +102,12 @@ pub unsafe fn store<T: Copy>(st: &State, func: &str, dest: usize, value: T, pe: 
             // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
             unsafe { ptr::write_volatile(r as *mut T, value) }
         }
+        Reach::Net(net, pe, at) => {
+            super::check_align(func, "dest", dest, align_of::<T>());
+            // SAFETY: value is a local of size_of::<T>() bytes, alive for the call (small puts
+            // are injected: the source is free on return).
+            unsafe { net.put(func, pe, &value as *const T as *const u8, size_of::<T>(), at) }
+        }
     }
 }
 
@@ -102,6 +129,16 @@ pub unsafe fn load<T: Copy>(st: &State, func: &str, src: usize, pe: usize) -> T 
             super::check_align(func, "source", r, align_of::<T>());
             // SAFETY: r is a mapped, aligned symmetric location of size_of::<T>() bytes.
             unsafe { ptr::read_volatile(r as *const T) }
+        }
+        Reach::Net(net, pe, at) => {
+            super::check_align(func, "source", src, align_of::<T>());
+            let mut v = std::mem::MaybeUninit::<T>::uninit();
+            // SAFETY: v is writable for size_of::<T>() bytes; the get fills all of them, and
+            // any bit pattern is a T.
+            unsafe {
+                net.get(func, pe, v.as_mut_ptr().cast(), size_of::<T>(), at);
+                v.assume_init()
+            }
         }
     }
 }

@@ -238,6 +238,28 @@ impl TeamPool {
         TeamPool { descs }
     }
 
+    /// `new`, with the shared and node teams (slots 1 and 2) made of this PE's node:
+    /// `members` (ascending world PEs) when they form an arithmetic progression (the usual
+    /// block placement), else this PE alone (OpenSHMEM allows a subset for the shared team).
+    pub fn with_node(max: usize, area_base: usize, me: usize, npes: usize, members: &[usize]) -> TeamPool {
+        let mut pool = TeamPool::new(max, area_base, me, npes);
+        let stride = if members.len() > 1 { members[1] - members[0] } else { 1 };
+        let regular = stride > 0 && members.windows(2).all(|w| w[1] - w[0] == stride);
+        let (start, stride, size, my) = if regular {
+            let my = members.iter().position(|&p| p == me).unwrap_or(0);
+            (members[0], stride, members.len(), my)
+        } else {
+            (me, 1, 1, 0)
+        };
+        for d in pool.descs.iter_mut().take(PREDEFINED).skip(1) {
+            d.start = start as i32;
+            d.stride = stride as i32;
+            d.size = size as i32;
+            d.my_pe = my as i32;
+        }
+        pool
+    }
+
     pub fn max(&self) -> usize {
         self.descs.len()
     }
@@ -322,6 +344,24 @@ mod tests {
 
     fn members(p: Progression) -> Vec<i32> {
         (0..p.size).map(|i| p.start + p.stride * i).collect()
+    }
+
+    #[test]
+    fn node_teams_follow_the_node() {
+        let p = TeamPool::with_node(8, 0, 5, 8, &[4, 5, 6, 7]);
+        let d = p.get(1).unwrap();
+        assert_eq!((d.start, d.stride, d.size, d.my_pe), (4, 1, 4, 1));
+        let n = p.get(2).unwrap();
+        assert_eq!((n.start, n.stride, n.size, n.my_pe), (4, 1, 4, 1));
+        assert_ne!(n.sync_offset, d.sync_offset);
+        assert_eq!(p.get(0).unwrap().size, 8);
+        let p = TeamPool::with_node(8, 0, 3, 8, &[1, 3, 5, 7]);
+        let d = p.get(1).unwrap();
+        assert_eq!((d.start, d.stride, d.size, d.my_pe), (1, 2, 4, 1));
+        // Irregular members: this PE alone.
+        let p = TeamPool::with_node(8, 0, 2, 8, &[0, 2, 3]);
+        let d = p.get(2).unwrap();
+        assert_eq!((d.start, d.stride, d.size, d.my_pe), (2, 1, 1, 0));
     }
 
     #[test]

@@ -94,10 +94,17 @@ fn load_bytes<const N: usize>(words: &[AtomicU64]) -> [u8; N] {
     out
 }
 
-/// The shared-memory side of a running PE.
+/// The shared-memory side of a running PE: the PEs of its node. Slots, heap and data bases are
+/// indexed by node-local rank (`world` gives each one's PE number); messages name PE numbers.
 pub struct ShmJob {
+    /// This PE's number in the job.
     pub me: usize,
+    /// This PE's node-local rank (its slot).
+    pub local: usize,
+    /// PEs on this node.
     pub npes: usize,
+    /// The PE number of each node-local rank.
+    pub world: Vec<usize>,
     ctl: usize,
     /// Each PE's heap as mapped here (index: PE).
     pub heap_bases: Vec<usize>,
@@ -114,6 +121,8 @@ pub struct ShmJob {
 pub struct JoinParams<'a> {
     pub dir: &'a str,
     pub key: &'a str,
+    /// The PEs of this node (ascending); `me` and `npes` are this PE's index in it and its length.
+    pub members: &'a [usize],
     pub me: usize,
     pub npes: usize,
     pub heap_len: usize,
@@ -186,8 +195,10 @@ impl ShmJob {
         let ctl = segment::map(&fd, ctl_len, None)?;
         drop(fd);
         let mut job = ShmJob {
-            me: p.me,
+            me: p.members[p.me],
+            local: p.me,
             npes: p.npes,
+            world: p.members.to_vec(),
             ctl,
             heap_bases: vec![0; p.npes],
             data_bases: None,
@@ -206,7 +217,7 @@ impl ShmJob {
         CTL.store(ctl as u64, Release);
         let me_slot = job.slot(p.me);
         if me_slot.state.load(Acquire) != 0 {
-            return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.me, p.key));
+            return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.members[p.me], p.key));
         }
 
         // Our heap: a host file, or announce the GPU heap.
@@ -246,14 +257,15 @@ impl ShmJob {
         let deadline = Instant::now() + p.timeout;
         let mut b = crate::core::wait::Backoff::new(p.spin, 1000);
         loop {
-            let missing: Vec<usize> = (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).collect();
+            let missing: Vec<usize> =
+                (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
             if missing.is_empty() {
                 break;
             }
             if Instant::now() > deadline {
                 let list: Vec<String> = missing.iter().take(16).map(|q| q.to_string()).collect();
                 return Err(format!(
-                    "timed out after {} s waiting for PEs {} of {} to start (ISHMEM_BOOTSTRAP_TIMEOUT)",
+                    "timed out after {} s waiting for PEs {} of this node ({} PEs) to start (ISHMEM_BOOTSTRAP_TIMEOUT)",
                     p.timeout.as_secs(), list.join(", "), p.npes
                 ));
             }
@@ -266,11 +278,12 @@ impl ShmJob {
         let mut gpu_slots = Vec::new();
         for q in 0..p.npes {
             let s = job.slot(q);
+            let pq = p.members[q];
             let theirs = s.backend.load(Relaxed);
             if theirs != mine {
                 let name = |b| if b == BACKEND_CUDA { "the GPU (CUDA) backend" } else { "the CPU backend" };
                 return Err(format!(
-                    "PE {q} uses {} and this PE {}: every PE must use the same backend \
+                    "PE {pq} uses {} and this PE {}: every PE must use the same backend \
                      (set ISHMEM_GPU=0 or ISHMEM_GPU=1 on every PE, and make a GPU visible to each)",
                     name(theirs),
                     name(mine)
@@ -287,21 +300,21 @@ impl ShmJob {
             let hl = s.heap_len.load(Relaxed) as usize;
             if hl != p.heap_len {
                 return Err(format!(
-                    "PE {q} has a symmetric heap of {hl} bytes and this PE {} bytes: ISHMEM_SYMMETRIC_SIZE must be the same on every PE",
+                    "PE {pq} has a symmetric heap of {hl} bytes and this PE {} bytes: ISHMEM_SYMMETRIC_SIZE must be the same on every PE",
                     p.heap_len
                 ));
             }
             for (a, (name, v)) in s.agree.iter().zip(p.agree) {
                 let theirs = a.load(Relaxed);
                 if theirs != v {
-                    return Err(format!("PE {q} has {name}={theirs} and this PE {v}: {name} must be the same on every PE"));
+                    return Err(format!("PE {pq} has {name}={theirs} and this PE {v}: {name} must be the same on every PE"));
                 }
             }
             let dl = s.data_len.load(Relaxed) as usize;
             if let (Some(bases), Some((start, len))) = (data_bases.as_mut(), p.data) {
                 if dl != len {
                     return Err(format!(
-                        "PE {q} runs a different executable (data segment of {dl} bytes, here {len}); \
+                        "PE {pq} runs a different executable (data segment of {dl} bytes, here {len}); \
                          set ISHMEM_SYMMETRIC_GLOBALS=0 on every PE to run different programs"
                     ));
                 }
@@ -318,8 +331,8 @@ impl ShmJob {
             }
             if p.debug && mine == BACKEND_CPU {
                 crate::ffi::emit(&format!(
-                    "[PE {}] DEBUG: PE {q} pid {} heap mapped at {:#x}",
-                    p.me,
+                    "[PE {}] DEBUG: PE {pq} pid {} heap mapped at {:#x}",
+                    p.members[p.me],
                     s.pid.load(Relaxed),
                     job.heap_bases[q]
                 ));
@@ -360,7 +373,7 @@ impl ShmJob {
 
     /// Publishes this PE's arguments of collective call number `seq`.
     pub fn post_args(&self, seq: u64, args: [u64; 4]) {
-        let s = &self.slot(self.me).coll[(seq & 1) as usize];
+        let s = &self.slot(self.local).coll[(seq & 1) as usize];
         for (a, v) in s.iter().zip(args) {
             a.store(v, Relaxed);
         }
@@ -377,13 +390,15 @@ impl ShmJob {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let ctl = self.ctl;
-        let (me, npes) = (self.me, self.npes);
+        let (me, local, npes, world) = (self.me, self.local, self.npes, self.world.clone());
         let pids: Vec<(usize, i32)> =
-            (0..npes).filter(|&q| q != me).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
+            (0..npes).filter(|&q| q != local).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
         let spawn = std::thread::Builder::new().name("ishmem-watchdog".into()).spawn(move || {
             let view = ShmJob {
                 me,
+                local,
                 npes,
+                world,
                 ctl,
                 heap_bases: Vec::new(),
                 data_bases: None,
@@ -402,7 +417,7 @@ impl ShmJob {
 
     /// Leaves the job cleanly: marks this PE finalized and stops the watchdog.
     pub fn finalize(&mut self) {
-        self.slot(self.me).state.store(FINALIZED, Release);
+        self.slot(self.local).state.store(FINALIZED, Release);
         if let Some((stop, handle)) = self.watchdog.take() {
             stop.store(true, Release);
             let _ = handle.join();
@@ -460,8 +475,8 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
                 return;
             }
             crate::ffi::exit_after_peer(&format!(
-                "[PE {}] ERROR: PE {q} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
-                job.me
+                "[PE {}] ERROR: PE {} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
+                job.me, job.world[q]
             ));
         }
         for i in gone.into_iter().rev() {

@@ -1,0 +1,318 @@
+//! The network reach of the core: PEs on other nodes, through the libfabric transport
+//! (`transport::fabric`). Owns the job's `Fabric` once init found several nodes: opening it,
+//! registering the symmetric regions, exchanging endpoint names and keys through the launcher's
+//! exchange (never shared memory), the progress thread for manual-progress providers, and the
+//! mapping of OpenSHMEM AMOs onto libfabric atomics. Errors from the provider end the job with
+//! the function, the peer and libfabric's text.
+//!
+//! AMOs: while a job spans nodes, every AMO (to a node peer and to this PE too) goes through
+//! the provider, so that all AMOs on a word are applied by one agent, the target's provider,
+//! and stay atomic with respect to each other whatever the provider does inside. Integer AMOs
+//! travel as unsigned integers of their width (two's complement makes add, and, or, xor the
+//! same bits); floats by their bits (fetch, set, swap only). Where `fi_query_atomic` says the
+//! provider lacks an operation on a width, it is emulated by a compare-and-swap loop on the
+//! same word (atomic with respect to every other AMO, which all go through the provider).
+//!
+//! Regions: 0 is the symmetric heap, 1 the symmetric data segment (when globals are
+//! symmetric); every PE registers them in this order, so the ids agree.
+
+use crate::bootstrap::Exchange;
+use crate::ffi::fatal;
+use crate::transport::fabric::{AtomicKind, AtomicOp, Dtype, Fabric, Options, Remote};
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Region ids.
+pub const HEAP: usize = 0;
+pub const DATA: usize = 1;
+
+/// The read-modify-write operators of an AMO.
+#[derive(Clone, Copy, Debug)]
+pub enum Rmw {
+    Add,
+    And,
+    Or,
+    Xor,
+}
+
+/// The running network side of a PE.
+pub struct Net {
+    pub fab: Arc<Fabric>,
+    stop: Arc<AtomicBool>,
+    /// Milliseconds since the thread started after which it stops (u64::MAX: never).
+    deadline_ms: Arc<std::sync::atomic::AtomicU64>,
+    progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    started: std::time::Instant,
+}
+
+/// What `Net::start` needs from init.
+pub struct NetParams<'a> {
+    pub provider: Option<&'a str>,
+    pub me: usize,
+    pub npes: usize,
+    /// The local heap and data segment `(base, len)`.
+    pub heap: (usize, usize),
+    pub data: Option<(usize, usize)>,
+    pub progress_us: u64,
+}
+
+impl Net {
+    /// Opens the provider, registers the regions and exchanges names and keys with every PE
+    /// through `x`; returns once every PE can reach every other.
+    pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
+        let opts = Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, ..Options::default() };
+        let fab = Fabric::open_with(&opts)?;
+        // SAFETY: the heap and data segment are mapped for the life of the process (never
+        // unmapped before the Fabric is dropped at finalize).
+        let heap = unsafe { fab.register(p.heap.0 as *mut u8, p.heap.1) }?;
+        // SAFETY: as above.
+        let data = match p.data {
+            Some((b, l)) => Some(unsafe { fab.register(b as *mut u8, l) }?),
+            None => None,
+        };
+        debug_assert!(heap.id == HEAP && data.is_none_or(|d| d.id == DATA));
+        let mut mine = fab.name()?;
+        let name_len = mine.len() as u64;
+        for w in [name_len, heap.key, heap.addr, data.map_or(0, |d| d.key), data.map_or(0, |d| d.addr)] {
+            mine.extend_from_slice(&w.to_le_bytes());
+        }
+        let all = x.allgather("ishmem-ofi", &mine)?;
+        let mut names = Vec::with_capacity(p.npes);
+        let mut keys = Vec::with_capacity(p.npes);
+        for (pe, v) in all.iter().enumerate() {
+            let bad = || format!("the network address of PE {pe} is malformed ({} bytes)", v.len());
+            if v.len() < 40 {
+                return Err(bad());
+            }
+            let tail = &v[v.len() - 40..];
+            let w = |i: usize| u64::from_le_bytes(tail[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+            if w(0) as usize != v.len() - 40 {
+                return Err(bad());
+            }
+            names.push(v[..v.len() - 40].to_vec());
+            keys.push([w(1), w(2), w(3), w(4)]);
+        }
+        fab.insert_peers(&names)?;
+        for (pe, k) in keys.iter().enumerate() {
+            fab.set_remote(HEAP, pe, k[0], k[1])?;
+            if data.is_some() {
+                fab.set_remote(DATA, pe, k[2], k[3])?;
+            }
+        }
+        // Nobody sends before every PE has inserted every address and key.
+        x.allgather("ishmem-ofi-ready", &[])?;
+        let fab = Arc::new(fab);
+        let stop = Arc::new(AtomicBool::new(false));
+        let deadline_ms = Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+        let started = std::time::Instant::now();
+        let progress = if fab.info().data_progress_manual {
+            let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
+            let period = Duration::from_micros(p.progress_us.max(1));
+            std::thread::Builder::new()
+                .name("ishmem-progress".into())
+                .spawn(move || {
+                    while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
+                        f.progress();
+                        std::thread::sleep(period);
+                    }
+                })
+                .ok()
+        } else {
+            None
+        };
+        Ok(Net { fab, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
+    }
+
+    /// Lets the progress thread run for `grace` more, then stop (finalize: peers may still be
+    /// leaving the last barrier and need this PE's provider to answer them).
+    pub fn retire(&self, grace: Duration) {
+        let at = self.started.elapsed() + grace;
+        self.deadline_ms.store(at.as_millis() as u64, Release);
+    }
+
+    /// Stops the progress thread now.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Release);
+        let h = self.progress.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = h {
+            let _ = h.join();
+        }
+    }
+
+    /// Completes every outstanding network operation of this PE.
+    pub fn quiet(&self, func: &str) {
+        if let Err(e) = self.fab.quiet() {
+            fatal(func, &format!("network: {e}"))
+        }
+    }
+
+    /// Orders this PE's earlier puts and AMOs before its later ones, per target.
+    pub fn fence(&self) {
+        self.fab.fence()
+    }
+
+    /// A put of `n` bytes from local `src` (complete at quiet).
+    ///
+    /// # Safety
+    /// `src` must be readable for `n` bytes until the call returns.
+    pub unsafe fn put(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        // SAFETY: forwarded contract (the binding copies or injects the source before a
+        // bounded return, or registers it for the life of the operation).
+        if let Err(e) = unsafe { self.fab.put(pe, src, n, at) } {
+            fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+        }
+    }
+
+    /// A blocking get of `n` bytes into local `dst`.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `n` bytes.
+    pub unsafe fn get(&self, func: &str, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+        // SAFETY: forwarded contract.
+        if let Err(e) = unsafe { self.fab.get(pe, dst, n, at) } {
+            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+        }
+    }
+
+    fn dtype(func: &str, width: usize) -> Dtype {
+        match width {
+            1 => Dtype::U8,
+            2 => Dtype::U16,
+            4 => Dtype::U32,
+            8 => Dtype::U64,
+            w => fatal(func, &format!("internal error: no network atomic of {w} bytes")),
+        }
+    }
+
+    fn failed(func: &str, what: &str, pe: usize, e: String) -> ! {
+        fatal(func, &format!("network atomic {what} on PE {pe}: {e}"))
+    }
+
+    /// Compare-and-swap: stores `value` where the word equals `cond`; returns the old value.
+    pub fn cas(&self, func: &str, pe: usize, at: Remote, width: usize, cond: u64, value: u64) -> u64 {
+        let dt = Self::dtype(func, width);
+        self.fab.compare_atomic(pe, AtomicOp::Cswap, dt, at, cond, value).unwrap_or_else(|e| Self::failed(func, "compare-swap", pe, e))
+    }
+
+    /// Applies `f` to the word by a compare-and-swap loop (the emulation of an operation the
+    /// provider lacks); returns the old value.
+    fn emulate(&self, func: &str, pe: usize, at: Remote, width: usize, f: impl Fn(u64) -> u64) -> u64 {
+        let dt = Self::dtype(func, width);
+        if !self.fab.atomic_valid(AtomicOp::Cswap, dt, AtomicKind::Compare) {
+            fatal(func, &format!("provider {} has no compare-swap on {width}-byte words to emulate this AMO with", self.fab.info().provider));
+        }
+        let mask = if width == 8 { u64::MAX } else { (1u64 << (8 * width)) - 1 };
+        let mut old = self.fetch(func, pe, at, width);
+        loop {
+            let seen = self.cas(func, pe, at, width, old, f(old) & mask);
+            if seen == old {
+                return old;
+            }
+            old = seen;
+        }
+    }
+
+    /// Atomic read.
+    pub fn fetch(&self, func: &str, pe: usize, at: Remote, width: usize) -> u64 {
+        let dt = Self::dtype(func, width);
+        if self.fab.atomic_valid(AtomicOp::Read, dt, AtomicKind::Fetch) {
+            return self.fab.fetch_atomic(pe, AtomicOp::Read, dt, at, 0).unwrap_or_else(|e| Self::failed(func, "fetch", pe, e));
+        }
+        // A compare-swap that never matches (or matches with the same value) returns the word.
+        self.cas(func, pe, at, width, 0, 0)
+    }
+
+    /// Atomic write (non-blocking: complete at quiet, ordered by fence).
+    pub fn set(&self, func: &str, pe: usize, at: Remote, width: usize, value: u64) {
+        let dt = Self::dtype(func, width);
+        if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Write) {
+            if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
+                Self::failed(func, "set", pe, e)
+            }
+            return;
+        }
+        self.emulate(func, pe, at, width, |_| value);
+    }
+
+    /// Atomic swap: returns the old value.
+    pub fn swap(&self, func: &str, pe: usize, at: Remote, width: usize, value: u64) -> u64 {
+        let dt = Self::dtype(func, width);
+        if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Fetch) {
+            return self.fab.fetch_atomic(pe, AtomicOp::Write, dt, at, value).unwrap_or_else(|e| Self::failed(func, "swap", pe, e));
+        }
+        self.emulate(func, pe, at, width, |_| value)
+    }
+
+    fn op_of(r: Rmw) -> AtomicOp {
+        match r {
+            Rmw::Add => AtomicOp::Sum,
+            Rmw::And => AtomicOp::Band,
+            Rmw::Or => AtomicOp::Bor,
+            Rmw::Xor => AtomicOp::Bxor,
+        }
+    }
+
+    fn apply(r: Rmw, old: u64, v: u64) -> u64 {
+        match r {
+            Rmw::Add => old.wrapping_add(v),
+            Rmw::And => old & v,
+            Rmw::Or => old | v,
+            Rmw::Xor => old ^ v,
+        }
+    }
+
+    /// Fetching read-modify-write: returns the old value.
+    pub fn fetch_rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) -> u64 {
+        let dt = Self::dtype(func, width);
+        let op = Self::op_of(r);
+        if self.fab.atomic_valid(op, dt, AtomicKind::Fetch) {
+            return self.fab.fetch_atomic(pe, op, dt, at, v).unwrap_or_else(|e| Self::failed(func, "fetch-op", pe, e));
+        }
+        self.emulate(func, pe, at, width, |old| Self::apply(r, old, v))
+    }
+
+    /// Non-fetching read-modify-write (non-blocking where the provider has it).
+    pub fn rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) {
+        let dt = Self::dtype(func, width);
+        let op = Self::op_of(r);
+        if self.fab.atomic_valid(op, dt, AtomicKind::Write) {
+            if let Err(e) = self.fab.atomic(pe, op, dt, at, v) {
+                Self::failed(func, "op", pe, e)
+            }
+            return;
+        }
+        self.fetch_rmw(func, pe, at, width, r, v);
+    }
+
+    /// Which path each AMO takes on this provider, for `ISHMEM_INFO` and the docs.
+    pub fn amo_paths(&self) -> String {
+        let mut native = Vec::new();
+        let mut emulated = Vec::new();
+        for (name, op, kind) in [
+            ("fetch", AtomicOp::Read, AtomicKind::Fetch),
+            ("set", AtomicOp::Write, AtomicKind::Write),
+            ("swap", AtomicOp::Write, AtomicKind::Fetch),
+            ("compare_swap", AtomicOp::Cswap, AtomicKind::Compare),
+            ("fetch_add", AtomicOp::Sum, AtomicKind::Fetch),
+            ("add", AtomicOp::Sum, AtomicKind::Write),
+            ("fetch_and/or/xor", AtomicOp::Band, AtomicKind::Fetch),
+        ] {
+            for (w, dt) in [(4, Dtype::U32), (8, Dtype::U64)] {
+                let s = format!("{name}/{}", 8 * w);
+                if self.fab.atomic_valid(op, dt, kind) { native.push(s) } else { emulated.push(s) }
+            }
+        }
+        format!(
+            "native: {}; emulated by compare-swap: {}",
+            if native.is_empty() { "none".into() } else { native.join(" ") },
+            if emulated.is_empty() { "none".into() } else { emulated.join(" ") }
+        )
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
