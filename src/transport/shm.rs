@@ -221,7 +221,7 @@ impl ShmJob {
             let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
             let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
             created(heap_path);
-            job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::HEAP_ALIGN)?;
+            job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::base_align(p.heap_len))?;
             drop(hfd);
         }
         // Our data segment.
