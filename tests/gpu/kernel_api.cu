@@ -30,6 +30,45 @@ __global__ void look(int *data, int *seen) {
     if (threadIdx.x == 0) seen[3] = ishmem_int_g(&data[N], peer); /* what this PE wrote there */
 }
 
+/* test_any / wait_until_any in a kernel are fair (issue 14): 2 * FAIR_N calls on ivars that all
+ * hold return the indices in turn, wrapping around; with a status mask only the active ones. */
+#define FAIR_N 5
+__global__ void fair(int *iv, size_t *got) {
+    if (threadIdx.x != 0) return;
+    for (int c = 0; c < 2 * FAIR_N; c++)
+        got[c] = ishmem_int_test_any(iv, FAIR_N, NULL, ISHMEM_CMP_EQ, 1);
+    for (int c = 0; c < 2 * FAIR_N; c++)
+        got[2 * FAIR_N + c] = ishmem_int_wait_until_any(iv + FAIR_N, FAIR_N, NULL, ISHMEM_CMP_GE, 1);
+    int st[FAIR_N] = {0, 1, 0, 1, 1};
+    for (int c = 0; c < 4; c++)
+        got[4 * FAIR_N + c] = ishmem_int_test_any(iv + 2 * FAIR_N, FAIR_N, st, ISHMEM_CMP_EQ, 1);
+}
+
+static void check_fair(void) {
+    int *iv = (int *)ishmem_malloc(3 * FAIR_N * sizeof(int));
+    size_t *got = NULL;
+    CHECK(iv && cudaMallocManaged(&got, (4 * FAIR_N + 4) * sizeof(size_t)) == cudaSuccess, "fair: buffers");
+    if (!iv || !got) return;
+    int ones[3 * FAIR_N];
+    for (int i = 0; i < 3 * FAIR_N; i++) ones[i] = 1;
+    ishmem_int_put(iv, ones, 3 * FAIR_N, ishmem_my_pe());
+    fair<<<1, 32>>>(iv, got);
+    cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(ce == cudaSuccess, "fair kernel: %s", cudaGetErrorString(ce));
+    for (int form = 0; form < 2; form++) {
+        size_t *g = got + 2 * FAIR_N * form;
+        CHECK(g[0] < FAIR_N, "fair form %d: first index %zu", form, g[0]);
+        for (int c = 1; c < 2 * FAIR_N; c++)
+            CHECK(g[c] == (g[0] + c) % FAIR_N, "fair form %d: call %d returned %zu, want %zu", form, c, g[c],
+                  (g[0] + c) % FAIR_N);
+    }
+    size_t *m = got + 4 * FAIR_N;
+    CHECK((m[0] == 0 || m[0] == 2) && m[1] == 2 - m[0] && m[2] == m[0] && m[3] == m[1],
+          "fair with status: %zu %zu %zu %zu (want 0 and 2 alternating)", m[0], m[1], m[2], m[3]);
+    cudaFree(got);
+    ishmem_free(iv);
+}
+
 int main(void) {
     ishmem_init();
     int me = ishmem_my_pe(), npes = ishmem_n_pes();
@@ -60,6 +99,7 @@ int main(void) {
     ce = cudaDeviceSynchronize();
     CHECK(ce == cudaSuccess && seen[3] == 77 + me, "device g: %d (err %s)", seen[3], cudaGetErrorString(ce));
     ishmem_barrier_all();
+    check_fair();
     cudaFree(seen);
     ishmem_free(counter);
     ishmem_free(data);
