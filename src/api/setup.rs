@@ -57,10 +57,10 @@ pub unsafe extern "C" fn ishmem_init_thread(requested: c_int, provided: *mut c_i
     const F: &str = "ishmem_init_thread";
     guard(F, || {
         if !(THREAD_SINGLE..=THREAD_MULTIPLE).contains(&requested) {
-            crate::ffi::emit(&format!(
-                "[PE {}] ERROR: {F}: invalid thread level {requested} (use ISHMEM_THREAD_SINGLE .. ISHMEM_THREAD_MULTIPLE)",
-                crate::ffi::pe_tag()
-            ));
+            crate::ffi::status_note(
+                F,
+                &format!("returning 1: invalid thread level {requested} (use ISHMEM_THREAD_SINGLE .. ISHMEM_THREAD_MULTIPLE)"),
+            );
             return 1;
         }
         core::init(F, requested, InitRequest::Env { mode: None }, true);
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn ishmemx_get_uniqueid(uid: *mut [u8; UID_BYTES]) -> c_in
     const F: &str = "ishmemx_get_uniqueid";
     guard(F, || {
         if uid.is_null() {
-            crate::ffi::emit(&format!("[PE {}] ERROR: {F}: uid is NULL", crate::ffi::pe_tag()));
+            crate::ffi::status_note(F, "returning 1: uid is NULL");
             return 1;
         }
         // SAFETY: uid is non-NULL and points to an ishmemx_uniqueid_t per the API.

@@ -46,10 +46,22 @@ pub fn warn(func: &str, msg: &str) {
     emit(&format!("[PE {}] WARNING: {func}: {msg}", pe_tag()));
 }
 
-/// Prints `[PE n] ERROR: func: msg` for a call that fails with a status the job can go on
-/// from (a team split with no free slot); nothing else happens.
-pub fn error(func: &str, msg: &str) {
-    emit(&format!("[PE {}] ERROR: {func}: {msg}", pe_tag()));
+/// Whether `ISHMEM_DEBUG` is on: the running PE's setting, else the environment's (before
+/// init).
+pub fn debug_on() -> bool {
+    if crate::core::is_running() {
+        return crate::core::state("").cfg.debug;
+    }
+    std::env::var("ISHMEM_DEBUG").ok().and_then(|v| crate::env::parse_bool(&v).ok()).unwrap_or(false)
+}
+
+/// Says why a call failed that reports the failure by its return value (a status, NULL,
+/// ISHMEM_TEAM_INVALID): a `[PE n] WARNING: func: msg` line with ISHMEM_DEBUG=1, nothing
+/// otherwise. `ERROR:` lines are for failures that end the job.
+pub fn status_note(func: &str, msg: &str) {
+    if debug_on() {
+        warn(func, msg);
+    }
 }
 
 /// Prints `[PE n] ERROR: func: msg`, tells the other PEs of the node, and ends this process
