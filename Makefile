@@ -11,6 +11,7 @@ PREFIX ?= $(CURDIR)/build/prefix
 NP ?= 4
 CARGO ?= cargo
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 CTEST_ARGS ?= --output-on-failure
 
 .PHONY: all build install check check-generated test-rust test-c test-gpu-mock run-example generate clean
@@ -19,6 +20,8 @@ all: build
 
 build:
 	$(CARGO) build --release --workspace
+	@# the soname is libishmem.so.$(SOVERSION): programs linked against target/release find it
+	ln -sf libishmem.so target/release/libishmem.so.$(SOVERSION)
 
 generate:
 	$(CARGO) run -q -p ishmem-gen

@@ -1,5 +1,5 @@
 //! Teams: my_pe, n_pes, translate_pe, get_config, split_strided, split_2d, destroy, and
-//! team_sync. The bookkeeping is core::team (descriptor table, split arithmetic); the
+//! team_sync (also as OpenSHMEM 1.5's `ishmem_sync`). The bookkeeping is core::team (descriptor table, split arithmetic); the
 //! synchronization is core::coll.
 //!
 //! Errors: a handle that names no team of this PE (other than ISHMEM_TEAM_INVALID, which the
@@ -272,6 +272,16 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
 #[no_mangle]
 pub extern "C" fn ishmem_team_sync(team: c_int) -> c_int {
     const F: &str = "ishmem_team_sync";
+    guard(F, || {
+        team_of(state(F), F, team).team_sync();
+        0
+    })
+}
+
+/// `int ishmem_sync(ishmem_team_t team)`: the OpenSHMEM 1.5 spelling of `ishmem_team_sync`.
+#[no_mangle]
+pub extern "C" fn ishmem_sync(team: c_int) -> c_int {
+    const F: &str = "ishmem_sync";
     guard(F, || {
         team_of(state(F), F, team).team_sync();
         0

@@ -75,12 +75,54 @@ pub fn fatal(func: &str, msg: &str) -> ! {
     exit_now(1)
 }
 
-/// Ends this PE because another one failed: waits a moment first, so that the launcher sees
-/// the PE that failed first exit first and names it.
-pub fn exit_after_peer(msg: &str) -> ! {
+/// Ends this PE because PE `cause` failed: tells ishmrun so (its summary then names `cause`,
+/// whichever PE it reaps first), and waits a moment first, so that other launchers see the PE
+/// that failed first exit first.
+pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
     emit(msg);
+    tell_launcher(cause);
     std::thread::sleep(std::time::Duration::from_millis(300));
     exit_now(1)
+}
+
+/// Writes `peer <me> <cause>` into ishmrun's report pipe, when this PE was started by ishmrun
+/// (`ISHMRUN_REPORT=<fd>:<inode>`, checked against the descriptor so that a program that closed
+/// it and opened something else there is never written into). One write of a few bytes into a
+/// pipe: atomic, never interleaved with another PE's.
+fn tell_launcher(cause: usize) {
+    let Some(fd) = std::env::var("ISHMRUN_REPORT").ok().and_then(|v| report_fd(&v)) else { return };
+    let Some(me) = crate::core::my_pe_if_running().or_else(crate::core::boot_rank) else { return };
+    let line = format!("peer {me} {cause}\n");
+    // SAFETY: fd is open (fstat checked it just now); a failed or short write loses the record.
+    unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+}
+
+/// The descriptor of `ISHMRUN_REPORT` when it is still the pipe ishmrun made.
+fn report_fd(value: &str) -> Option<i32> {
+    let (fd, ino) = value.split_once(':')?;
+    let (fd, ino): (i32, u64) = (fd.parse().ok()?, ino.parse().ok()?);
+    // SAFETY: st is plain data written by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on any integer is safe; it fails for a closed descriptor.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    (ok && st.st_mode & libc::S_IFMT == libc::S_IFIFO && st.st_ino == ino).then_some(fd)
+}
+
+/// Ends this PE quietly when `flag` (the job's global-exit word, `transport::shm`) says that a
+/// PE called `ishmem_global_exit(status)`: with that status, as the specification asks of
+/// every PE. Returns when no PE did.
+pub fn check_global_exit(flag: u64, me: usize) {
+    if flag == 0 {
+        return;
+    }
+    let (pe, status) = ((flag >> 32) & 0x7fff_ffff, flag as u32 as i32);
+    if debug_on() {
+        emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
+    }
+    if pe as usize != me {
+        tell_launcher(pe as usize);
+    }
+    exit_now(status)
 }
 
 /// Flushes C stdio (the program's own buffered output) and exits without running atexit

@@ -37,6 +37,8 @@ struct Header {
     bar_gen: AtomicU64,
     /// 0: running; pe+1: that PE reported a fatal error.
     abort_pe: AtomicI64,
+    /// 0: running; 1 << 63 | pe << 32 | status as u32: that PE called ishmem_global_exit.
+    global_exit: AtomicU64,
 }
 
 /// Backends a slot can announce (every PE of a job must use the same one).
@@ -162,6 +164,18 @@ pub fn mark_abort(me: usize) {
         // SAFETY: CTL is set only while the control segment is mapped (it is never unmapped).
         let h = unsafe { &*(ctl as *const Header) };
         let _ = h.abort_pe.compare_exchange(0, me as i64 + 1, AcqRel, Acquire);
+    }
+}
+
+/// Records that PE `me` called `ishmem_global_exit(status)`: every watchdog ends its PE with
+/// that status (the first call wins).
+pub fn mark_global_exit(me: usize, status: i32) {
+    let ctl = CTL.load(Acquire) as usize;
+    if ctl != 0 {
+        // SAFETY: as in `mark_abort`.
+        let h = unsafe { &*(ctl as *const Header) };
+        let v = 1 << 63 | (me as u64 & 0x7fff_ffff) << 32 | status as u32 as u64;
+        let _ = h.global_exit.compare_exchange(0, v, AcqRel, Acquire);
     }
 }
 
@@ -434,13 +448,18 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         if stop.load(Acquire) {
             break;
         }
+        crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
         let failed = job.header().abort_pe.load(Acquire);
-        if failed != 0 && failed - 1 != job.me as i64 {
+        if failed - 1 == job.me as i64 {
+            // This PE failed and is exiting: it must not blame a peer that ends because of it.
+            break;
+        }
+        if failed != 0 {
             crate::ffi::exit_after_peer(&format!(
                 "[PE {}] ERROR: ending the job because PE {} failed (see its message)",
                 job.me,
                 failed - 1
-            ));
+            ), (failed - 1) as usize);
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {
@@ -459,10 +478,11 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
             if stop.load(Acquire) {
                 return;
             }
+            crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
             crate::ffi::exit_after_peer(&format!(
                 "[PE {}] ERROR: PE {q} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
                 job.me
-            ));
+            ), q);
         }
         for i in gone.into_iter().rev() {
             let (_, _, fd) = fds.remove(i);

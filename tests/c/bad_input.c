@@ -3,6 +3,7 @@
  * whole job with a nonzero status (checked by expect_fail.sh). "exhaust" is a success case:
  * ishmem_malloc returns NULL when the heap is too small. */
 #include "test_util.h"
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +17,17 @@ static int others_wait(void) {
 }
 
 #define BAD_ONLY() if (t_me != bad_pe()) return others_wait()
+
+/* fatal_slow: holds stdout's lock for a second */
+static int stdout_held;
+static void *hold_stdout(void *arg) {
+    (void)arg;
+    flockfile(stdout);
+    __atomic_store_n(&stdout_held, 1, __ATOMIC_RELEASE);
+    sleep(1);
+    funlockfile(stdout);
+    return NULL;
+}
 
 /* What the bad PE reaches if the library let the bad call return. */
 static int survived(const char *what) {
@@ -212,10 +224,62 @@ int main(int argc, char **argv) {
         return others_wait();
     }
     if (!strcmp(c, "no_finalize")) {
-        /* PE 1 returns from main without ishmem_finalize; the others wait in a barrier */
+        /* PE 1 ends without ishmem_finalize and without running exit handlers (so without the
+         * library's finalize at exit, as a PE that dies); the others wait in a barrier */
         if (t_me == 1)
-            return 0;
+            _exit(0);
         return others_wait();
+    }
+    if (!strcmp(c, "implicit_finalize")) {
+        /* not an error (issue 14): every PE returns from main without ishmem_finalize; the
+         * library finalizes at exit, quietly, and the job ends with status 0 on every run */
+        int v = 100 + t_me;
+        ishmem_int_put(buf, &v, 1, (t_me + 1) % t_npes);
+        ishmem_barrier_all();
+        CHECK_EQ(buf[0], 100 + (t_me + t_npes - 1) % t_npes);
+        if (t_me == 0 && !t_failures)
+            printf("PASS: implicit_finalize (%d PEs)\n", t_npes);
+        return t_failures ? 1 : 0;
+    }
+    if (!strcmp(c, "implicit_mixed")) {
+        /* the last PE returns from main at once without ishmem_finalize (it waits at exit for
+         * the others to finalize); the others work a while, then call ishmem_finalize */
+        if (t_me == t_npes - 1)
+            return 0;
+        usleep(300000);
+        ishmem_int_p(buf, 1, t_me); /* no collective calls: PE 0 is in its finalize */
+        return test_finish("implicit_mixed");
+    }
+    if (!strcmp(c, "global_exit")) {
+        /* PE 1 calls ishmem_global_exit(5) while the others wait in a barrier: every PE ends
+         * with status 5 */
+        if (t_me == 1) {
+            usleep(100000);
+            ishmem_global_exit(5);
+            return survived("ishmem_global_exit(5)");
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "global_exit0")) {
+        /* PE 0 calls ishmem_global_exit(0) while the others wait in a barrier: the job ends
+         * with status 0 */
+        if (t_me == 0) {
+            printf("PASS: global_exit0 (%d PEs)\n", t_npes);
+            ishmem_global_exit(0);
+            return survived("ishmem_global_exit(0)");
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "fatal_slow")) {
+        /* the bad PE fails, but its exit takes a second (another thread holds stdout, which the
+         * exit path flushes); the others end 0.3 s after noticing. ishmrun must still name it. */
+        BAD_ONLY();
+        pthread_t th;
+        pthread_create(&th, NULL, hold_stdout, NULL);
+        while (!__atomic_load_n(&stdout_held, __ATOMIC_ACQUIRE))
+            usleep(1000);
+        ishmem_int_put(buf, src, 1, 7);
+        return survived("ishmem_int_put to PE 7");
     }
     if (!strcmp(c, "global_past_end")) {
         /* 64 MiB from a small global runs past the end of the symmetric data segment */

@@ -392,6 +392,11 @@ static void cov_teams(void) {
     CHECK_EQ(ishmem_alltoallmem(Hd, Hs, 2), 0);
     CHECK(Hd[0] == B(0, 2 * (size_t)me) && Hd[1] == B(0, 2 * (size_t)me + 1), "ishmem_alltoallmem");
     CHECK_EQ(ishmem_team_sync(ISHMEM_TEAM_WORLD), 0);
+    /* OpenSHMEM 1.5 additions (oshmem15.c checks them fully) */
+    CHECK_EQ(ishmem_sync(ISHMEM_TEAM_WORLD), 0);
+    CHECK_EQ(ishmem_pe_accessible(t_npes - 1), 1);
+    CHECK_EQ(ishmem_pe_accessible(t_npes), 0);
+    CHECK_EQ(ishmem_addr_accessible(&t_me, 0), 1); /* a global: symmetric */
 }
 
 /* ------------------------------------------------------------------ main */
@@ -520,5 +525,7 @@ int main(int argc, char **argv) {
     ishmem_free(Hd);
     if (t_me == 0)
         printf("coverage: %d RMA/p2p/collective steps\n", steps);
-    return test_finish("coverage");
+    /* ishmem_global_exit ends the process (here alone: after finalize) with the status */
+    ishmem_global_exit(test_finish("coverage"));
+    return 99;
 }
