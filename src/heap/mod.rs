@@ -18,6 +18,17 @@ pub fn base_align(len: usize) -> usize {
     below.max(HEAP_ALIGN)
 }
 
+/// The most a GPU heap's start is aligned to: its pad is device memory that one cuMemAlloc
+/// holds besides the heap, so it is capped (32 MiB, 3% of the default 1 GiB heap).
+pub const GPU_ALIGN_MAX: usize = 32 << 20;
+
+/// The alignment of a PE's own GPU heap of `len` bytes: `base_align(len)` up to
+/// `GPU_ALIGN_MAX`. `ishmem_align` alignments up to it hold on the GPU heap on every PE; larger
+/// ones where the PEs' heaps happen to agree modulo the alignment (else NULL).
+pub fn gpu_base_align(len: usize) -> usize {
+    base_align(len).min(GPU_ALIGN_MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +41,8 @@ mod tests {
         assert_eq!(base_align(3 << 30), 2 << 30);
         assert_eq!(base_align((1 << 30) + 1), 1 << 30);
         assert_eq!(base_align(8 << 30), 8 << 30);
+        assert_eq!(gpu_base_align(1 << 20), HEAP_ALIGN);
+        assert_eq!(gpu_base_align(16 << 20), 16 << 20);
+        assert_eq!(gpu_base_align(1 << 30), GPU_ALIGN_MAX);
     }
 }

@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
         int v = 100 + t_me;
         ishmem_int_put(buf, &v, 1, (t_me + 1) % t_npes);
         ishmem_barrier_all();
-        CHECK_EQ(buf[0], 100 + (t_me + t_npes - 1) % t_npes);
+        CHECK_EQ(ishmem_int_g(buf, t_me), 100 + (t_me + t_npes - 1) % t_npes); /* (GPU heap too) */
         if (t_me == 0 && !t_failures)
             printf("PASS: implicit_finalize (%d PEs)\n", t_npes);
         return t_failures ? 1 : 0;
