@@ -346,10 +346,10 @@ pub const DEVICE_FIXED: &[(&str, &str, &str, &str, &str, &str)] = &[
     ("ishmem.h", "ishmem_team_sync", "int", "ishmem_team_t team", "team", "return ishmemi::team_sync(ishmemi::solo{}, team, F);"),
     ("ishmem.h", "ishmem_sync", "int", "ishmem_team_t team", "team", "return ishmemi::team_sync(ishmemi::solo{}, team, F);"),
     ("ishmem.h", "ishmem_pe_accessible", "int", "int pe", "pe",
-     "return pe >= 0 && pe < ishmemi_dstate.n_pes && ishmemi_dstate.peer_base[pe] != 0;"),
+     "return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0;"),
     ("ishmem.h", "ishmem_addr_accessible", "int", "const void *addr, int pe", "addr, pe",
      "uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base; \
-      return pe >= 0 && pe < ishmemi_dstate.n_pes && ishmemi_dstate.peer_base[pe] != 0 && off < ishmemi_dstate.heap_size;"),
+      return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0 && off < ishmemi_dstate.heap_size;"),
     ("ishmem.h", "ishmem_team_my_pe", "int", "ishmem_team_t team", "team", "return ishmemi::team_my_pe(team);"),
     ("ishmem.h", "ishmem_team_n_pes", "int", "ishmem_team_t team", "team", "return ishmemi::team_n_pes(team);"),
     ("ishmem.h", "ishmem_team_translate_pe", "int", "ishmem_team_t src_team, int src_pe, ishmem_team_t dest_team",

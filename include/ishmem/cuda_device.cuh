@@ -119,7 +119,7 @@ __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_sync(ishmem_team_t tea
 #define ishmem_sync ishmemi_hd_ishmem_sync
 __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_pe_accessible(int pe) {
 #ifdef __CUDA_ARCH__
-    return pe >= 0 && pe < ishmemi_dstate.n_pes && ishmemi_dstate.peer_base[pe] != 0;;
+    return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0;;
 #else
     return ishmem_pe_accessible(pe);
 #endif
@@ -127,7 +127,7 @@ __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_pe_accessible(int pe) 
 #define ishmem_pe_accessible ishmemi_hd_ishmem_pe_accessible
 __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_addr_accessible(const void *addr, int pe) {
 #ifdef __CUDA_ARCH__
-    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base; return pe >= 0 && pe < ishmemi_dstate.n_pes && ishmemi_dstate.peer_base[pe] != 0 && off < ishmemi_dstate.heap_size;;
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base; return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0 && off < ishmemi_dstate.heap_size;;
 #else
     return ishmem_addr_accessible(addr, pe);
 #endif
