@@ -152,7 +152,7 @@ impl SymAlloc {
         // The offsets that are aligned: (origin + off) % align == 0, i.e. off % align == skew.
         // `origin` is a multiple of MIN_ALIGN in use (heap bases are page aligned); a skew
         // that is not would make no offset a multiple of MIN_ALIGN, so it is rounded away.
-        let skew = (align - origin % align) % align & !(Self::MIN_ALIGN - 1);
+        let skew = ((align - origin % align) % align) & !(Self::MIN_ALIGN - 1);
         // Cannot overflow: size + MIN_ALIGN - 1 <= size + align - 1.
         let rsize = (size + Self::MIN_ALIGN - 1) & !(Self::MIN_ALIGN - 1);
         let exhausted = AllocError::Exhausted {
