@@ -66,6 +66,9 @@ int ishmem_n_pes(void);
 void *ishmem_ptr(const void *dest, int pe);
 void ishmem_info_get_version(int *major, int *minor);
 void ishmem_info_get_name(char *name);
+void ishmem_global_exit(int status);
+int ishmem_pe_accessible(int pe);
+int ishmem_addr_accessible(const void *addr, int pe);
 
 /* ---- teams ---- */
 int ishmem_team_my_pe(ishmem_team_t team);
@@ -94,6 +97,7 @@ void ishmem_quiet(void);
 void ishmem_barrier_all(void);
 void ishmem_sync_all(void);
 int ishmem_team_sync(ishmem_team_t team);
+int ishmem_sync(ishmem_team_t team);
 
 /* ---- rma ---- */
 void ishmem_float_put(float *dest, const float *source, size_t nelems, int pe);

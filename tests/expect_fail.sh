@@ -1,6 +1,6 @@
 #!/bin/sh
 # expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] [--also REGEX]...
-#                <regex> <timeout_s> cmd [args...]
+#                [--absent REGEX]... <regex> <timeout_s> cmd [args...]
 #
 # Runs cmd and passes when
 #   - it exits with a nonzero status (with --success: with status 0; --status N: with N),
@@ -10,6 +10,7 @@
 # --merge: search stdout and stderr (for launchers that report on stdout).
 # --repeat N: run it N times; every run must pass (for failures that show only sometimes).
 # --also REGEX: a line of stdout or stderr must match REGEX too (may be given several times).
+# --absent REGEX: no line of stdout or stderr may match REGEX (may be given several times).
 # Prints the command's output and what was wrong on failure.
 once=0
 success=0
@@ -17,6 +18,7 @@ merge=0
 repeat=1
 want_status=""
 also=""
+absent=""
 nl='
 '
 while :; do
@@ -27,11 +29,12 @@ while :; do
     --merge) merge=1; shift ;;
     --repeat) repeat=$2; shift 2 ;;
     --also) also="$also$2$nl"; shift 2 ;;
+    --absent) absent="$absent$2$nl"; shift 2 ;;
     *) break ;;
     esac
 done
 if [ $# -lt 3 ]; then
-    echo "usage: expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] [--also REGEX]... <regex> <timeout_s> cmd [args...]" >&2
+    echo "usage: expect_fail.sh [--once] [--success | --status N] [--merge] [--repeat N] [--also REGEX]... [--absent REGEX]... <regex> <timeout_s> cmd [args...]" >&2
     exit 2
 fi
 regex=$1
@@ -92,6 +95,17 @@ EXPECT_FAIL: no output line matches: $re"
                 bad=1
             fi
         done <"$tmp/also"
+    fi
+    if [ -n "$absent" ]; then
+        cat "$tmp/out" "$tmp/err" >"$tmp/all"
+        printf '%s' "$absent" >"$tmp/absent"
+        while IFS= read -r re; do
+            if grep -E -q -e "$re" "$tmp/all"; then
+                msg="$msg
+EXPECT_FAIL: an output line matches what must not appear: $re"
+                bad=1
+            fi
+        done <"$tmp/absent"
     fi
     if [ "$elapsed_ms" -gt $((limit * 1000)) ]; then
         msg="$msg

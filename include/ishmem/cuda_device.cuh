@@ -108,6 +108,31 @@ __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_sync(ishmem_team_
 #endif
 }
 #define ishmem_team_sync ishmemi_hd_ishmem_team_sync
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_sync(ishmem_team_t team) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmem_sync";
+    return ishmemi::team_sync(ishmemi::solo{}, team, F);;
+#else
+    return ishmem_sync(team);
+#endif
+}
+#define ishmem_sync ishmemi_hd_ishmem_sync
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_pe_accessible(int pe) {
+#ifdef __CUDA_ARCH__
+    return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0;;
+#else
+    return ishmem_pe_accessible(pe);
+#endif
+}
+#define ishmem_pe_accessible ishmemi_hd_ishmem_pe_accessible
+__host__ __device__ __forceinline__ int ishmemi_hd_ishmem_addr_accessible(const void *addr, int pe) {
+#ifdef __CUDA_ARCH__
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base; return (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES && ishmemi_dstate.peer_base[pe] != 0 && off < ishmemi_dstate.heap_size;;
+#else
+    return ishmem_addr_accessible(addr, pe);
+#endif
+}
+#define ishmem_addr_accessible ishmemi_hd_ishmem_addr_accessible
 __host__ __device__ __forceinline__ int ishmemi_hd_ishmem_team_my_pe(ishmem_team_t team) {
 #ifdef __CUDA_ARCH__
     return ishmemi::team_my_pe(team);;

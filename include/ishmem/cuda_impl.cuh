@@ -229,11 +229,39 @@ template <class T> __device__ __forceinline__ int test_all(T *iv, size_t n, cons
         if (active(st, i) && !holds(iv, i, op, v)) return 0;
     return 1;
 }
+/* test_any and wait_until_any are fair (as on the host, src/api/fair.rs): a scan starts after
+ * the index the previous call on the same array returned, so repeated calls while several
+ * ivars hold return each in turn. The positions live in a small table per translation unit,
+ * indexed by a hash of the array's address; entries are a hint only (a collision or a race
+ * between threads restarts a rotation, any satisfying index is still a correct answer). */
+#define ISHMEMI_FAIR_SLOTS 64
+static __device__ unsigned long long ishmemi_fair_key[ISHMEMI_FAIR_SLOTS];
+static __device__ unsigned long long ishmemi_fair_next[ISHMEMI_FAIR_SLOTS];
+__device__ __forceinline__ unsigned fair_slot(const void *iv) {
+    return (unsigned)((((unsigned long long)(uintptr_t)iv >> 2) * 0x9E3779B97F4A7C15ull) >> 58);
+}
+__device__ __forceinline__ size_t fair_start(const void *iv, size_t n) {
+    unsigned s = fair_slot(iv);
+    if (*(volatile unsigned long long *)&ishmemi_fair_key[s] != (unsigned long long)(uintptr_t)iv) return 0;
+    return (size_t)(*(volatile unsigned long long *)&ishmemi_fair_next[s] % n);
+}
+__device__ __forceinline__ void fair_returned(const void *iv, size_t i) {
+    unsigned s = fair_slot(iv);
+    *(volatile unsigned long long *)&ishmemi_fair_next[s] = (unsigned long long)i + 1;
+    *(volatile unsigned long long *)&ishmemi_fair_key[s] = (unsigned long long)(uintptr_t)iv;
+}
 template <class T> __device__ __forceinline__ size_t test_any(T *iv, size_t n, const int *st, int op, values<T> v, const char *fn) {
     check_cmp(op, fn);
-    if (n) ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
-    for (size_t i = 0; i < n; i++)
-        if (active(st, i) && holds(iv, i, op, v)) return i;
+    if (!n) return SIZE_MAX;
+    ptr(iv, n * sizeof(T), ishmemi_dstate.my_pe, fn);
+    size_t s = fair_start(iv, n);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = s + k < n ? s + k : s + k - n;
+        if (active(st, i) && holds(iv, i, op, v)) {
+            fair_returned(iv, i);
+            return i;
+        }
+    }
     return SIZE_MAX;
 }
 template <class T> __device__ __forceinline__ size_t test_some(T *iv, size_t n, size_t *idx, const int *st, int op, values<T> v, const char *fn) {

@@ -17,13 +17,14 @@ Usage: ishmrun [options] -n N prog [args...]
 Launch N processes (PEs) of an ishmem / OpenSHMEM program.
 
 Options:
-  -n, --np N           number of PEs (processes) to start, N >= 1
+  -n, -np, --np N      number of PEs (processes) to start, N >= 1
   -t, --tag-output     prefix every line of each PE's stdout/stderr with \"[PE i] \"
       --timeout SECS   kill the whole job after SECS seconds (exit status 124)
   -h, --help           print this help and exit
   -V, --version        print the version and exit
 
-Options must come before prog; everything after prog is passed to it.
+Options must come before prog; everything after prog is passed to it. prog is
+looked up in PATH, then in the current directory (as mpirun does).
 
 Without -n, when run under another launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK
 or PMI_RANK set), prog is run once as that launcher's rank, e.g.
@@ -130,6 +131,13 @@ fn split_inline_value(text: &str) -> (&str, Option<&str>) {
             return (name, Some(value));
         }
     }
+    // mpirun's and oshrun's spelling: -np N (also -np=N)
+    if text == "-np" {
+        return ("-np", None);
+    }
+    if let Some(value) = text.strip_prefix("-np=") {
+        return ("-np", Some(value));
+    }
     if text.len() > 2 && text.starts_with("-n") {
         return ("-n", Some(&text[2..]));
     }
@@ -155,7 +163,7 @@ where
             opts.tag_output = true;
             Ok(None)
         }
-        "-n" | "--np" => {
+        "-n" | "-np" | "--np" => {
             let value = option_value(name, inline, rest)?;
             opts.np = Some(parse_np(&value)?);
             Ok(None)
@@ -257,6 +265,20 @@ mod tests {
         assert_eq!(o.timeout, Some(Duration::from_secs(7)));
         let o = run(&["-n5", "prog"]);
         assert_eq!(o.np, Some(5));
+    }
+
+    #[test]
+    fn mpirun_spelling_np() {
+        // issue 14: `ishmrun -np 4` was "invalid number of PEs 'p'"
+        let o = run(&["-np", "4", "./prog", "x"]);
+        assert_eq!(o.np, Some(4));
+        assert_eq!(o.program, OsString::from("./prog"));
+        assert_eq!(o.args, args(&["x"]));
+        assert_eq!(run(&["-np=3", "prog"]).np, Some(3));
+        assert_eq!(run(&["--np", "2", "prog"]).np, Some(2));
+        assert!(err(&["-np"]).contains("'-np' requires a value"));
+        assert!(err(&["-np", "0", "p"]).contains("invalid number of PEs '0'"));
+        assert!(err(&["-npx", "p"]).contains("invalid number of PEs 'px'"));
     }
 
     #[test]

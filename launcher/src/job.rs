@@ -1,8 +1,12 @@
 //! Starting the PEs and supervising them until the job ends.
 //!
 //! The monitor polls `waitpid(-1, WNOHANG)` every [`POLL`]. The first PE that
-//! fails (nonzero exit or death by signal) is reported and determines the exit
-//! status; the remaining PEs then get SIGTERM and, after [`GRACE`], SIGKILL.
+//! fails (nonzero exit or death by signal) starts the end of the job: the PE
+//! named, and whose status is the job's, is the one that failed first, as the
+//! PEs' reports say (`report`: a PE that the library ended because another PE
+//! failed or died says which; when that PE has not ended yet, the monitor waits
+//! up to [`GRACE`] for it). The remaining PEs then get SIGTERM and, after
+//! [`GRACE`], SIGKILL.
 //! Signals caught by `ishmrun` are forwarded to live PEs, and `--timeout`
 //! kills everything with exit status 124. Every path reaps every child, and
 //! PEs get `PR_SET_PDEATHSIG` so they do not outlive a killed launcher.
@@ -16,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::output::{Drain, Stream};
 use crate::plan::{PeSpec, Plan};
+use crate::report::{self as pipe, ReportPipe};
 use crate::{report, signals};
 
 /// How often the monitor polls for exited children and pending signals.
@@ -82,24 +87,30 @@ impl Exit {
 /// Runs the job to completion and returns `ishmrun`'s exit status.
 pub fn run(spec: &JobSpec) -> i32 {
     let drain = Drain::new();
-    let mut pes = match spawn_all(spec, &drain) {
+    // Without the pipe (no descriptors left?) the job runs the same; only the summary may then
+    // name a PE that ended because of another.
+    let mut reports = ReportPipe::new().ok();
+    let mut pes = match spawn_all(spec, &drain, reports.as_ref()) {
         Ok(pes) => pes,
         Err(status) => {
             drain.wait(DRAIN_LIMIT);
             return status;
         }
     };
-    let status = Monitor::new(spec.timeout).run(&mut pes);
+    if let Some(r) = reports.as_mut() {
+        r.close_write();
+    }
+    let status = Monitor::new(spec.timeout, reports).run(&mut pes);
     drain.wait(DRAIN_LIMIT);
     status
 }
 
 /// Starts every PE. On failure, kills and reaps the ones already started and
 /// returns the exit status to use.
-fn spawn_all(spec: &JobSpec, drain: &Drain) -> Result<Vec<Pe>, i32> {
+fn spawn_all(spec: &JobSpec, drain: &Drain, reports: Option<&ReportPipe>) -> Result<Vec<Pe>, i32> {
     let mut pes = Vec::with_capacity(spec.plan.pes.len());
     for (index, pe) in spec.plan.pes.iter().enumerate() {
-        match spawn_pe(spec, pe, index == 0, drain) {
+        match spawn_pe(spec, pe, index == 0, drain, reports) {
             Ok(pid) => pes.push(Pe {
                 rank: pe.rank,
                 pid,
@@ -120,13 +131,31 @@ fn spawn_all(spec: &JobSpec, drain: &Drain) -> Result<Vec<Pe>, i32> {
 }
 
 /// Starts one PE and, with `--tag-output`, its output pumps.
-fn spawn_pe(spec: &JobSpec, pe: &PeSpec, first: bool, drain: &Drain) -> io::Result<libc::pid_t> {
+fn spawn_pe(
+    spec: &JobSpec, pe: &PeSpec, first: bool, drain: &Drain, reports: Option<&ReportPipe>,
+) -> io::Result<libc::pid_t> {
     let mut cmd = Command::new(&spec.program);
     cmd.arg0(&spec.argv0).args(&spec.args);
     for name in &spec.plan.remove_env {
         cmd.env_remove(name);
     }
+    cmd.env_remove(pipe::ENV_REPORT);
     cmd.envs(pe.env.iter().map(|(k, v)| (k, v)));
+    // Only PEs with ISHMRUN_* variables (not wrapper mode) are ours to hear from.
+    if let (Some(r), false) = (reports, pe.env.is_empty()) {
+        if let (Some(fd), Some(value)) = (r.write_fd(), r.env_value()) {
+            cmd.env(pipe::ENV_REPORT, value);
+            let hook = move || {
+                pipe::inherit_in_child(fd);
+                Ok(())
+            };
+            // SAFETY: the hook makes one fcntl call (async-signal-safe) and touches no other
+            // state, as `pre_exec` requires.
+            unsafe {
+                cmd.pre_exec(hook);
+            }
+        }
+    }
     // Like mpirun: only the first PE reads our stdin.
     cmd.stdin(if first {
         Stdio::inherit()
@@ -249,7 +278,15 @@ fn reap_one() -> Reaped {
 struct Monitor {
     started: Instant,
     timeout: Option<Duration>,
-    /// Exit status of the first failing PE.
+    /// The PEs' reports of which PE made them end.
+    reports: Option<ReportPipe>,
+    /// How each reaped PE ended: rank -> (pid, exit).
+    exits: std::collections::HashMap<usize, (libc::pid_t, Exit)>,
+    /// The first failure reaped: (rank, status).
+    first: Option<(usize, i32)>,
+    /// The PE the first failure blames, still running: (rank, since when we wait for it).
+    waiting: Option<(usize, Instant)>,
+    /// Exit status of the job once the failure is reported.
     failure: Option<i32>,
     /// When the remaining PEs were sent SIGTERM after a failure.
     terminating_since: Option<Instant>,
@@ -258,10 +295,14 @@ struct Monitor {
 }
 
 impl Monitor {
-    fn new(timeout: Option<Duration>) -> Self {
+    fn new(timeout: Option<Duration>, reports: Option<ReportPipe>) -> Self {
         Monitor {
             started: Instant::now(),
             timeout,
+            reports,
+            exits: std::collections::HashMap::new(),
+            first: None,
+            waiting: None,
             failure: None,
             terminating_since: None,
             killed: false,
@@ -273,6 +314,11 @@ impl Monitor {
         loop {
             self.reap_exited(pes);
             if live_count(pes) == 0 {
+                if self.failure.is_none() {
+                    if let Some((rank, _)) = self.first {
+                        self.report_failure(pes, rank);
+                    }
+                }
                 return self.failure.unwrap_or(0);
             }
             for sig in signals::take_pending() {
@@ -280,6 +326,13 @@ impl Monitor {
             }
             if self.timed_out() {
                 return self.kill_for_timeout(pes);
+            }
+            if let (Some((_, since)), Some((rank, _))) = (self.waiting, self.first) {
+                if since.elapsed() >= GRACE {
+                    // The blamed PE does not end: name the first failure reaped.
+                    self.waiting = None;
+                    self.report_failure(pes, rank);
+                }
             }
             self.escalate_if_due(pes);
             std::thread::sleep(POLL);
@@ -301,18 +354,60 @@ impl Monitor {
         }
     }
 
-    /// Records a reaped PE; the first failure starts the job's termination.
+    /// Records a reaped PE; the first failure starts the job's termination, naming the PE
+    /// that failed first.
     fn on_exit(&mut self, pes: &mut [Pe], pid: libc::pid_t, exit: Exit) {
         let Some(pe) = pes.iter_mut().find(|pe| pe.alive && pe.pid == pid) else {
             return;
         };
         pe.alive = false;
         let (rank, status) = (pe.rank, exit.status());
-        if status == 0 || self.failure.is_some() {
+        self.exits.insert(rank, (pid, exit));
+        if self.failure.is_some() {
             return;
         }
+        if let Some((blamed, _)) = self.waiting {
+            if rank == blamed {
+                self.waiting = None;
+                self.report_failure(pes, blamed);
+            }
+            return;
+        }
+        if status == 0 || self.first.is_some() {
+            return;
+        }
+        self.first = Some((rank, status));
+        let root = match self.reports.as_mut() {
+            Some(r) => {
+                r.poll();
+                r.root(rank)
+            }
+            None => rank,
+        };
+        let root_running = pes.iter().any(|pe| pe.rank == root && pe.alive);
+        if root != rank && root_running {
+            self.waiting = Some((root, Instant::now()));
+        } else if root != rank && self.exits.contains_key(&root) {
+            self.report_failure(pes, root);
+        } else {
+            self.report_failure(pes, rank);
+        }
+    }
+
+    /// Names PE `rank`'s end as the job's failure and terminates the remaining PEs. The job's
+    /// status is that PE's, or the first failure's when that PE exited with 0.
+    fn report_failure(&mut self, pes: &[Pe], rank: usize) {
+        let first_status = self.first.map_or(1, |(_, s)| s);
+        let Some(&(pid, exit)) = self.exits.get(&rank) else {
+            return;
+        };
+        let status = if exit.status() != 0 { exit.status() } else { first_status };
         self.failure = Some(status);
-        report(&failure_message(rank, pid, exit));
+        let mut msg = failure_message(rank, pid, exit);
+        if exit.status() == 0 {
+            msg.push_str(" while the other PEs were running; they ended because of it");
+        }
+        report(&msg);
         let remaining = live_count(pes);
         if remaining > 0 {
             report(&terminating_message(remaining));

@@ -14,6 +14,7 @@ mod cli;
 mod job;
 mod output;
 mod plan;
+mod report;
 mod resolve;
 mod signals;
 

@@ -1,9 +1,10 @@
 //! Locating the program to launch before any PE is started.
 //!
-//! Follows `execvp` conventions: a name containing `/` is used as a path,
-//! anything else is searched in `PATH`. Checking up front lets `ishmrun` fail
-//! with a clear message (and exit status 2) instead of starting N processes
-//! that all fail the same way.
+//! Follows `execvp` conventions, as mpirun does: a name containing `/` is used
+//! as a path, anything else is searched in `PATH` and then, like mpirun, in the
+//! current directory (`ishmrun -n 4 prog` runs `./prog` when no `prog` is on
+//! the `PATH`). Checking up front lets `ishmrun` fail with a clear message (and
+//! exit status 2) instead of starting N processes that all fail the same way.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -23,10 +24,22 @@ pub fn find_program(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf
         let path = PathBuf::from(program);
         return check_executable(&path).map(|()| path);
     }
-    search_path(
+    let in_path = search_path(
         program,
         path_var.unwrap_or_else(|| OsStr::new(DEFAULT_PATH)),
-    )
+    );
+    match in_path {
+        Ok(p) => Ok(p),
+        Err(e) => {
+            let here = Path::new(".").join(program);
+            match check_executable(&here) {
+                Ok(()) => Ok(here),
+                // A file here that cannot run says more than "not found in PATH".
+                Err(h) if here.exists() => Err(h),
+                Err(_) => Err(e),
+            }
+        }
+    }
 }
 
 /// Searches the directories of `path_var`. A permission error on some
@@ -119,6 +132,29 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::EACCES));
         let e = find_program(OsStr::new(""), None).expect_err("empty");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn current_directory_after_path() {
+        // issue 14: a program in the current directory is found without ./ (as by mpirun);
+        // the test process's current directory is the crate's, which holds Cargo.toml (not
+        // executable) and src/ (a directory).
+        let dir = std::env::temp_dir().join(format!("ishmrun-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prog = dir.join("ishmrun-test-prog");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let here = std::env::current_dir().unwrap();
+        std::env::set_current_dir(&dir).unwrap();
+        let found = find_program(OsStr::new("ishmrun-test-prog"), Some(OsStr::new("/nonexistent")));
+        let missing = find_program(OsStr::new("ishmrun-no-such-prog"), Some(OsStr::new("/nonexistent")));
+        std::env::set_current_dir(here).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found.unwrap(), Path::new("./ishmrun-test-prog"));
+        assert_eq!(missing.unwrap_err().raw_os_error(), Some(libc::ENOENT));
+        // PATH comes first: sh is /bin/sh or /usr/bin/sh, not ./sh
+        assert!(find_program(OsStr::new("sh"), Some(OsStr::new("/bin:/usr/bin"))).unwrap().is_absolute());
     }
 
     #[test]

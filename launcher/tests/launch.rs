@@ -485,3 +485,68 @@ fn wrapper_mode_pmi_rank_and_explicit_np() {
         .expect("run");
     assert_eq!(sorted_lines(&out), vec!["0", "1"]);
 }
+
+#[test]
+fn np_as_mpirun_spells_it() {
+    // issue 14: `ishmrun -np 4 prog` was rejected ("invalid number of PEs 'p'")
+    let out = run(&["-np", "3", "sh", "-c", "echo $ISHMRUN_RANK/$ISHMRUN_SIZE"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(sorted_lines(&out), vec!["0/3", "1/3", "2/3"]);
+    let out = run(&["--np", "2", "sh", "-c", "echo $ISHMRUN_SIZE"]);
+    assert_eq!(sorted_lines(&out), vec!["2", "2"]);
+}
+
+#[test]
+fn program_in_current_directory_without_dot_slash() {
+    // issue 14: found in the current directory when it is not on the PATH, as by mpirun
+    let dir = scratch_dir("cwd-prog");
+    let prog = dir.join("my-ishmem-prog");
+    std::fs::write(&prog, "#!/bin/sh\necho ran $ISHMRUN_RANK\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = ishmrun().current_dir(&dir).args(["-n", "2", "my-ishmem-prog"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(sorted_lines(&out), vec!["ran 0", "ran 1"]);
+    let out = ishmrun().current_dir(&dir).args(["-n", "2", "no-such-ishmem-prog"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot execute 'no-such-ishmem-prog': No such file or directory"), "stderr: {}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn summary_names_the_pe_that_failed_first() {
+    // issue 14: PEs 0 and 2 end at once because PE 1 failed (as the library's watchdog does:
+    // a `peer <rank> <cause>` line into ISHMRUN_REPORT first), while PE 1 itself takes a
+    // while to exit. ishmrun reaps PE 0 or 2 first but must name PE 1 and exit with its
+    // status.
+    let script = r#"fd=${ISHMRUN_REPORT%%:*}
+if [ "$ISHMRUN_RANK" = 1 ]; then sleep 0.5; exit 7; fi
+eval "echo peer $ISHMRUN_RANK 1 >&$fd"
+exit 1"#;
+    let out = run(&["-n", "3", "sh", "-c", script]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(7), "stderr: {err}");
+    assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
+    assert!(err.contains(") exited with status 7"), "stderr: {err}");
+    assert!(!err.contains("PE 0 (pid") && !err.contains("PE 2 (pid"), "stderr: {err}");
+}
+
+#[test]
+fn summary_names_a_pe_that_ended_early_with_status_0() {
+    // PE 1 exits 0 while the others still run; their library ends them with status 1
+    // because of it: the summary names PE 1 and the job fails with the others' status.
+    let script = r#"fd=${ISHMRUN_REPORT%%:*}
+if [ "$ISHMRUN_RANK" = 1 ]; then exit 0; fi
+sleep 0.3
+eval "echo peer $ISHMRUN_RANK 1 >&$fd"
+exit 1"#;
+    let out = run(&["-n", "3", "sh", "-c", script]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(
+        err.contains(") exited with status 0 while the other PEs were running; they ended because of it"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
+    assert!(!err.contains("PE 0 (pid") && !err.contains("PE 2 (pid"), "stderr: {err}");
+}

@@ -22,14 +22,14 @@ pub extern "C" fn ishmemx_cuda_register_binder(bind: Option<Binder>) {
 
 /// `int ishmemx_cumodule_init(void *cumodule)`: copies the device state into the
 /// `ishmemi_dstate` of a module loaded with cuModuleLoad* (a cubin or PTX compiled with
-/// ishmem.h). Call it after `ishmem_init`, once per module. Returns 0, or nonzero after
-/// printing why.
+/// ishmem.h). Call it after `ishmem_init`, once per module. Returns 0, or nonzero (with
+/// ISHMEM_DEBUG=1 after a warning saying why).
 #[no_mangle]
 pub unsafe extern "C" fn ishmemx_cumodule_init(cumodule: *mut c_void) -> c_int {
     const F: &str = "ishmemx_cumodule_init";
     guard(F, || {
         let fail = |why: &str| {
-            emit(&format!("[PE {}] ERROR: {F}: {why}", pe_tag()));
+            crate::ffi::status_note(F, &format!("returning 1: {why}"));
             1
         };
         if cumodule.is_null() {

@@ -9,7 +9,15 @@ use crate::core::{state, State};
 use crate::ffi::{fatal, guard};
 use crate::heap::alloc::AllocError;
 use std::ffi::c_void;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
+
+/// The largest power of two modulo which every PE's heap base address is the same (0: not
+/// asked yet). `ishmem_align` alignments up to it hold for the address of one heap offset on
+/// every PE. Host heaps are mapped at a multiple of `heap::base_align(len)`, so on the CPU
+/// backend it covers every alignment a block can have; GPU heaps are 2 MiB aligned, and
+/// larger alignments hold where the PEs' heaps happen to agree (asked once, collectively).
+static COMMON_ALIGN: AtomicUsize = AtomicUsize::new(0);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -49,6 +57,24 @@ fn agree(func: &str, st: &State, kind: Kind, a: u64, b: u64) {
     }
 }
 
+/// `COMMON_ALIGN`, asking every PE for its heap base the first time (collective: called by
+/// every PE at the same allocation call, with the allocation lock held).
+fn common_align(st: &State) -> usize {
+    let known = COMMON_ALIGN.load(Relaxed);
+    if known != 0 {
+        return known;
+    }
+    let seq = st.coll_seq.fetch_add(1, Relaxed);
+    let job = st.job.lock().unwrap_or_else(|e| e.into_inner());
+    job.post_args(seq, [0, st.heap.base as u64, 0, seq]);
+    st.barrier();
+    // Bases agree modulo 2^k exactly when their lowest differing bit is bit k or above.
+    let diff = (0..st.npes).fold(0u64, |d, pe| d | (job.args_of(pe, seq)[1] ^ st.heap.base as u64));
+    let common = if diff == 0 { 1usize << (usize::BITS - 1) } else { 1usize << diff.trailing_zeros() };
+    COMMON_ALIGN.store(common, Relaxed);
+    common
+}
+
 /// Retries the device-state binders that failed so far (CUDA backend; one load otherwise).
 fn retry_binders(func: &str, st: &State) {
     if let Some(g) = &st.gpu {
@@ -70,7 +96,22 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
     if size == 0 {
         return std::ptr::null_mut();
     }
-    let off = match heap.alloc(size, align) {
+    if align > crate::heap::HEAP_ALIGN {
+        let common = common_align(st);
+        if align > common {
+            if st.cfg.debug {
+                crate::ffi::warn(
+                    func,
+                    &format!(
+                        "returning NULL: alignment {align} cannot hold at one heap offset on every PE (the PEs' heaps are aligned alike only modulo {common} bytes)"
+                    ),
+                );
+            }
+            return std::ptr::null_mut();
+        }
+    }
+    // The alignment holds for the address (base + offset), not only for the offset.
+    let off = match heap.alloc_at(size, align, st.heap.base) {
         Ok(off) => off,
         Err(e) => {
             if st.cfg.debug {

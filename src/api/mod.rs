@@ -7,6 +7,8 @@
 pub mod amo;
 pub mod coll;
 pub mod cuda;
+pub mod exit;
+pub mod fair;
 pub mod generated;
 pub mod memory;
 pub mod order;

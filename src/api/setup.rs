@@ -46,10 +46,17 @@ const _: () = assert!(std::mem::offset_of!(Attr, rank) == 20);
 const _: () = assert!(std::mem::offset_of!(Attr, nranks) == 24);
 const _: () = assert!(std::mem::offset_of!(Attr, uid) == 32);
 
+/// `core::init`, then the exit hook (`api::exit`: a PE that exits with status 0 without
+/// ishmem_finalize is finalized at exit).
+fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
+    core::init(func, thread_level, req, gpu_allowed);
+    crate::api::exit::register();
+}
+
 #[no_mangle]
 pub extern "C" fn ishmem_init() {
     const F: &str = "ishmem_init";
-    guard(F, || core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true))
+    guard(F, || init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true))
 }
 
 #[no_mangle]
@@ -57,13 +64,13 @@ pub unsafe extern "C" fn ishmem_init_thread(requested: c_int, provided: *mut c_i
     const F: &str = "ishmem_init_thread";
     guard(F, || {
         if !(THREAD_SINGLE..=THREAD_MULTIPLE).contains(&requested) {
-            crate::ffi::emit(&format!(
-                "[PE {}] ERROR: {F}: invalid thread level {requested} (use ISHMEM_THREAD_SINGLE .. ISHMEM_THREAD_MULTIPLE)",
-                crate::ffi::pe_tag()
-            ));
+            crate::ffi::status_note(
+                F,
+                &format!("returning 1: invalid thread level {requested} (use ISHMEM_THREAD_SINGLE .. ISHMEM_THREAD_MULTIPLE)"),
+            );
             return 1;
         }
-        core::init(F, requested, InitRequest::Env { mode: None }, true);
+        init(F, requested, InitRequest::Env { mode: None }, true);
         if !provided.is_null() {
             // SAFETY: provided is a writable int per the API.
             unsafe { *provided = requested };
@@ -91,7 +98,7 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
     guard(F, || {
         // SAFETY: a non-NULL attr points to an ishmemx_attr_t per the API.
         let Some(a) = (unsafe { attr.as_ref() }) else {
-            return core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true);
+            return init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true);
         };
         if a.use_uid || a.runtime == RUNTIME_UNIQUEID {
             // SAFETY: a non-NULL uid points to an ishmemx_uniqueid_t per the API.
@@ -99,7 +106,7 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
                 fatal(F, "unique-id init (use_uid) needs attr->uid from ishmemx_get_uniqueid");
             };
             let req = InitRequest::Uid { uid: *uid, rank: a.rank, nranks: a.nranks };
-            return core::init(F, THREAD_MULTIPLE, req, a.gpu);
+            return init(F, THREAD_MULTIPLE, req, a.gpu);
         }
         let mode = match a.runtime {
             RUNTIME_AUTO | RUNTIME_MPI => None,
@@ -110,7 +117,7 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
             RUNTIME_OPENSHMEM => fatal(F, "ISHMEMX_RUNTIME_OPENSHMEM is not supported (use ISHMEMX_RUNTIME_AUTO)"),
             other => fatal(F, &format!("invalid runtime {other} in ishmemx_attr_t")),
         };
-        core::init(F, THREAD_MULTIPLE, InitRequest::Env { mode }, a.gpu)
+        init(F, THREAD_MULTIPLE, InitRequest::Env { mode }, a.gpu)
     })
 }
 
@@ -119,7 +126,7 @@ pub unsafe extern "C" fn ishmemx_get_uniqueid(uid: *mut [u8; UID_BYTES]) -> c_in
     const F: &str = "ishmemx_get_uniqueid";
     guard(F, || {
         if uid.is_null() {
-            crate::ffi::emit(&format!("[PE {}] ERROR: {F}: uid is NULL", crate::ffi::pe_tag()));
+            crate::ffi::status_note(F, "returning 1: uid is NULL");
             return 1;
         }
         match crate::bootstrap::uid::get_uniqueid() {
@@ -191,6 +198,34 @@ pub extern "C" fn ishmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     })
 }
 
+/// `int ishmem_pe_accessible(int pe)` (OpenSHMEM 1.5): 1 when PE `pe` of the world team can
+/// be reached from this PE with the library's operations, else 0 (a PE number out of range
+/// included: not an error here). Every PE of a job is reachable (one node; on the CUDA
+/// backend every peer heap is mapped at init).
+#[no_mangle]
+pub extern "C" fn ishmem_pe_accessible(pe: c_int) -> c_int {
+    const F: &str = "ishmem_pe_accessible";
+    guard(F, || accessible_pe(state(F), pe).is_some() as c_int)
+}
+
+/// `int ishmem_addr_accessible(const void *addr, int pe)` (OpenSHMEM 1.5): 1 when `addr` is a
+/// symmetric address of this PE (symmetric heap or, with ISHMEM_SYMMETRIC_GLOBALS, a global or
+/// static variable) and PE `pe` is accessible, so that operations on `addr` may target `pe`;
+/// else 0.
+#[no_mangle]
+pub extern "C" fn ishmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
+    const F: &str = "ishmem_addr_accessible";
+    guard(F, || {
+        let st = state(F);
+        accessible_pe(st, pe).is_some_and(|pe| st.translate(addr as usize, 1, pe).is_some()) as c_int
+    })
+}
+
+/// PE `pe` when it is a PE of the job this PE reaches.
+fn accessible_pe(st: &State, pe: c_int) -> Option<usize> {
+    (pe >= 0 && (pe as usize) < st.npes).then_some(pe as usize)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
     const F: &str = "ishmem_info_get_version";
@@ -223,16 +258,31 @@ pub unsafe extern "C" fn ishmem_info_get_name(name: *mut c_char) {
     })
 }
 
-/// The report of `ishmem-info` and `ISHMEM_INFO=1`: version, backend, job, variables.
+/// The library's release (Cargo.toml) and the Intel SHMEM API version it implements, one line:
+/// `ishmem 0.1.0 (Intel SHMEM API 1.5)` (what `ishmem-info --version` prints).
+pub fn version_line() -> String {
+    format!("ishmem {} (Intel SHMEM API {MAJOR}.{MINOR})", env!("CARGO_PKG_VERSION"))
+}
+
+/// One calm line on the CUDA driver as this process finds it, for `ishmem-info`.
+fn cuda_line() -> String {
+    if !crate::transport::cuda::driver::loadable() {
+        return "CUDA: no driver; CPU backend".into();
+    }
+    match crate::transport::cuda::driver::probe() {
+        Ok(n) => format!("CUDA: {n} device(s) visible; GPU backend (ISHMEM_GPU=0 keeps the CPU backend)"),
+        Err(e) => format!("CUDA: driver loaded, but not usable ({e}); CPU backend"),
+    }
+}
+
+/// The report of `ishmem-info` and `ISHMEM_INFO=1`: version, backend, job, and each variable
+/// with its value here and its default, in aligned columns.
 pub fn info_text(st: Option<&State>) -> String {
-    let mut s = format!("ishmem {MAJOR}.{MINOR} ({VENDOR})\n");
+    let mut s = format!("{}: a Rust implementation, as a C library\n", version_line());
     s.push_str("backends built in: cpu (node-local shared memory), cuda (driver loaded at run time)\n");
     if st.is_none() {
-        let cuda = match crate::transport::cuda::driver::probe() {
-            Ok(n) => format!("{n} device(s) visible"),
-            Err(e) => e,
-        };
-        s.push_str(&format!("CUDA: {cuda}\n"));
+        s.push_str(&cuda_line());
+        s.push('\n');
     }
     if let Some(st) = st {
         let backend = match &st.gpu {
@@ -248,10 +298,52 @@ pub fn info_text(st: Option<&State>) -> String {
         ));
         s.push_str(&format!("nodes: {}\n", st.nodes.describe()));
     }
-    s.push_str("environment variables (value in this process, default):\n");
-    for v in crate::env::VARS {
-        let cur = std::env::var(v.name).unwrap_or_else(|_| "(unset)".into());
-        s.push_str(&format!("  {:<26} {:<12} default {}\n", v.name, cur, v.default));
+    s.push_str("environment variables:\n");
+    let rows: Vec<[String; 3]> = crate::env::VARS
+        .iter()
+        .map(|v| [v.name.to_string(), std::env::var(v.name).unwrap_or_else(|_| "(unset)".into()), v.default.to_string()])
+        .collect();
+    s.push_str(&columns(&["variable", "value", "default"], &rows));
+    s
+}
+
+/// Rows under a header, each column as wide as its widest cell, indented by two spaces.
+fn columns(header: &[&str; 3], rows: &[[String; 3]]) -> String {
+    let mut w = header.map(str::len);
+    for r in rows {
+        for (wi, c) in w.iter_mut().zip(r) {
+            *wi = (*wi).max(c.chars().count());
+        }
+    }
+    let line = |c: [&str; 3]| format!("  {:<w0$}  {:<w1$}  {}\n", c[0], c[1], c[2], w0 = w[0], w1 = w[1]);
+    let mut s = line(*header);
+    for r in rows {
+        s.push_str(&line([&r[0], &r[1], &r[2]]));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_line_names_release_and_api() {
+        assert_eq!(version_line(), format!("ishmem {} (Intel SHMEM API 1.5)", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn columns_are_aligned() {
+        let rows = [
+            ["ISHMEM_QUEUE_REDUCE_SPLIT_MIN".to_string(), "(unset)".to_string(), "256K".to_string()],
+            ["ISHMEM_GPU".to_string(), "a-much-longer-value".to_string(), "auto".to_string()],
+        ];
+        let text = columns(&["variable", "value", "default"], &rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].find("value"), lines[1].find("(unset)"));
+        assert_eq!(lines[1].find("(unset)"), lines[2].find("a-much"));
+        assert_eq!(lines[0].find("default"), lines[1].find("256K"));
+        assert_eq!(lines[1].find("256K"), lines[2].find("auto"));
+    }
 }

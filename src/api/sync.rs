@@ -106,9 +106,10 @@ impl<'a, T: Atom> Ivars<'a, T> {
         (0..self.n).all(|i| !self.active(i) || self.holds(i))
     }
 
+    /// A satisfying index, scanning from after the one returned last time (`api::fair`).
     fn first(&self) -> Option<usize> {
         self.refresh();
-        (0..self.n).find(|&i| self.active(i) && self.holds(i))
+        crate::api::fair::scan(self.p as usize, self.n, |i| self.active(i) && self.holds(i))
     }
 
     fn some(&self, out: *mut usize) -> usize {

@@ -1,12 +1,16 @@
 //! Teams: my_pe, n_pes, translate_pe, get_config, split_strided, split_2d, destroy, and
-//! team_sync. The bookkeeping is core::team (descriptor table, split arithmetic); the
+//! team_sync (also as OpenSHMEM 1.5's `ishmem_sync`). The bookkeeping is core::team (descriptor table, split arithmetic); the
 //! synchronization is core::coll.
 //!
 //! Errors: a handle that names no team of this PE (other than ISHMEM_TEAM_INVALID, which the
-//! specification defines for the query routines and splits) and bad split arguments are fatal,
-//! PE-tagged errors naming the routine. A split that finds no team slot free on every PE of the
-//! parent team prints an error on every PE of the parent, gives ISHMEM_TEAM_INVALID and returns
-//! nonzero (the job goes on).
+//! specification defines for the query routines and splits) is a fatal, PE-tagged error naming
+//! the routine, and so are misuses the specification leaves undefined (NULL outputs, config
+//! masks, calls that differ between the PEs). Failures the specification defines end in a
+//! nonzero status and ISHMEM_TEAM_INVALID, and the job goes on: split arguments that describe
+//! no team of the parent (size 0, start or stride leading outside it, xrange < 1; the call then
+//! returns at once on every PE, which all pass the same arguments), and no team slot free on
+//! every PE of the parent. Those are reported by the return value alone; with ISHMEM_DEBUG=1 a
+//! PE-tagged WARNING says why (`ERROR:` means the job is ending).
 
 use crate::core::coll::{self, Kind, Team};
 use crate::core::team::{self, Progression, TeamDesc, INVALID};
@@ -121,7 +125,7 @@ fn check_out(func: &str, what: &str, p: *mut c_int) {
 }
 
 /// The lowest `k` team slots free on every PE of `parent` (collective over the parent), or
-/// `None` after an error message on every PE of the parent.
+/// `None` (with ISHMEM_DEBUG=1 after a warning on every PE of the parent).
 fn agree_on_slots(st: &State, parent: &Team, k: usize) -> Option<Vec<usize>> {
     let (mine, max) = {
         let pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
@@ -129,9 +133,9 @@ fn agree_on_slots(st: &State, parent: &Team, k: usize) -> Option<Vec<usize>> {
     };
     let maps = parent.gather_bitmaps(&mine, max.div_ceil(64));
     let found = team::common_free(&maps, k);
-    if found.is_none() {
+    if found.is_none() && st.cfg.debug {
         let here = mine.iter().map(|w| w.count_ones()).sum::<u32>();
-        crate::ffi::error(
+        crate::ffi::warn(
             parent.func,
             &format!(
                 "no free team slot{} on every PE of the parent team: ISHMEM_TEAMS_MAX={max}, {here} free on this PE \
@@ -142,6 +146,15 @@ fn agree_on_slots(st: &State, parent: &Team, k: usize) -> Option<Vec<usize>> {
         );
     }
     found
+}
+
+/// A split whose arguments describe no team: `FAILED` (the outputs are already
+/// ISHMEM_TEAM_INVALID), with a warning under ISHMEM_DEBUG=1.
+fn no_team(st: &State, func: &str, why: &str, outputs: &str) -> c_int {
+    if st.cfg.debug {
+        crate::ffi::warn(func, &format!("{why}; {outputs} ISHMEM_TEAM_INVALID"));
+    }
+    FAILED
 }
 
 /// Takes slot `slot` for the team `p` when this PE is a member: zeroes the slot's sync area
@@ -175,8 +188,11 @@ pub unsafe extern "C" fn ishmem_team_split_strided(
         }
         let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
         let parent = team_of(st, F, parent_team);
+        let p = match team::split_strided(&parent.d, start, stride, size) {
+            Ok(p) => p,
+            Err(e) => return no_team(st, F, &e, "the new team is"),
+        };
         parent.enter(Kind::Split, (start as u32 as u64) | (stride as u32 as u64) << 32, size as u32 as u64);
-        let p = team::split_strided(&parent.d, start, stride, size).unwrap_or_else(|e| fatal(F, &e));
         let Some(slots) = agree_on_slots(st, &parent, 1) else { return FAILED };
         let t = join(st, F, slots[0], p, nctx);
         // Every new member zeroed its sync area before anybody uses the team.
@@ -212,8 +228,11 @@ pub unsafe extern "C" fn ishmem_team_split_2d(
         }
         let _one_split = st.split_lock.lock().unwrap_or_else(|e| e.into_inner());
         let parent = team_of(st, F, parent_team);
+        let ((x, _), (y, _)) = match team::split_2d(&parent.d, xrange, parent.me) {
+            Ok(teams) => teams,
+            Err(e) => return no_team(st, F, &e, "the new teams are"),
+        };
         parent.enter(Kind::Split2d, xrange as u32 as u64, 0);
-        let ((x, _), (y, _)) = team::split_2d(&parent.d, xrange, parent.me).unwrap_or_else(|e| fatal(F, &e));
         let Some(slots) = agree_on_slots(st, &parent, 2) else { return FAILED };
         let tx = join(st, F, slots[0], x, xctx);
         let ty = join(st, F, slots[1], y, yctx);
@@ -253,6 +272,16 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
 #[no_mangle]
 pub extern "C" fn ishmem_team_sync(team: c_int) -> c_int {
     const F: &str = "ishmem_team_sync";
+    guard(F, || {
+        team_of(state(F), F, team).team_sync();
+        0
+    })
+}
+
+/// `int ishmem_sync(ishmem_team_t team)`: the OpenSHMEM 1.5 spelling of `ishmem_team_sync`.
+#[no_mangle]
+pub extern "C" fn ishmem_sync(team: c_int) -> c_int {
+    const F: &str = "ishmem_sync";
     guard(F, || {
         team_of(state(F), F, team).team_sync();
         0

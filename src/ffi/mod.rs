@@ -46,10 +46,22 @@ pub fn warn(func: &str, msg: &str) {
     emit(&format!("[PE {}] WARNING: {func}: {msg}", pe_tag()));
 }
 
-/// Prints `[PE n] ERROR: func: msg` for a call that fails with a status the job can go on
-/// from (a team split with no free slot); nothing else happens.
-pub fn error(func: &str, msg: &str) {
-    emit(&format!("[PE {}] ERROR: {func}: {msg}", pe_tag()));
+/// Whether `ISHMEM_DEBUG` is on: the running PE's setting, else the environment's (before
+/// init).
+pub fn debug_on() -> bool {
+    if crate::core::is_running() {
+        return crate::core::state("").cfg.debug;
+    }
+    std::env::var("ISHMEM_DEBUG").ok().and_then(|v| crate::env::parse_bool(&v).ok()).unwrap_or(false)
+}
+
+/// Says why a call failed that reports the failure by its return value (a status, NULL,
+/// ISHMEM_TEAM_INVALID): a `[PE n] WARNING: func: msg` line with ISHMEM_DEBUG=1, nothing
+/// otherwise. `ERROR:` lines are for failures that end the job.
+pub fn status_note(func: &str, msg: &str) {
+    if debug_on() {
+        warn(func, msg);
+    }
 }
 
 /// Prints `[PE n] ERROR: func: msg`, tells the other PEs of the node, and ends this process
@@ -63,12 +75,54 @@ pub fn fatal(func: &str, msg: &str) -> ! {
     exit_now(1)
 }
 
-/// Ends this PE because another one failed: waits a moment first, so that the launcher sees
-/// the PE that failed first exit first and names it.
-pub fn exit_after_peer(msg: &str) -> ! {
+/// Ends this PE because PE `cause` failed: tells ishmrun so (its summary then names `cause`,
+/// whichever PE it reaps first), and waits a moment first, so that other launchers see the PE
+/// that failed first exit first.
+pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
     emit(msg);
+    tell_launcher(cause);
     std::thread::sleep(std::time::Duration::from_millis(300));
     exit_now(1)
+}
+
+/// Writes `peer <me> <cause>` into ishmrun's report pipe, when this PE was started by ishmrun
+/// (`ISHMRUN_REPORT=<fd>:<inode>`, checked against the descriptor so that a program that closed
+/// it and opened something else there is never written into). One write of a few bytes into a
+/// pipe: atomic, never interleaved with another PE's.
+fn tell_launcher(cause: usize) {
+    let Some(fd) = std::env::var("ISHMRUN_REPORT").ok().and_then(|v| report_fd(&v)) else { return };
+    let Some(me) = crate::core::my_pe_if_running().or_else(crate::core::boot_rank) else { return };
+    let line = format!("peer {me} {cause}\n");
+    // SAFETY: fd is open (fstat checked it just now); a failed or short write loses the record.
+    unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+}
+
+/// The descriptor of `ISHMRUN_REPORT` when it is still the pipe ishmrun made.
+fn report_fd(value: &str) -> Option<i32> {
+    let (fd, ino) = value.split_once(':')?;
+    let (fd, ino): (i32, u64) = (fd.parse().ok()?, ino.parse().ok()?);
+    // SAFETY: st is plain data written by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on any integer is safe; it fails for a closed descriptor.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    (ok && st.st_mode & libc::S_IFMT == libc::S_IFIFO && st.st_ino == ino).then_some(fd)
+}
+
+/// Ends this PE quietly when `flag` (the job's global-exit word, `transport::shm`) says that a
+/// PE called `ishmem_global_exit(status)`: with that status, as the specification asks of
+/// every PE. Returns when no PE did.
+pub fn check_global_exit(flag: u64, me: usize) {
+    if flag == 0 {
+        return;
+    }
+    let (pe, status) = ((flag >> 32) & 0x7fff_ffff, flag as u32 as i32);
+    if debug_on() {
+        emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
+    }
+    if pe as usize != me {
+        tell_launcher(pe as usize);
+    }
+    exit_now(status)
 }
 
 /// Flushes C stdio (the program's own buffered output) and exits without running atexit

@@ -130,6 +130,14 @@ impl SymAlloc {
     /// [`Self::MIN_ALIGN`]) at an offset aligned to `max(align, MIN_ALIGN)`.
     /// Returns the offset. On error the allocator is unchanged.
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<usize, AllocError> {
+        self.alloc_at(size, align, 0)
+    }
+
+    /// As [`Self::alloc`], with the alignment holding for `origin + offset` instead of the
+    /// offset: `origin` is where offset 0 lies in the address space (the heap's base address),
+    /// so the block's *address* is a multiple of `align`. Only `origin % align` matters, so
+    /// PEs whose heap bases agree modulo `align` get the same offset.
+    pub fn alloc_at(&mut self, size: usize, align: usize, origin: usize) -> Result<usize, AllocError> {
         if size == 0 {
             return Err(AllocError::ZeroSize);
         }
@@ -141,6 +149,10 @@ impl SymAlloc {
         if size.checked_add(align - 1).is_none() {
             return Err(AllocError::Overflow);
         }
+        // The offsets that are aligned: (origin + off) % align == 0, i.e. off % align == skew.
+        // `origin` is a multiple of MIN_ALIGN in use (heap bases are page aligned); a skew
+        // that is not would make no offset a multiple of MIN_ALIGN, so it is rounded away.
+        let skew = ((align - origin % align) % align) & !(Self::MIN_ALIGN - 1);
         // Cannot overflow: size + MIN_ALIGN - 1 <= size + align - 1.
         let rsize = (size + Self::MIN_ALIGN - 1) & !(Self::MIN_ALIGN - 1);
         let exhausted = AllocError::Exhausted {
@@ -156,7 +168,7 @@ impl SymAlloc {
             if len < rsize {
                 continue;
             }
-            let Some(start) = align_up(off, align) else {
+            let Some(start) = align_up_skewed(off, align, skew) else {
                 continue;
             };
             let pad = start - off;
@@ -335,6 +347,11 @@ fn align_up(off: usize, align: usize) -> Option<usize> {
     Some(off.checked_add(align - 1)? & !(align - 1))
 }
 
+/// The smallest `x >= off` with `x % align == skew` (`skew < align`, `align` a power of two).
+fn align_up_skewed(off: usize, align: usize, skew: usize) -> Option<usize> {
+    align_up(off.saturating_sub(skew), align)?.checked_add(skew)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +410,51 @@ mod tests {
         assert_eq!(a.alloc(2, 1usize << 63), Ok(0));
         assert_eq!(a.free(0), Ok(64));
         assert_eq!(a, before);
+    }
+
+    #[test]
+    fn alignment_of_addresses_with_an_origin() {
+        // A heap whose base is only 2 MiB aligned: 4 MiB .. 64 MiB alignments must hold for
+        // base + offset (issue 14: ishmem_align above 2 MiB).
+        let base = 0x7f00_0020_0000usize; // 2 MiB aligned, not 4 MiB
+        let mut a = SymAlloc::new(256 << 20);
+        assert_eq!(a.alloc(100, 1), Ok(0));
+        for k in 22..=26 {
+            let align = 1usize << k;
+            let off = a.alloc_at(24, align, base).unwrap();
+            assert_eq!((base + off) % align, 0, "align 2^{k}: offset {off:#x}");
+            a.check_invariants().unwrap();
+        }
+        // Two PEs whose bases agree modulo the alignment get the same offset.
+        let mut b = SymAlloc::new(256 << 20);
+        let mut c = SymAlloc::new(256 << 20);
+        let (b0, c0) = (0x1000_0020_0000usize, 0x2000_0020_0000usize);
+        for k in [12usize, 22, 25] {
+            let (ob, oc) = (b.alloc_at(4096, 1 << k, b0).unwrap(), c.alloc_at(4096, 1 << k, c0).unwrap());
+            assert_eq!(ob, oc);
+            assert_eq!((b0 + ob) % (1 << k), 0);
+        }
+        // An origin of 0 is the plain alloc.
+        let mut d = SymAlloc::new(64 << 20);
+        let mut e = SymAlloc::new(64 << 20);
+        for k in [6usize, 13, 21, 23] {
+            assert_eq!(d.alloc(10, 1 << k), e.alloc_at(10, 1 << k, 0));
+        }
+        // Too large an alignment for what is left: exhausted, nothing changes.
+        let mut f = SymAlloc::new(8 << 20);
+        let before = f.clone();
+        assert!(matches!(f.alloc_at(8, 16 << 20, base), Err(AllocError::Exhausted { .. })));
+        assert_eq!(f, before);
+    }
+
+    #[test]
+    fn skewed_rounding() {
+        assert_eq!(align_up_skewed(0, 64, 0), Some(0));
+        assert_eq!(align_up_skewed(0, 4096, 64), Some(64));
+        assert_eq!(align_up_skewed(64, 4096, 64), Some(64));
+        assert_eq!(align_up_skewed(65, 4096, 64), Some(4096 + 64));
+        assert_eq!(align_up_skewed(5000, 4096, 128), Some(8192 + 128));
+        assert_eq!(align_up_skewed(usize::MAX - 10, 4096, 64), None);
     }
 
     #[test]

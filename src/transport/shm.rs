@@ -37,6 +37,8 @@ struct Header {
     bar_gen: AtomicU64,
     /// 0: running; pe+1: that PE reported a fatal error.
     abort_pe: AtomicI64,
+    /// 0: running; 1 << 63 | pe << 32 | status as u32: that PE called ishmem_global_exit.
+    global_exit: AtomicU64,
 }
 
 /// Backends a slot can announce (every PE of a job must use the same one).
@@ -174,6 +176,18 @@ pub fn mark_abort(me: usize) {
     }
 }
 
+/// Records that PE `me` called `ishmem_global_exit(status)`: every watchdog ends its PE with
+/// that status (the first call wins).
+pub fn mark_global_exit(me: usize, status: i32) {
+    let ctl = CTL.load(Acquire) as usize;
+    if ctl != 0 {
+        // SAFETY: as in `mark_abort`.
+        let h = unsafe { &*(ctl as *const Header) };
+        let v = 1 << 63 | (me as u64 & 0x7fff_ffff) << 32 | status as u32 as u64;
+        let _ = h.global_exit.compare_exchange(0, v, AcqRel, Acquire);
+    }
+}
+
 impl ShmJob {
     fn header(&self) -> &'static Header {
         // SAFETY: ctl maps at least HEADER_BYTES for the life of the process.
@@ -232,7 +246,7 @@ impl ShmJob {
             let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
             let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
             created(heap_path);
-            job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::HEAP_ALIGN)?;
+            job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::base_align(p.heap_len))?;
             drop(hfd);
         }
         // Our data segment.
@@ -449,13 +463,18 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         if stop.load(Acquire) {
             break;
         }
+        crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
         let failed = job.header().abort_pe.load(Acquire);
-        if failed != 0 && failed - 1 != job.me as i64 {
+        if failed - 1 == job.me as i64 {
+            // This PE failed and is exiting: it must not blame a peer that ends because of it.
+            break;
+        }
+        if failed != 0 {
             crate::ffi::exit_after_peer(&format!(
                 "[PE {}] ERROR: ending the job because PE {} failed (see its message)",
                 job.me,
                 failed - 1
-            ));
+            ), (failed - 1) as usize);
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {
@@ -474,10 +493,11 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
             if stop.load(Acquire) {
                 return;
             }
+            crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
             crate::ffi::exit_after_peer(&format!(
                 "[PE {}] ERROR: PE {} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
                 job.me, job.world[q]
-            ));
+            ), job.world[q]);
         }
         for i in gone.into_iter().rev() {
             let (_, _, fd) = fds.remove(i);

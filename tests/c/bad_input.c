@@ -3,6 +3,7 @@
  * whole job with a nonzero status (checked by expect_fail.sh). "exhaust" is a success case:
  * ishmem_malloc returns NULL when the heap is too small. */
 #include "test_util.h"
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +17,17 @@ static int others_wait(void) {
 }
 
 #define BAD_ONLY() if (t_me != bad_pe()) return others_wait()
+
+/* fatal_slow: holds stdout's lock for a second */
+static int stdout_held;
+static void *hold_stdout(void *arg) {
+    (void)arg;
+    flockfile(stdout);
+    __atomic_store_n(&stdout_held, 1, __ATOMIC_RELEASE);
+    sleep(1);
+    funlockfile(stdout);
+    return NULL;
+}
 
 /* What the bad PE reaches if the library let the bad call return. */
 static int survived(const char *what) {
@@ -40,6 +52,18 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "before_init_put")) {
         ishmem_int_p(&local, 1, 0);
         return survived("ishmem_int_p before ishmem_init");
+    }
+
+    if (!strcmp(c, "status_returns")) {
+        /* not an error (issue 14): failures reported by the return value print no ERROR line
+         * (a warning with ISHMEM_DEBUG=1) and the program goes on */
+        int provided = -5;
+        CHECK_EQ(ishmem_init_thread(7, &provided), 1);
+        CHECK_EQ(provided, -5);
+        CHECK_EQ(ishmemx_get_uniqueid(NULL), 1);
+        test_init();
+        CHECK_EQ(ishmemx_cumodule_init(NULL), 1);
+        return test_finish("status_returns");
     }
 
     if (!strcmp(c, "config_mismatch")) {
@@ -200,10 +224,62 @@ int main(int argc, char **argv) {
         return others_wait();
     }
     if (!strcmp(c, "no_finalize")) {
-        /* PE 1 returns from main without ishmem_finalize; the others wait in a barrier */
+        /* PE 1 ends without ishmem_finalize and without running exit handlers (so without the
+         * library's finalize at exit, as a PE that dies); the others wait in a barrier */
         if (t_me == 1)
-            return 0;
+            _exit(0);
         return others_wait();
+    }
+    if (!strcmp(c, "implicit_finalize")) {
+        /* not an error (issue 14): every PE returns from main without ishmem_finalize; the
+         * library finalizes at exit, quietly, and the job ends with status 0 on every run */
+        int v = 100 + t_me;
+        ishmem_int_put(buf, &v, 1, (t_me + 1) % t_npes);
+        ishmem_barrier_all();
+        CHECK_EQ(ishmem_int_g(buf, t_me), 100 + (t_me + t_npes - 1) % t_npes); /* (GPU heap too) */
+        if (t_me == 0 && !t_failures)
+            printf("PASS: implicit_finalize (%d PEs)\n", t_npes);
+        return t_failures ? 1 : 0;
+    }
+    if (!strcmp(c, "implicit_mixed")) {
+        /* the last PE returns from main at once without ishmem_finalize (it waits at exit for
+         * the others to finalize); the others work a while, then call ishmem_finalize */
+        if (t_me == t_npes - 1)
+            return 0;
+        usleep(300000);
+        ishmem_int_p(buf, 1, t_me); /* no collective calls: PE 0 is in its finalize */
+        return test_finish("implicit_mixed");
+    }
+    if (!strcmp(c, "global_exit")) {
+        /* PE 1 calls ishmem_global_exit(5) while the others wait in a barrier: every PE ends
+         * with status 5 */
+        if (t_me == 1) {
+            usleep(100000);
+            ishmem_global_exit(5);
+            return survived("ishmem_global_exit(5)");
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "global_exit0")) {
+        /* PE 0 calls ishmem_global_exit(0) while the others wait in a barrier: the job ends
+         * with status 0 */
+        if (t_me == 0) {
+            printf("PASS: global_exit0 (%d PEs)\n", t_npes);
+            ishmem_global_exit(0);
+            return survived("ishmem_global_exit(0)");
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "fatal_slow")) {
+        /* the bad PE fails, but its exit takes a second (another thread holds stdout, which the
+         * exit path flushes); the others end 0.3 s after noticing. ishmrun must still name it. */
+        BAD_ONLY();
+        pthread_t th;
+        pthread_create(&th, NULL, hold_stdout, NULL);
+        while (!__atomic_load_n(&stdout_held, __ATOMIC_ACQUIRE))
+            usleep(1000);
+        ishmem_int_put(buf, src, 1, 7);
+        return survived("ishmem_int_put to PE 7");
     }
     if (!strcmp(c, "global_past_end")) {
         /* 64 MiB from a small global runs past the end of the symmetric data segment */
@@ -372,17 +448,21 @@ int main(int argc, char **argv) {
         (void)ishmem_long_alltoall(ISHMEM_TEAM_WORLD, (long *)buf, (long *)buf + 8, SIZE_MAX / 4);
         return survived("ishmem_long_alltoall of SIZE_MAX / 4 elements");
     }
-    if (!strcmp(c, "split_bad")) {
-        BAD_ONLY();
-        ishmem_team_t t;
-        (void)ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, 3, NULL, 0, &t);
-        return survived("ishmem_team_split_strided of 3 PEs out of 2");
-    }
-    if (!strcmp(c, "split_2d_bad")) {
-        BAD_ONLY();
-        ishmem_team_t x, y;
-        (void)ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 0, NULL, 0, &x, NULL, 0, &y);
-        return survived("ishmem_team_split_2d with xrange 0");
+    if (!strcmp(c, "split_bad") || !strcmp(c, "split_2d_bad")) {
+        /* not an error (issue 14): arguments that describe no team give a nonzero status and
+         * ISHMEM_TEAM_INVALID on every PE; with ISHMEM_DEBUG=1 a warning says why */
+        ishmem_team_t t = 77, x = 77, y = 77;
+        if (!strcmp(c, "split_bad")) {
+            CHECK(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_npes + 1, NULL, 0, &t) != 0,
+                  "split_strided of %d PEs out of %d returned 0", t_npes + 1, t_npes);
+            CHECK_EQ(t, ISHMEM_TEAM_INVALID);
+        } else {
+            CHECK(ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 0, NULL, 0, &x, NULL, 0, &y) != 0,
+                  "split_2d with xrange 0 returned 0");
+            CHECK(x == ISHMEM_TEAM_INVALID && y == ISHMEM_TEAM_INVALID, "split_2d teams %d %d", x, y);
+        }
+        ishmem_free(buf);
+        return test_finish(c);
     }
     if (!strcmp(c, "destroy_world")) {
         BAD_ONLY();
@@ -402,7 +482,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(c, "team_exhaust") || !strcmp(c, "team_exhaust_2d")) {
         /* run with ISHMEM_TEAMS_MAX=4: one slot beyond the predefined teams. A split that finds
-         * none free returns nonzero and ISHMEM_TEAM_INVALID, with an error line; the job goes on. */
+         * none free returns nonzero and ISHMEM_TEAM_INVALID (a warning with ISHMEM_DEBUG=1, no
+         * ERROR line); the job goes on. */
         ishmem_team_t a = ISHMEM_TEAM_INVALID, b = 77, x = 77, y = 77;
         CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, t_npes, NULL, 0, &a), 0);
         CHECK_EQ(a, 3);

@@ -4,6 +4,32 @@
  *                          touch its first and last bytes on the next PE remotely */
 #include "test_util.h"
 
+/* ishmem_align with alignments 4 MiB .. 2^max_k (issue 14: they used to give addresses
+ * aligned to 2 MiB only): the address is aligned on every PE, several such blocks live at
+ * once, and each is the same symmetric block (a put through this PE's address lands in the
+ * next PE's copy). */
+static void big_alignments(int max_k) {
+    int next = (t_me + 1) % t_npes, prev = (t_me + t_npes - 1) % t_npes;
+    enum { KMAX = 40 };
+    unsigned char *blk[KMAX] = {0};
+    for (int k = 22; k <= max_k; k++) {
+        size_t alignment = (size_t)1 << k;
+        blk[k] = ishmem_align(alignment, 100);
+        CHECK(blk[k] != NULL, "align(2^%d) NULL", k);
+        CHECK(((uintptr_t)blk[k] % alignment) == 0, "align(2^%d) gave %p, not a multiple of %zu", k,
+              (void *)blk[k], alignment);
+        if (blk[k])
+            ishmem_uchar_put(blk[k], (const unsigned char[]){(unsigned char)(k + 16 * t_me)}, 1, next);
+    }
+    ishmem_barrier_all();
+    for (int k = 22; k <= max_k; k++)
+        if (blk[k])
+            CHECK_EQ(blk[k][0], k + 16 * prev);
+    ishmem_barrier_all();
+    for (int k = max_k; k >= 22; k--)
+        ishmem_free(blk[k]);
+}
+
 static int large(size_t gib) {
     test_init();
     size_t bytes = gib << 30;
@@ -24,6 +50,11 @@ static int large(size_t gib) {
         ishmem_free(p);
         ishmem_barrier_all();
     }
+    /* with GIB GiB of heap, alignments up to 2^(30 + log2 GIB - 1) fit */
+    int max_k = 29;
+    while (((size_t)2 << max_k) <= bytes)
+        max_k++;
+    big_alignments(max_k);
     return test_finish("memory large");
 }
 
@@ -96,6 +127,8 @@ int main(int argc, char **argv) {
     }
     for (int k = 21; k >= 0; k--)
         ishmem_free(al[k]);
+    /* ... and above, up to half the default 1 GiB heap */
+    big_alignments(29);
 
     /* Distinct live blocks do not overlap. */
     char *b1 = ishmem_malloc(1000), *b2 = ishmem_malloc(1000), *b3 = ishmem_malloc(1);

@@ -154,6 +154,99 @@ static int sorted_eq(const size_t *idx, size_t n, const size_t *want, size_t wn)
     }
 ISHT_P2P_TYPES(P2P_TEST)
 
+/* test_any / wait_until_any and their _vector forms are fair (issue 14): called again and
+ * again while several ivars satisfy the condition, they return each of them in turn (the
+ * scan starts after the index returned last time, per array), so a program that waits to
+ * see every index without a status mask ends. They used to return the first one for ever. */
+static unsigned fair_seen(size_t (*next_index)(int *, size_t, int *), int *iv, size_t n, int *cv) {
+    unsigned mask = 0;
+    size_t last = SIZE_MAX;
+    for (size_t call = 0; call < 2 * n; call++) {
+        size_t i = next_index(iv, n, cv);
+        CHECK(i < n, "call %zu returned %zu", call, i);
+        if (i >= n)
+            break;
+        CHECK(i != last || n == 1, "call %zu returned index %zu again while others hold", call, i);
+        last = i;
+        mask |= 1u << i;
+    }
+    return mask;
+}
+static size_t fair_test_any(int *iv, size_t n, int *cv) {
+    (void)cv;
+    return ishmem_int_test_any(iv, n, NULL, ISHMEM_CMP_EQ, 1);
+}
+static size_t fair_wait_any(int *iv, size_t n, int *cv) {
+    (void)cv;
+    return ishmem_int_wait_until_any(iv, n, NULL, ISHMEM_CMP_GE, 1);
+}
+static size_t fair_test_any_vector(int *iv, size_t n, int *cv) {
+    return ishmem_int_test_any_vector(iv, n, NULL, ISHMEM_CMP_EQ, cv);
+}
+static size_t fair_wait_any_vector(int *iv, size_t n, int *cv) {
+    return ishmem_int_wait_until_any_vector(iv, n, NULL, ISHMEM_CMP_EQ, cv);
+}
+static size_t fair_generic_test_any(int *iv, size_t n, int *cv) {
+    (void)cv;
+    return ishmem_test_any(iv, n, NULL, ISHMEM_CMP_NE, 0);
+}
+
+static void fair_any(void) {
+    enum { M = 6 };
+    const unsigned all = (1u << M) - 1;
+    int *iv[5];
+    int cv[M];
+    for (int a = 0; a < 5; a++) {
+        iv[a] = ishmem_malloc(M * sizeof(int));
+        for (int i = 0; i < M; i++)
+            iv[a][i] = 1;
+    }
+    for (int i = 0; i < M; i++)
+        cv[i] = 1;
+    /* every index in turn: i, i+1, ..., wrapping around */
+    size_t first = ishmem_int_test_any(iv[0], M, NULL, ISHMEM_CMP_EQ, 1);
+    CHECK(first < M, "test_any returned %zu", first);
+    for (size_t c = 1; c <= M; c++)
+        CHECK_EQ(ishmem_int_test_any(iv[0], M, NULL, ISHMEM_CMP_EQ, 1), (first + c) % M);
+    CHECK_EQ(fair_seen(fair_test_any, iv[0], M, cv), all);
+    CHECK_EQ(fair_seen(fair_wait_any, iv[1], M, cv), all);
+    CHECK_EQ(fair_seen(fair_test_any_vector, iv[2], M, cv), all);
+    CHECK_EQ(fair_seen(fair_wait_any_vector, iv[3], M, cv), all);
+    CHECK_EQ(fair_seen(fair_generic_test_any, iv[4], M, cv), all);
+    /* with a status mask, the excluded indices never come back; the others alternate */
+    int st[M] = {1, 0, 1, 1, 0, 1};
+    size_t r = ishmem_int_test_any(iv[1], M, st, ISHMEM_CMP_EQ, 1);
+    CHECK(r == 1 || r == 4, "test_any with status returned %zu", r);
+    for (int c = 0; c < 4; c++) {
+        size_t other = r == 1 ? 4 : 1;
+        r = ishmem_int_test_any(iv[1], M, st, ISHMEM_CMP_EQ, 1);
+        CHECK_EQ(r, other);
+    }
+    /* only one holds: always that one */
+    iv[2][0] = iv[2][1] = iv[2][2] = iv[2][4] = iv[2][5] = 0;
+    for (int c = 0; c < 3; c++)
+        CHECK_EQ(ishmem_int_wait_until_any(iv[2], M, NULL, ISHMEM_CMP_EQ, 1), 3);
+    for (int a = 0; a < 5; a++)
+        ishmem_free(iv[a]);
+
+    /* the pattern of the specification's example: every PE sets its ivar on PE 0, which
+     * polls test_any (no status mask) until it has seen them all */
+    int *flags = ishmem_calloc((size_t)t_npes, sizeof(int));
+    ishmem_int_atomic_set(&flags[t_me], 1, 0);
+    ishmem_barrier_all();
+    if (t_me == 0) {
+        unsigned long long seen = 0, want = t_npes >= 64 ? ~0ull : (1ull << t_npes) - 1;
+        for (int call = 0; call < 4 * t_npes && seen != want; call++) {
+            size_t i = ishmem_int_test_any(flags, (size_t)t_npes, NULL, ISHMEM_CMP_EQ, 1);
+            if (i < (size_t)t_npes)
+                seen |= 1ull << i;
+        }
+        CHECK(seen == want, "PE 0 saw the ivars %#llx of %d PEs (want %#llx)", seen, t_npes, want);
+    }
+    ishmem_barrier_all();
+    ishmem_free(flags);
+}
+
 /* A global as the waited-on variable, released by a put from PE 0 (a flag after data). */
 static long g_flag;
 static long g_data[32];
@@ -163,6 +256,7 @@ int main(void) {
     next = (t_me + 1) % t_npes;
 #define CALL(TN, T) p2p_##TN();
     ISHT_P2P_TYPES(CALL)
+    fair_any();
 
     ishmem_barrier_all();
     if (t_me == 0) {

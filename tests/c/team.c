@@ -150,6 +150,43 @@ int main(void) {
     CHECK(ishmem_team_split_strided(ISHMEM_TEAM_INVALID, 0, 1, 1, NULL, 0, &none) != 0, "split of INVALID");
     CHECK_EQ(none, ISHMEM_TEAM_INVALID);
 
+    /* arguments that describe no team of the parent (issue 14): nonzero status and
+     * ISHMEM_TEAM_INVALID on every PE, and the job goes on (they used to end it) */
+    struct { int start, stride, size; } no[] = {
+        {0, 1, 0},      /* size 0 */
+        {0, 1, -2},     /* negative size */
+        {0, 1, n + 1},  /* larger than the parent */
+        {n, 1, 1},      /* start outside */
+        {-1, 1, 1},     /* negative start */
+        {0, 1 + n, 2},  /* the second PE outside (n >= 2) */
+        {n - 1, 1, 2},  /* runs past the last PE */
+        {0, -1, 2},     /* runs below PE 0 */
+        {0, 0, 2},      /* stride 0 names one PE twice */
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        if (n < 2 && no[i].size == 2)
+            continue;
+        ishmem_team_t t = 77;
+        int rc = ishmem_team_split_strided(ISHMEM_TEAM_WORLD, no[i].start, no[i].stride, no[i].size, NULL, 0, &t);
+        CHECK(rc != 0, "split_strided(start %d, stride %d, size %d) returned 0", no[i].start, no[i].stride, no[i].size);
+        CHECK(t == ISHMEM_TEAM_INVALID, "split_strided(start %d, stride %d, size %d) gave team %d", no[i].start,
+              no[i].stride, no[i].size, t);
+    }
+    {
+        ishmem_team_t x = 77, y = 77;
+        CHECK(ishmem_team_split_2d(ISHMEM_TEAM_WORLD, 0, NULL, 0, &x, NULL, 0, &y) != 0, "split_2d(xrange 0)");
+        CHECK(x == ISHMEM_TEAM_INVALID && y == ISHMEM_TEAM_INVALID, "split_2d(xrange 0): %d %d", x, y);
+        x = y = 77;
+        CHECK(ishmem_team_split_2d(ISHMEM_TEAM_WORLD, -3, NULL, 0, &x, NULL, 0, &y) != 0, "split_2d(xrange -3)");
+        CHECK(x == ISHMEM_TEAM_INVALID && y == ISHMEM_TEAM_INVALID, "split_2d(xrange -3): %d %d", x, y);
+    }
+    /* ... a valid split afterwards works, and gets the lowest free handle */
+    ishmem_team_t after = ISHMEM_TEAM_INVALID;
+    CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &after), 0);
+    CHECK_EQ(after, b);
+    CHECK_EQ(ishmem_team_sync(after), 0);
+    ishmem_team_destroy(after);
+
     ishmem_team_destroy(rev);
     if (odd != ISHMEM_TEAM_INVALID)
         ishmem_team_destroy(odd);

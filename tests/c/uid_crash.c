@@ -1,10 +1,13 @@
 /* uid_crash: a job started by a plain shell script through unique-id init, with no launcher,
  * where PE 1 dies; only the library's watchdog can end the others.
  *   uid_crash MODE RANK NRANKS FILE         rank 0 makes the unique id and writes it to FILE,
- *                                           the others read it from there; MODE: sigkill (PE 1 raises SIGKILL after init),
- *                                           no_finalize (PE 1 returns from main without
- *                                           ishmem_finalize), bad_pe (PE 1 makes a bad call);
- *                                           the others wait in a barrier */
+ *                                           the others read it from there. MODE: sigkill (PE 1
+ *                                           raises SIGKILL after init), no_finalize (PE 1 exits
+ *                                           with status 3 without ishmem_finalize), bad_pe (PE 1
+ *                                           makes a bad call), global_exit (PE 1 calls
+ *                                           ishmem_global_exit(5)); the others wait in a barrier.
+ *                                           implicit: every PE returns 0 from main without
+ *                                           ishmem_finalize (finalized at exit) */
 #include "test_util.h"
 #include <signal.h>
 #include <unistd.h>
@@ -68,7 +71,23 @@ int main(int argc, char **argv) {
             fprintf(stderr, "FAIL: [PE 1] ishmem_int_put to PE 7 returned\n");
             return 4;
         }
-        return 0; /* no_finalize */
+        if (!strcmp(mode, "global_exit")) {
+            usleep(100000); /* the others are in the barrier by now, or soon */
+            ishmem_global_exit(5);
+            fprintf(stderr, "FAIL: [PE 1] ishmem_global_exit returned\n");
+            return 4;
+        }
+        if (!strcmp(mode, "no_finalize"))
+            exit(3); /* a failing exit without finalize: the others must end */
+    }
+    if (!strcmp(mode, "implicit")) {
+        /* put to the next PE, a barrier, check, and return without ishmem_finalize */
+        static int got;
+        int v = 100 + t_me;
+        ishmem_int_put(&got, &v, 1, (t_me + 1) % t_npes);
+        ishmem_barrier_all();
+        CHECK_EQ(got, 100 + (t_me + t_npes - 1) % t_npes);
+        return t_failures ? 1 : 0;
     }
     ishmem_barrier_all();
     fprintf(stderr, "FAIL: [PE %d] the barrier returned although PE 1 is gone\n", t_me);

@@ -30,6 +30,78 @@ __global__ void look(int *data, int *seen) {
     if (threadIdx.x == 0) seen[3] = ishmem_int_g(&data[N], peer); /* what this PE wrote there */
 }
 
+/* test_any / wait_until_any in a kernel are fair (issue 14): 2 * FAIR_N calls on ivars that all
+ * hold return the indices in turn, wrapping around; with a status mask only the active ones. */
+#define FAIR_N 5
+__global__ void fair(int *iv, size_t *got) {
+    if (threadIdx.x != 0) return;
+    for (int c = 0; c < 2 * FAIR_N; c++)
+        got[c] = ishmem_int_test_any(iv, FAIR_N, NULL, ISHMEM_CMP_EQ, 1);
+    for (int c = 0; c < 2 * FAIR_N; c++)
+        got[2 * FAIR_N + c] = ishmem_int_wait_until_any(iv + FAIR_N, FAIR_N, NULL, ISHMEM_CMP_GE, 1);
+    int st[FAIR_N] = {0, 1, 0, 1, 1};
+    for (int c = 0; c < 4; c++)
+        got[4 * FAIR_N + c] = ishmem_int_test_any(iv + 2 * FAIR_N, FAIR_N, st, ISHMEM_CMP_EQ, 1);
+}
+
+/* The OpenSHMEM 1.5 names in a kernel (issue 14): pe_accessible, addr_accessible, and
+ * ishmem_sync(team) as a barrier of the world team (one thread per PE). */
+__global__ void oshmem15(int *heap, int *out) {
+    if (threadIdx.x != 0) return;
+    int npes = ishmem_n_pes(), me = ishmem_my_pe();
+    out[0] = ishmem_pe_accessible(npes - 1);
+    out[1] = ishmem_pe_accessible(npes);
+    out[2] = ishmem_pe_accessible(-1);
+    out[3] = ishmem_addr_accessible(heap, 0);
+    out[4] = ishmem_addr_accessible(out, 0); /* managed memory, not symmetric */
+    ishmem_int_p(heap, 500 + me, (me + 1) % npes);
+    ishmem_quiet();
+    out[5] = ishmem_sync(ISHMEM_TEAM_WORLD);
+    out[6] = heap[0];
+}
+
+static void check_oshmem15(void) {
+    int me = ishmem_my_pe(), npes = ishmem_n_pes();
+    int *heap = (int *)ishmem_calloc(1, sizeof(int)), *out = NULL;
+    CHECK(heap && cudaMallocManaged(&out, 8 * sizeof(int)) == cudaSuccess, "oshmem15: buffers");
+    if (!heap || !out) return;
+    ishmem_barrier_all();
+    oshmem15<<<1, 32>>>(heap, out);
+    cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(ce == cudaSuccess, "oshmem15 kernel: %s", cudaGetErrorString(ce));
+    CHECK(out[0] == 1 && out[1] == 0 && out[2] == 0, "device pe_accessible: %d %d %d", out[0], out[1], out[2]);
+    CHECK(out[3] == 1 && out[4] == 0, "device addr_accessible: %d %d", out[3], out[4]);
+    CHECK(out[5] == 0 && out[6] == 500 + (me + npes - 1) % npes, "device ishmem_sync: %d, value %d", out[5], out[6]);
+    ishmem_barrier_all();
+    cudaFree(out);
+    ishmem_free(heap);
+}
+
+static void check_fair(void) {
+    int *iv = (int *)ishmem_malloc(3 * FAIR_N * sizeof(int));
+    size_t *got = NULL;
+    CHECK(iv && cudaMallocManaged(&got, (4 * FAIR_N + 4) * sizeof(size_t)) == cudaSuccess, "fair: buffers");
+    if (!iv || !got) return;
+    int ones[3 * FAIR_N];
+    for (int i = 0; i < 3 * FAIR_N; i++) ones[i] = 1;
+    ishmem_int_put(iv, ones, 3 * FAIR_N, ishmem_my_pe());
+    fair<<<1, 32>>>(iv, got);
+    cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(ce == cudaSuccess, "fair kernel: %s", cudaGetErrorString(ce));
+    for (int form = 0; form < 2; form++) {
+        size_t *g = got + 2 * FAIR_N * form;
+        CHECK(g[0] < FAIR_N, "fair form %d: first index %zu", form, g[0]);
+        for (int c = 1; c < 2 * FAIR_N; c++)
+            CHECK(g[c] == (g[0] + c) % FAIR_N, "fair form %d: call %d returned %zu, want %zu", form, c, g[c],
+                  (g[0] + c) % FAIR_N);
+    }
+    size_t *m = got + 4 * FAIR_N;
+    CHECK((m[0] == 0 || m[0] == 2) && m[1] == 2 - m[0] && m[2] == m[0] && m[3] == m[1],
+          "fair with status: %zu %zu %zu %zu (want 0 and 2 alternating)", m[0], m[1], m[2], m[3]);
+    cudaFree(got);
+    ishmem_free(iv);
+}
+
 int main(void) {
     ishmem_init();
     int me = ishmem_my_pe(), npes = ishmem_n_pes();
@@ -60,6 +132,8 @@ int main(void) {
     ce = cudaDeviceSynchronize();
     CHECK(ce == cudaSuccess && seen[3] == 77 + me, "device g: %d (err %s)", seen[3], cudaGetErrorString(ce));
     ishmem_barrier_all();
+    check_fair();
+    check_oshmem15();
     cudaFree(seen);
     ishmem_free(counter);
     ishmem_free(data);

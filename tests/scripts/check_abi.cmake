@@ -1,10 +1,11 @@
-# cmake -DNM=nm -DLIB=<libishmem.so> (-DSYMBOLS=<symbols.txt> | -DMANIFEST=<ishmem-api.tsv>)
-#       -P check_abi.cmake
+# cmake -DNM=nm -DLIB=<libishmem.so> (-DSYMBOLS=<symbols.txt> |
+#       -DMANIFEST=<ishmem-api.tsv> [-DADDITIONS=<additions.txt>]) -P check_abi.cmake
 # The library's dynamic symbol table (nm -D --defined-only) must hold every name of
 # symbols.txt, or every `plain` name of the manifest's sections setup, memory, rma, amo,
 # signal, p2p_sync, ordering, teams and collectives (less ishmemx_debug_test, left out on
-# purpose). Fails listing the missing names; with SYMBOLS
-# also fails listing exported names that symbols.txt lacks.
+# purpose). Fails listing the missing names; with SYMBOLS also fails listing exported names
+# that symbols.txt lacks; with ADDITIONS, exported names that are neither in the manifest (any
+# form) nor documented additions (abi/additions.txt: name, tab, why).
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm -D --defined-only ${LIB} failed (${rc})")
@@ -27,6 +28,7 @@ else()
     return()
   endif()
   file(STRINGS ${MANIFEST} lines)
+  set(manifest_all "")
   foreach(l ${lines})
     string(REPLACE "\t" ";" f "${l}")
     list(LENGTH f nf)
@@ -36,6 +38,7 @@ else()
     list(GET f 1 section)
     list(GET f 2 name)
     list(GET f 5 form)
+    list(APPEND manifest_all ${name})
     if(name STREQUAL "ishmemx_debug_test")
       continue()
     endif()
@@ -65,6 +68,30 @@ if(DEFINED SYMBOLS)
       list(APPEND extra ${d})
     endif()
   endforeach()
+endif()
+# beyond the manifest: only the documented additions
+if(DEFINED MANIFEST AND DEFINED ADDITIONS)
+  file(STRINGS ${ADDITIONS} alines REGEX "^[A-Za-z]")
+  set(documented "")
+  foreach(l ${alines})
+    string(REGEX REPLACE "\t.*" "" n "${l}")
+    list(APPEND documented ${n})
+  endforeach()
+  list(REMOVE_DUPLICATES manifest_all)
+  set(undocumented "")
+  foreach(d ${defined})
+    list(FIND manifest_all ${d} i)
+    list(FIND documented ${d} j)
+    if(i EQUAL -1 AND j EQUAL -1)
+      list(APPEND undocumented ${d})
+    endif()
+  endforeach()
+  if(undocumented)
+    string(REPLACE ";" "\n  " u "${undocumented}")
+    message(FATAL_ERROR "${LIB} exports names that are neither in ${MANIFEST} nor documented in ${ADDITIONS}:\n  ${u}")
+  endif()
+  list(LENGTH documented ndoc)
+  message("${LIB}: the names beyond the manifest are the ${ndoc} documented additions of ${ADDITIONS}")
 endif()
 if(extra)
   list(LENGTH extra nextra)

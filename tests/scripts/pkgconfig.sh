@@ -20,14 +20,24 @@ cc "$src" $(pkg-config --cflags --libs ishmem) || { echo "FAIL: cc"; exit 1; }
 [ -x a.out ] || { echo "FAIL: no a.out"; exit 1; }
 
 # the program finds the installed library through its rpath, not through the environment
-lib=$(ldd ./a.out | sed -n 's/^[[:space:]]*libishmem\.so => \([^ ]*\) .*/\1/p')
+# (by its versioned soname, libishmem.so.1)
+lib=$(ldd ./a.out | sed -n 's/^[[:space:]]*libishmem\.so\.[0-9]* => \([^ ]*\) .*/\1/p')
 if [ -z "$lib" ] || [ "$(readlink -f "$lib")" != "$(readlink -f "$prefix/lib/libishmem.so")" ]; then
-    echo "FAIL: a.out resolves libishmem.so to '$lib', not $prefix/lib/libishmem.so"
+    echo "FAIL: a.out resolves libishmem.so.N to '$lib', not $prefix/lib/libishmem.so"
     ldd ./a.out
     fail=1
 else
-    echo "ok: libishmem.so => $lib"
+    echo "ok: $(ldd ./a.out | grep -o 'libishmem\.so\.[0-9]*') => $lib"
 fi
+# the pkg-config file: a real URL or none (issue 14: it had https://example.invalid/ishmem)
+url=$(sed -n 's/^URL: *//p' "$prefix/lib/pkgconfig/ishmem.pc")
+case "$url" in
+"" | https://*) ;;
+*) echo "FAIL: ishmem.pc has URL '$url'"; fail=1 ;;
+esac
+case "$url" in
+*.invalid* | *example*) echo "FAIL: ishmem.pc has a placeholder URL '$url'"; fail=1 ;;
+esac
 
 check() { # launcher-name output-file status
     if [ "$3" -ne 0 ]; then

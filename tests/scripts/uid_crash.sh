@@ -1,10 +1,12 @@
 #!/bin/sh
-# uid_crash.sh <uid_crash binary> <sigkill|no_finalize|bad_pe> <npes> <limit_s>
+# uid_crash.sh <uid_crash binary> <sigkill|no_finalize|bad_pe|global_exit|implicit> <npes> <limit_s>
 # Starts npes copies of uid_crash with unique-id init from this script alone (no launcher).
-# PE 1 dies (SIGKILL), exits without ishmem_finalize, or makes a fatal bad call, while the
-# others wait in a barrier.
-# Passes when every other PE exits nonzero within limit_s seconds and prints the watchdog's
-# message naming PE 1.
+# PE 1 dies (SIGKILL), exits with status 3 without ishmem_finalize, or makes a fatal bad call,
+# while the others wait in a barrier: passes when every other PE exits nonzero within limit_s
+# seconds and prints the watchdog's message naming PE 1.
+# global_exit: PE 1 calls ishmem_global_exit(5) while the others wait in a barrier: every PE
+# must exit with status 5, with no ERROR line. implicit: every PE returns from main without
+# ishmem_finalize: every PE must exit 0, with no ERROR line.
 set -u
 bin=$1
 mode=$2
@@ -14,6 +16,7 @@ case "$mode" in
 sigkill) regex='ERROR: PE 1 \(pid [0-9]+\) died or exited without calling ishmem_finalize' ;;
 no_finalize) regex='ERROR: PE 1 \(pid [0-9]+\) .*without calling ishmem_finalize' ;;
 bad_pe) regex='^\[PE [0-9]+\] ERROR: ending the job because PE 1 failed' ;;
+global_exit | implicit) regex='' ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac
 
@@ -46,7 +49,22 @@ for p in $pids; do
     echo "PE $r (pid $p): exit status $st after $t ms"
     sed "s/^/    PE $r stderr: /" "$dir/err.$r"
     sed "s/^/    PE $r stdout: /" "$dir/out.$r"
-    if [ "$r" -eq 1 ]; then
+    if [ "$mode" = global_exit ] || [ "$mode" = implicit ]; then
+        want=0
+        [ "$mode" = global_exit ] && want=5
+        if [ "$st" -ne "$want" ]; then
+            echo "FAIL: PE $r should have exited with status $want, got $st"
+            fail=1
+        fi
+        if grep -E -q -e 'ERROR|FAIL' "$dir/err.$r"; then
+            echo "FAIL: PE $r printed an error"
+            fail=1
+        fi
+    elif [ "$r" -eq 1 ]; then
+        if [ "$mode" = no_finalize ] && [ "$st" -ne 3 ]; then
+            echo "FAIL: PE 1 should have exited with status 3, got $st"
+            fail=1
+        fi
         if [ "$mode" = sigkill ] && [ "$st" -ne 137 ]; then
             echo "FAIL: PE 1 should have died by SIGKILL (137), got $st"
             fail=1
@@ -83,5 +101,5 @@ for p in $pids; do
 done
 kill "$killer" 2>/dev/null
 pids=""
-[ "$fail" = 0 ] && echo "PASS: uid_crash $mode: the survivors ended with the watchdog's message"
+[ "$fail" = 0 ] && echo "PASS: uid_crash $mode: every PE ended as expected"
 exit $fail

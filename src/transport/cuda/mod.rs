@@ -58,7 +58,7 @@ pub struct GpuSlot {
     pub bus_id: [u8; 32],
     /// `CUipcMemHandle` of the allocation holding the heap.
     pub ipc: [u8; 64],
-    /// Offset of the heap in that allocation (it is aligned to `heap::HEAP_ALIGN`).
+    /// Offset of the heap in that allocation (it is aligned to `heap::gpu_base_align`).
     pub heap_off: u64,
 }
 
@@ -102,7 +102,7 @@ pub struct Gpu {
     dev: CUdevice,
     ctx: CUcontext,
     stream: CUstream,
-    /// This PE's heap (device address, a multiple of `heap::HEAP_ALIGN`) and its length.
+    /// This PE's heap (device address, a multiple of `heap::gpu_base_align`) and its length.
     pub heap: u64,
     pub heap_len: usize,
     /// The cuMemAlloc'd allocation holding the heap (`heap - alloc_base` is the alignment pad).
@@ -241,8 +241,8 @@ impl Gpu {
         });
         // Rounded up so that the 32-bit word holding any heap byte lies inside (byte AMOs),
         // plus room to align the heap's start.
-        let align = crate::heap::HEAP_ALIGN as u64;
-        let alloc_len = ((p.heap_len + 63) & !63) + crate::heap::HEAP_ALIGN;
+        let align = crate::heap::gpu_base_align(p.heap_len) as u64;
+        let alloc_len = ((p.heap_len + 63) & !63) + align as usize;
         let mut alloc_base: u64 = 0;
         // SAFETY: alloc_base is writable.
         let r = unsafe { sys::cuMemAlloc_v2(&mut alloc_base, alloc_len) };
