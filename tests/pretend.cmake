@@ -113,17 +113,28 @@ foreach(l ${_pretend_launchers})
 endforeach()
 
 # The library on pretend nodes: 4 PEs as 2 nodes of 2 under every launcher. Each launcher's own
-# exchange (PMIx, PMI-1, the unique id's TCP rendezvous) carries the node identities, so every
-# PE sees both nodes at once: until the libfabric transport lands, init ends within 5 s naming
-# them.
-set(_nodes_msg "the job spans 2 nodes: ishmem-node0 \\(2 PEs: 0-1\\), ishmem-node1 \\(2 PEs: 2-3\\)")
+# exchange (PMIx, PMI-1, the unique id's TCP rendezvous) carries the node identities and the
+# network addresses; the PEs of the other node are reached over libfabric (tcp;ofi_rxm on
+# loopback), those of their own node through shared memory. Every functional program must pass.
+set(_pretend_fabric_env "FI_TCP_IFACE=lo" "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 foreach(l mpirun mpiexec srun-pmix srun-pmi2)
   string(REPLACE "-" "_" t "${l}")
-  add_pretend(nodes.pretend_${t}.4 ${l} 4 2 ENV ISHMEM_BOOTSTRAP_TIMEOUT=30
-    EXPECT --merge "${_nodes_msg}" 5 COMMAND $<TARGET_FILE:setup> PMI 4)
+  if(l STREQUAL "mpirun" OR l STREQUAL "srun-pmix")
+    set(rt PMIX)
+  else()
+    set(rt PMI)
+  endif()
+  foreach(p ${FUNCTIONAL})
+    set(args "")
+    if(p STREQUAL "setup")
+      set(args ${rt} 4)
+    endif()
+    add_pretend(${p}.pretend_${t}.4 ${l} 4 2 ENV ${_pretend_fabric_env}
+      EXPECT --success --merge "^PASS: ${p} \\(4 PEs\\)$" 80 COMMAND $<TARGET_FILE:${p}> ${args})
+  endforeach()
 endforeach()
-add_pretend(nodes.pretend_uid_loop.4 uid-loop 4 2 ENV ISHMEM_BOOTSTRAP_TIMEOUT=30
-  EXPECT --merge "${_nodes_msg}" 5
+add_pretend(uid.pretend_uid_loop.4 uid-loop 4 2 ENV ${_pretend_fabric_env}
+  EXPECT --success --merge "^PASS: uid \\(4 PEs\\)$" 80
   COMMAND $<TARGET_FILE:uid> file ${CMAKE_CURRENT_BINARY_DIR}/pretend-uid @RANK@ 4)
 
 # srun without a PMI plugin (--mpi=none) gives the tasks no exchange: init must say so instead of

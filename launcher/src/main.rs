@@ -78,7 +78,26 @@ fn launch(opts: Options) -> i32 {
     };
     let foreign = plan::foreign_rank(|name| std::env::var_os(name));
     let job_id = plan::new_job_id();
-    let plan = plan::make(opts.np, foreign, &job_id, std::process::id());
+    let mut plan = plan::make(opts.np, foreign, &job_id, std::process::id());
+    // Launching PEs ourselves: serve their exchange (node identities, network addresses) on
+    // loopback, as the unique-id rendezvous; the server lives as long as this process.
+    let _server = if opts.np.is_some() {
+        match ishmem::bootstrap::uid::Server::start_at(std::net::SocketAddr::from(([127, 0, 0, 1], 0))) {
+            Ok(server) => {
+                let hex: String = server.uid().iter().map(|b| format!("{b:02x}")).collect();
+                for pe in &mut plan.pes {
+                    pe.env.push((plan::ENV_UID.to_string(), hex.clone()));
+                }
+                Some(server)
+            }
+            Err(e) => {
+                report(&format!("cannot start the PEs' rendezvous: {e}"));
+                return USAGE_STATUS;
+            }
+        }
+    } else {
+        None
+    };
     if let Err(e) = signals::install() {
         report(&format!("cannot install signal handlers: {e}"));
         return USAGE_STATUS;

@@ -12,10 +12,13 @@ pub const ENV_LOCAL_RANK: &str = "ISHMRUN_LOCAL_RANK";
 pub const ENV_LOCAL_SIZE: &str = "ISHMRUN_LOCAL_SIZE";
 pub const ENV_JOBID: &str = "ISHMRUN_JOBID";
 pub const ENV_LAUNCHER_PID: &str = "ISHMRUN_LAUNCHER_PID";
+/// The rendezvous this ishmrun serves (a unique id in hex), for the PEs' exchange.
+pub const ENV_UID: &str = "ISHMRUN_UID";
 
 /// All `ISHMRUN_*` variables; removed from the environment in wrapper mode so
 /// that stale values from an outer job cannot confuse the library.
-pub const ALL_ENV: [&str; 6] = [
+pub const ALL_ENV: [&str; 7] = [
+    ENV_UID,
     ENV_RANK,
     ENV_SIZE,
     ENV_LOCAL_RANK,

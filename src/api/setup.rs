@@ -283,6 +283,11 @@ pub fn info_text(st: Option<&State>) -> String {
     if st.is_none() {
         s.push_str(&cuda_line());
         s.push('\n');
+        s.push_str(&match crate::transport::fabric::usable_providers() {
+            Ok(((ma, mi), p)) if p.is_empty() => format!("network: libfabric {ma}.{mi}, no provider with FI_EP_RDM+FI_RMA+FI_ATOMIC (jobs of one node only)\n"),
+            Ok(((ma, mi), p)) => format!("network: libfabric {ma}.{mi}; providers with FI_EP_RDM+FI_RMA+FI_ATOMIC (the first is the default): {}\n", p.join(", ")),
+            Err(e) => format!("network: {e} (jobs of one node only)\n"),
+        });
     }
     if let Some(st) = st {
         let backend = match &st.gpu {
@@ -297,6 +302,10 @@ pub fn info_text(st: Option<&State>) -> String {
             st.data.as_ref().map_or("off".to_string(), |d| format!("{} bytes", d.len))
         ));
         s.push_str(&format!("nodes: {}\n", st.nodes.describe()));
+        if let Some(n) = &st.net {
+            s.push_str(&format!("network: {}\n", n.fab.info()));
+            s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));
+        }
     }
     s.push_str("environment variables:\n");
     let rows: Vec<[String; 3]> = crate::env::VARS

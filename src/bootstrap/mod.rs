@@ -132,6 +132,19 @@ fn check_rank(info: &JobInfo) -> Result<(), String> {
     Ok(())
 }
 
+/// A unique id written as 256 hex digits.
+fn unhex_uid(hex: &str) -> Option<[u8; UID_BYTES]> {
+    let hex = hex.trim();
+    if hex.len() != 2 * UID_BYTES {
+        return None;
+    }
+    let mut out = [0u8; UID_BYTES];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 /// PMI-1 as the job's exchange; leaving PMI (`finish`) finalizes it.
 struct Pmi1Exchange(Pmi1);
 
@@ -179,7 +192,18 @@ impl Bootstrap {
                     key: format!("r{}", sanitize(&var("ISHMRUN_JOBID").unwrap_or_default())),
                     runtime: Runtime::Ishmrun,
                 };
-                Ok(Bootstrap { info: single_node(check_rank(&info).map(|_| info)?)?, exchange: None })
+                check_rank(&info)?;
+                let info = single_node(info)?;
+                // ishmrun serves a rendezvous on loopback (its unique id in ISHMRUN_UID): the
+                // exchange of node identities and network addresses (ISHMEM_NODE_SPLIT).
+                let exchange: Option<Box<dyn Exchange + Send>> = match var("ISHMRUN_UID") {
+                    Ok(hex) => {
+                        let bytes = unhex_uid(&hex).ok_or("ISHMRUN_UID is malformed (not the 256 hex digits ishmrun sets)")?;
+                        Some(Box::new(uid::Client::connect(&bytes, info.rank, info.size, timeout)?))
+                    }
+                    Err(_) => None,
+                };
+                Ok(Bootstrap { info, exchange })
             }
             "pmix" => {
                 // A real PMIx client (OpenMPI's mpirun, Slurm's srun --mpi=pmix, PRRTE, ...);

@@ -297,7 +297,7 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// Listens where `ISHMEM_BOOTSTRAP_UID_ADDR` says (see `listen_addr`) and starts serving.
     pub fn start() -> Result<Server, String> {
-        let spec = std::env::var(ADDR_ENV).ok();
+        let spec = std::env::var(ADDR_ENV).ok().filter(|v| v.trim() != "auto");
         Server::start_at(listen_addr(spec.as_deref())?)
     }
 

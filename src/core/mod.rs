@@ -145,6 +145,20 @@ pub fn abort_job() {
     };
     shm::mark_abort(me);
     shm::remove_created();
+    tell_other_nodes(me);
+}
+
+/// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
+pub fn tell_other_nodes(cause: usize) {
+    let p = STATE.load(Acquire);
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `state`.
+    let st = unsafe { &*p };
+    if let Some(n) = &st.net {
+        n.tell((0..st.npes).filter(|&pe| st.off_node(pe)), cause);
+    }
 }
 
 /// How init was asked for.
@@ -292,6 +306,10 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             heap: (heap.base, heap.len),
             data: data.as_ref().map(|d| (d.base, d.len)),
             progress_us: cfg.ofi_progress_us,
+            watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
+            check_ms: cfg.peer_check_ms.max(100),
+            abort_word: heap.base + area_base + 8 * team::W_ABORT,
+            abort_off: area_base + 8 * team::W_ABORT,
         };
         Some(net::Net::start(x, &p).unwrap_or_else(|e| {
             fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))

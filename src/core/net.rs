@@ -39,6 +39,8 @@ pub enum Rmw {
 /// The running network side of a PE.
 pub struct Net {
     pub fab: Arc<Fabric>,
+    /// The heap offset of every PE's abort word.
+    abort_off: usize,
     stop: Arc<AtomicBool>,
     /// Milliseconds since the thread started after which it stops (u64::MAX: never).
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
@@ -55,6 +57,13 @@ pub struct NetParams<'a> {
     pub heap: (usize, usize),
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
+    /// One PE of each other node, probed every `check_ms` so that a node whose PEs died ends
+    /// the job instead of leaving this PE waiting for it.
+    pub watch: Vec<usize>,
+    pub check_ms: u64,
+    /// This PE's abort word (`team::W_ABORT` of the world team area) and its heap offset.
+    pub abort_word: usize,
+    pub abort_off: usize,
 }
 
 impl Net {
@@ -106,22 +115,53 @@ impl Net {
         let stop = Arc::new(AtomicBool::new(false));
         let deadline_ms = Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
         let started = std::time::Instant::now();
-        let progress = if fab.info().data_progress_manual {
+        // The thread drives manual-progress providers and probes the other nodes; with
+        // automatic progress it only probes.
+        let manual = fab.info().data_progress_manual;
+        let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
-            let period = Duration::from_micros(p.progress_us.max(1));
+            let period = if manual { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
+            let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
+            let me = p.me;
+            let abort_word = p.abort_word;
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
+                    let mut last = std::time::Instant::now();
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
-                        f.progress();
+                        if manual {
+                            f.progress();
+                        }
+                        // SAFETY: the abort word is an aligned word of this PE's heap, mapped
+                        // for the life of the process.
+                        let failed = unsafe { std::sync::atomic::AtomicU64::from_ptr(abort_word as *mut u64) }.load(Acquire);
+                        if failed != 0 && d.load(Acquire) == u64::MAX {
+                            let pe = failed as usize - 1;
+                            crate::ffi::exit_after_peer(&format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"), pe);
+                        }
+                        if last.elapsed() >= check && d.load(Acquire) == u64::MAX {
+                            last = std::time::Instant::now();
+                            for &pe in &watch {
+                                let mut word = 0u64;
+                                // SAFETY: word is a local of 8 bytes; offset 0 of the heap is
+                                // registered on every PE (the library's team areas).
+                                let r = unsafe { f.get(pe, (&mut word as *mut u64).cast(), 8, Remote { region: HEAP, offset: 0 }) };
+                                if let Err(e) = r {
+                                    if d.load(Acquire) == u64::MAX && !s.load(Acquire) {
+                                        crate::ffi::exit_after_peer(
+                                            &format!("[PE {me}] ERROR: PE {pe} (another node) cannot be reached: {e}; it died or exited without calling ishmem_finalize; ending the job"),
+                                            pe,
+                                        );
+                                    }
+                                }
+                            }
+                        }
                         std::thread::sleep(period);
                     }
                 })
                 .ok()
-        } else {
-            None
         };
-        Ok(Net { fab, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
+        Ok(Net { fab, abort_off: p.abort_off, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
     }
 
     /// Lets the progress thread run for `grace` more, then stop (finalize: peers may still be
@@ -129,6 +169,20 @@ impl Net {
     pub fn retire(&self, grace: Duration) {
         let at = self.started.elapsed() + grace;
         self.deadline_ms.store(at.as_millis() as u64, Release);
+    }
+
+    /// Tells `pes` (the PEs of other nodes) that PE `cause` failed: sets their abort word and
+    /// drives the provider for a moment so that the sets leave before this process ends. Best
+    /// effort, never fatal, bounded (this runs on the way out).
+    pub fn tell(&self, pes: impl Iterator<Item = usize>, cause: usize) {
+        let at = Remote { region: HEAP, offset: self.abort_off };
+        for pe in pes {
+            let _ = self.fab.atomic(pe, AtomicOp::Write, Dtype::U64, at, cause as u64 + 1);
+        }
+        for _ in 0..50 {
+            self.fab.progress();
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Stops the progress thread now.

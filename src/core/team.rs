@@ -15,6 +15,9 @@ pub const AREA_BYTES: usize = BCAST_SCRATCH + 2 * BCAST_SLOT;
 /// Words of a team's sync area (`ISHMEMI_TEAM_SYNC_*`).
 pub const W_EPOCH: usize = 0;
 pub const W_VALUE: usize = 1;
+/// World team (slot 0) only, jobs across nodes: set by a PE of another node that fails, to its
+/// PE number + 1 (the progress thread ends this PE when it sees it).
+pub const W_ABORT: usize = 7;
 pub const W_ROUND: usize = 8;
 pub const ROUNDS: usize = 32;
 /// Words 40..43: this PE's `ishmemi_team_desc_t` of the slot (size 0: no team of this PE), read

@@ -79,8 +79,17 @@ pub fn fatal(func: &str, msg: &str) -> ! {
 /// whichever PE it reaps first), and waits a moment first, so that other launchers see the PE
 /// that failed first exit first.
 pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
+    // One report per PE: a second thread that finds a reason to end (the watchdog and the
+    // network's progress thread both may) waits for the first to end the process.
+    static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if EXITING.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
     emit(msg);
     tell_launcher(cause);
+    crate::core::tell_other_nodes(cause);
     std::thread::sleep(std::time::Duration::from_millis(300));
     exit_now(1)
 }

@@ -91,6 +91,14 @@ int main(int argc, char **argv) {
     CHECK(ishmem_ptr(&global_word, t_me) == (void *)&global_word, "ishmem_ptr(global, me)");
     for (int pe = 0; pe < t_npes; pe++) {
         int *peer = ishmem_ptr(&buf[t_me], pe);
+        /* PEs of other nodes (ISHMEM_NODE_SPLIT, pretend nodes) are not mapped: NULL. */
+        int near = ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, pe, ISHMEM_TEAM_SHARED) >= 0;
+        if (!near) {
+            CHECK(peer == NULL, "ishmem_ptr(heap, %d) on another node is not NULL", pe);
+            CHECK(ishmem_ptr(&global_word, pe) == NULL, "ishmem_ptr(global, %d) on another node", pe);
+            ishmem_int_p(&buf[t_me], 1000 * t_me + pe, pe); /* through the network instead */
+            continue;
+        }
         CHECK(peer != NULL, "ishmem_ptr(heap, %d) is NULL", pe);
         if (peer)
             *peer = 1000 * t_me + pe; /* a direct store into the peer's heap */
@@ -111,7 +119,10 @@ int main(int argc, char **argv) {
     ishmem_barrier_all();
     int next = (t_me + 1) % t_npes;
     long *gp = ishmem_ptr(&global_word, next);
-    CHECK(gp && *gp == 100 + next, "peer global through ishmem_ptr: %ld", gp ? *gp : -1L);
+    if (ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, next, ISHMEM_TEAM_SHARED) >= 0)
+        CHECK(gp && *gp == 100 + next, "peer global through ishmem_ptr: %ld", gp ? *gp : -1L);
+    else
+        CHECK(gp == NULL, "ishmem_ptr to a global of another node");
     ishmem_barrier_all();
 
     ishmem_free(buf);

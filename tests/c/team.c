@@ -30,14 +30,23 @@ int main(void) {
     test_init();
     int n = t_npes, me = t_me;
 
-    /* predefined teams: one node, so shared and node are the world */
+    /* predefined teams: shared and node are the PEs of this node (all of them on one node;
+     * consecutive ranks per node in the tests across nodes) */
     ishmem_team_t pre[3] = {ISHMEM_TEAM_WORLD, ISHMEM_TEAM_SHARED, ISHMEMX_TEAM_NODE};
     CHECK(ISHMEM_TEAM_WORLD == 0 && ISHMEM_TEAM_SHARED == 1 && ISHMEMX_TEAM_NODE == 2 && ISHMEM_TEAM_INVALID == -1,
           "team constants");
+    int first = me, last = me;
+    while (first > 0 && t_same_node(first - 1))
+        first--;
+    while (last < n - 1 && t_same_node(last + 1))
+        last++;
+    for (int pe = 0; pe < n; pe++)
+        CHECK_EQ(t_same_node(pe), pe >= first && pe <= last);
     for (int k = 0; k < 3; k++) {
-        CHECK_EQ(ishmem_team_my_pe(pre[k]), me);
-        CHECK_EQ(ishmem_team_n_pes(pre[k]), n);
-        CHECK_EQ(ishmem_team_translate_pe(pre[k], n - 1, ISHMEM_TEAM_WORLD), n - 1);
+        int kn = k == 0 ? n : last - first + 1, kme = k == 0 ? me : me - first, k0 = k == 0 ? 0 : first;
+        CHECK_EQ(ishmem_team_my_pe(pre[k]), kme);
+        CHECK_EQ(ishmem_team_n_pes(pre[k]), kn);
+        CHECK_EQ(ishmem_team_translate_pe(pre[k], kn - 1, ISHMEM_TEAM_WORLD), k0 + kn - 1);
         CHECK_EQ(ishmem_team_sync(pre[k]), 0);
         ishmem_team_config_t c = {99};
         CHECK_EQ(ishmem_team_get_config(pre[k], ISHMEM_TEAM_NUM_CONTEXTS, &c), 0);

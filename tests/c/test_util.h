@@ -39,6 +39,13 @@ static inline void test_init_ids(void) {
     t_npes = ishmem_n_pes();
 }
 
+/* Whether PE pe is on this PE's node (jobs across nodes, ISHMEM_NODE_SPLIT): ishmem_ptr maps
+ * exactly the heaps of this node. */
+static long t_node_probe;
+static inline int t_same_node(int pe) {
+    return ishmem_ptr(&t_node_probe, pe) != NULL;
+}
+
 static inline void test_init(void) {
     ishmem_init();
     test_init_ids();

@@ -69,7 +69,10 @@ static int child(int rank, int n, const char *hex) {
         CHECK_EQ(g_sum, (long)t_npes * (t_npes + 1) / 2);
     CHECK_EQ(ishmem_int_g(&buf[3], next), t_me * 100 + 3);
     void *peer = ishmem_ptr(buf, next);
-    CHECK(peer != NULL, "ishmem_ptr to the next PE");
+    if (ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, next, ISHMEM_TEAM_SHARED) >= 0)
+        CHECK(peer != NULL, "ishmem_ptr to the next PE");
+    else
+        CHECK(peer == NULL, "ishmem_ptr to the next PE, on another node");
     ishmem_barrier_all();
     ishmem_free(buf);
     return test_finish("uid");

@@ -371,6 +371,15 @@ unsafe impl Send for Fabric {}
 // SAFETY: as for Send.
 unsafe impl Sync for Fabric {}
 
+/// What `ishmem-info` shows: the loaded libfabric's version and the providers that offer
+/// what the transport needs (FI_EP_RDM with FI_RMA and FI_ATOMIC), in fi_getinfo's order (the
+/// first is the default choice). `Err`: libfabric could not be loaded, or fi_getinfo failed.
+pub fn usable_providers() -> Result<((u32, u32), Vec<String>), String> {
+    let lib = sys::lib()?;
+    let list = open::getinfo(lib, None, true, 0)?;
+    Ok((lib.loaded_version(), open::names(&list)))
+}
+
 impl Fabric {
     /// Opens a provider (see [`Options::provider`]) with an RDM endpoint; `npes_hint` sizes
     /// the address vector.

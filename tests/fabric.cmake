@@ -1,0 +1,60 @@
+# Fabric mode (issue 10): the functional programs with their PEs on 2 pretend nodes
+# (ISHMEM_NODE_SPLIT=2: PEs 0..n/2-1 and n/2..n-1 reach each other only through the launcher's
+# exchange and libfabric), on loopback only (FI_TCP_IFACE=lo, FI_SOCKETS_IFACE=lo).
+# Included by CMakeLists.txt after add_run and FUNCTIONAL are defined.
+#
+#   <prog>.fabric_tcp.<launcher>.<n>      tcp;ofi_rxm, n = 2 and 4, under ishmrun, mpirun, mpiexec
+#   <prog>.fabric_sockets.<launcher>.<n>  sockets (slow on 2 cores: 2 PEs, ishmrun and mpirun)
+#   fabric.libfabric                      where libfabric.so.1 is absent: one test reported as
+#                                         skipped, saying so (nothing is counted as passed)
+# Labels: fabric, and the launcher's.
+
+find_library(LIBFABRIC_LIBRARY NAMES fabric libfabric.so.1)
+if(NOT LIBFABRIC_LIBRARY)
+  add_test(NAME fabric.libfabric COMMAND ${SH_PROGRAM} -c
+    "echo 'skipped: libfabric.so.1 not found (Debian: libfabric1): the fabric-mode runs are not made'; exit 77")
+  set_tests_properties(fabric.libfabric PROPERTIES LABELS "fabric" SKIP_RETURN_CODE 77)
+  return()
+endif()
+
+set(FABRIC_ENV "ISHMEM_NODE_SPLIT=2" "FI_TCP_IFACE=lo" "FI_SOCKETS_IFACE=lo")
+
+function(add_fabric prov launchers nps)
+  if(prov STREQUAL "tcp")
+    set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+  else()
+    set(provider_env "ISHMEM_OFI_PROVIDER=${prov}")
+  endif()
+  foreach(l ${launchers})
+    if(l STREQUAL "openmpi" AND NOT MPIRUN_OPENMPI)
+      continue()
+    endif()
+    if(l STREQUAL "mpich" AND NOT MPIEXEC_MPICH)
+      continue()
+    endif()
+    foreach(n ${nps})
+      if(l STREQUAL "ishmrun")
+        set(cmd ${ISHMEM_RUN} --timeout 80 -n ${n})
+        set(rt ISHMRUN)
+      elseif(l STREQUAL "openmpi")
+        set(cmd ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -np ${n})
+        set(rt PMIX)
+      else()
+        set(cmd ${MPIEXEC_MPICH} -n ${n})
+        set(rt PMI)
+      endif()
+      foreach(p ${FUNCTIONAL})
+        set(args "")
+        if(p STREQUAL "setup")
+          set(args ${rt} ${n})
+        endif()
+        set(t ${p}.fabric_${prov}.${l}.${n})
+        add_run(${t} "^PASS: ${p} \\(${n} PEs\\)$" "fabric;${l}" ${cmd} $<TARGET_FILE:${p}> ${args})
+        set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+      endforeach()
+    endforeach()
+  endforeach()
+endfunction()
+
+add_fabric(tcp "ishmrun;openmpi;mpich" "2;4")
+add_fabric(sockets "ishmrun;openmpi" "2")
