@@ -217,7 +217,9 @@ pub extern "C" fn ishmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_in
     const F: &str = "ishmem_addr_accessible";
     guard(F, || {
         let st = state(F);
-        accessible_pe(st, pe).is_some_and(|pe| st.translate(addr as usize, 1, pe).is_some()) as c_int
+        // Symmetric here means reachable on every PE of the job (mapped on this node, through
+        // the network on others).
+        (accessible_pe(st, pe).is_some() && st.translate(addr as usize, 1, st.me).is_some()) as c_int
     })
 }
 

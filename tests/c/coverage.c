@@ -359,14 +359,25 @@ ISHT_REDUCE_BIT_TYPES(COV_RBIT)
 static void cov_teams(void) {
     int n = t_npes, me = t_me;
     CHECK_EQ(ishmem_team_my_pe(ISHMEM_TEAM_WORLD), me);
-    CHECK_EQ(ishmem_team_n_pes(ISHMEM_TEAM_SHARED), n);
+    int node_n = 0;
+    for (int pe = 0; pe < n; pe++)
+        node_n += t_same_node(pe);
+    CHECK_EQ(ishmem_team_n_pes(ISHMEM_TEAM_SHARED), node_n);
     ishmem_team_t odd = 99, x = 99, y = 99;
     ishmem_team_config_t cfg = {2};
     CHECK_EQ(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, n > 1, 2, n / 2 > 0 ? n / 2 : 1, &cfg,
                                        ISHMEM_TEAM_NUM_CONTEXTS, &odd),
              0);
     if (n == 1 || me % 2) {
-        CHECK_EQ(ishmem_team_translate_pe(odd, 0, ISHMEMX_TEAM_NODE), n > 1);
+        /* odd's PE 0 is world PE 1 (or 0 alone): its index in this PE's node team */
+        int w0 = n > 1;
+        int want = -1;
+        if (t_same_node(w0)) {
+            want = 0;
+            for (int pe = 0; pe < w0; pe++)
+                want += t_same_node(pe);
+        }
+        CHECK_EQ(ishmem_team_translate_pe(odd, 0, ISHMEMX_TEAM_NODE), want);
         ishmem_team_config_t got = {0};
         CHECK_EQ(ishmem_team_get_config(odd, ISHMEM_TEAM_NUM_CONTEXTS, &got), 0);
         CHECK_EQ(got.num_contexts, 2);
@@ -464,7 +475,8 @@ int main(int argc, char **argv) {
     CHECK(Hd && Hs && sigw, "allocation");
     CHECK(((uintptr_t)Hd & 63) == 0, "ishmem_align(64)");
     CHECK(*sigw == 0, "ishmem_calloc zeroes");
-    CHECK(ishmem_ptr(Hd, next) != NULL, "ishmem_ptr");
+    CHECK((ishmem_ptr(Hd, next) != NULL) == (ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, next, ISHMEM_TEAM_SHARED) >= 0),
+          "ishmem_ptr: mapped exactly for the PEs of this node");
     CHECK(ishmem_ptr(&level, next) == NULL, "ishmem_ptr of a stack address");
 
 #define CALL_RMA(TN, T) cov_rma_##TN();
