@@ -730,6 +730,7 @@ impl Fabric {
     /// puts (FI_ORDER_RMA_RAW), so their completion means the puts are at the target. A PE is
     /// marked after its put is posted, so a flush that misses a concurrent put leaves the mark
     /// for the next one.
+    #[allow(clippy::vec_box)] // each waiter's address is a context: it must not move
     fn post_flush(&self) -> Result<Vec<Box<Waiter>>, String> {
         if !self.info.put_flush {
             return Ok(Vec::new());
@@ -766,6 +767,7 @@ impl Fabric {
     }
 
     /// Waits for flush reads; every error is kept.
+    #[allow(clippy::vec_box)]
     fn wait_flush(&self, waiters: Vec<Box<Waiter>>, errors: &mut Vec<String>) {
         for w in waiters {
             if let Err((e, _)) = self.wait(w) {
