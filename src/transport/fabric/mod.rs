@@ -16,9 +16,10 @@
 //! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
 //!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE. Puts, where the provider orders
 //!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
-//!   then reads 8 bytes from each PE written since the last quiet ("flush"); elsewhere each
-//!   put asks FI_DELIVERY_COMPLETE (sockets). Measured on tcp;ofi_rxm: a delivery-complete 8 B
-//!   put costs an acknowledgement each and runs 2-5x slower than the flushed ones.
+//!   then reads 8 bytes from each PE written since the last quiet ("flush"); elsewhere (or
+//!   with `Options::delivery_per_put`) each put asks FI_DELIVERY_COMPLETE. Measured on
+//!   tcp;ofi_rxm: a delivery-complete 8 B put costs an acknowledgement each and runs 2-5x
+//!   slower than the flushed ones.
 //!   An operation is complete when its counter counts it or the CQ reports it failed (the
 //!   counters' error counts differ between providers and are not used).
 //!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
@@ -28,9 +29,9 @@
 //!   (FI_FENCE, FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads)
 //!   are outstanding; beyond that a call drives progress until completions arrive. A wait
 //!   in which nothing completes for `stall_timeout` fails rather than hangs.
-//! - **Blocking operations** (get, fetch and compare AMOs) are posted with FI_COMPLETION and a
-//!   context that points to a waiter on the caller's stack; whoever reads the CQ marks it
-//!   done. The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
+//! - **Blocking operations** (get, fetch and compare AMOs, flush reads) are posted with
+//!   FI_COMPLETION and a context that points to a boxed waiter; whoever reads the CQ marks it
+//!   done (a waiter that stalls is leaked, since the provider may still complete it). The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
 //!   entry unless they fail (then their context, an odd tagged integer, names kind and PE).
 //! - **Fence**: with FI_FENCE in the provider's caps, [`Fabric::fence`] marks the next put or
 //!   AMO FI_FENCE (and FI_DELIVERY_COMPLETE where puts are flushed). Without it, where
@@ -45,7 +46,9 @@
 //!   AMO operands and results always live in registered slots.
 //! - **Progress**: every wait polls the CQ (which drives manual-progress providers);
 //!   [`Fabric::progress`] is the cheap call for the core's progress thread, so that a PE that
-//!   only computes still serves passive-target RMA and AMOs (tcp;ofi_rxm is FI_PROGRESS_MANUAL).
+//!   only computes still serves passive-target RMA and AMOs (tcp;ofi_rxm is FI_PROGRESS_MANUAL:
+//!   without progress on the target even the connection is never made). It steps aside while
+//!   another thread waits: two threads in one rxm endpoint doubled fetch_add latency.
 //! - Not supported: providers that need FI_CONTEXT/FI_CONTEXT2/FI_ASYNC_IOV mode bits, or
 //!   FI_MR_RAW/FI_MR_RMA_EVENT/FI_MR_MMU_NOTIFY (the hints leave them out, so fi_getinfo
 //!   returns no such entry).
@@ -244,7 +247,8 @@ pub struct Mr {
     pub addr: u64,
 }
 
-/// Where on the target PE: `offset` bytes into region `region`.
+/// Where on the target PE: `offset` bytes into region `region`. Regions are symmetric: an
+/// access is checked against this PE's own region of that id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Remote {
     pub region: usize,
@@ -270,7 +274,7 @@ struct Tables {
 /// Registered scratch memory: AMO slots (operand, compare, result), and under FI_MR_LOCAL
 /// the put bounce ring and the get bounce buffer.
 struct Scratch {
-    _mem: Box<[u64]>,
+    mem: Box<[u64]>,
     base: *mut u8,
     mr: *mut fid_mr,
     desc: *mut c_void,
@@ -431,18 +435,14 @@ impl Fabric {
             put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
         };
         let mr_mode = dom.mr_mode;
-        let mut scratch_mem = vec![0u64; (SLOTS * SLOT_BYTES) / 8].into_boxed_slice();
-        let (put_off, put_len, get_off, get_len) = if info.mr_local {
-            let put_len = opts.bounce_bytes.max(64 << 10).next_multiple_of(64);
-            let total = SLOTS * SLOT_BYTES + put_len + GET_BOUNCE;
-            scratch_mem = vec![0u64; total / 8].into_boxed_slice();
-            (SLOTS * SLOT_BYTES, put_len, SLOTS * SLOT_BYTES + put_len, GET_BOUNCE)
-        } else {
-            (0, 0, 0, 0)
-        };
+        // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
+        let (put_len, get_len) =
+            if info.mr_local { (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE) } else { (0, 0) };
+        let (put_off, get_off) = (SLOTS * SLOT_BYTES, SLOTS * SLOT_BYTES + put_len);
+        let mut scratch_mem = vec![0u64; (get_off + get_len) / 8].into_boxed_slice();
         let base = scratch_mem.as_mut_ptr().cast::<u8>();
         let scratch = Scratch {
-            _mem: scratch_mem,
+            mem: scratch_mem,
             base,
             mr: ptr::null_mut(),
             desc: ptr::null_mut(),
@@ -481,7 +481,7 @@ impl Fabric {
             classes: AtomicU8::new(0),
         };
         // The scratch area is local memory only (operands, results, bounce data).
-        let len = f.scratch._mem.len() * 8;
+        let len = f.scratch.mem.len() * 8;
         let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
         f.scratch.mr = mr;
         f.scratch.desc = desc;
@@ -609,7 +609,7 @@ impl Fabric {
             return Some(ptr::null_mut());
         }
         let (a, s) = (p as usize, &self.scratch);
-        if a >= s.base as usize && a + len <= s.base as usize + s._mem.len() * 8 {
+        if a >= s.base as usize && a + len <= s.base as usize + s.mem.len() * 8 {
             return Some(s.desc);
         }
         t.regions.iter().find(|r| a >= r.base && a + len <= r.base + r.len).map(|r| r.desc)
