@@ -730,6 +730,12 @@ fn fabric_bench() {
             a.quiet().unwrap();
         }
         rate("put 8 B + quiet", n, t0.elapsed());
+        let mut w = [0u8; 8];
+        let t0 = Instant::now();
+        for i in 0..n {
+            get(a, 1, &mut w, at((i % 1024) * 8)).unwrap();
+        }
+        rate("get 8 B (blocking)", n, t0.elapsed());
         let src = vec![3u8; 1 << 20];
         for (label, n) in [("warm-up", 20), ("put 1 MiB (nbi, one quiet)", 500)] {
             let t0 = Instant::now();
