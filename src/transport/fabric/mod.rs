@@ -398,12 +398,6 @@ unsafe impl Send for Fabric {}
 // SAFETY: as for Send.
 unsafe impl Sync for Fabric {}
 
-/// The core shares one Fabric between its threads (API calls, progress thread, proxy).
-const _: fn() = || {
-    fn shared<T: Send + Sync>() {}
-    shared::<Fabric>();
-};
-
 impl Fabric {
     /// Opens a provider (see [`Options::provider`]) with an RDM endpoint; `npes_hint` sizes
     /// the address vector.
@@ -1434,3 +1428,9 @@ impl Drop for Fabric {
         self.objs.close_all(self.lib);
     }
 }
+
+/// The core shares one Fabric between its threads (API calls, progress thread, proxy).
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Fabric>();
+};
