@@ -13,22 +13,31 @@
 //!   else `offset` (the registration's own offset 0 is the region start).
 //! - **Keys**: the provider's (FI_MR_PROV_KEY) or ours (a counter from 1, unique per Fabric);
 //!   FI_MR_ENDPOINT registrations are bound to the endpoint and enabled.
-//! - **Completion**: puts and AMOs ask for FI_DELIVERY_COMPLETE, so a counted completion means
-//!   the data is visible at the target and [`Fabric::quiet`] is OpenSHMEM's quiet. Puts of up
-//!   to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is free on
-//!   return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are used rather
-//!   than fi_inject_write/fi_inject_atomic because only they carry a context (which names the
-//!   operation and PE in an error completion) and per-operation flags (FI_FENCE,
-//!   FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads) are
-//!   outstanding; beyond that a call drives progress until completions arrive.
-//! - **Blocking operations** (get, fetch and compare AMOs) are posted with FI_COMPLETION and a
-//!   context that points to a waiter on the caller's stack; whoever reads the CQ marks it
-//!   done. The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
+//! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
+//!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE. Puts, where the provider orders
+//!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
+//!   then reads 8 bytes from each PE written since the last quiet ("flush"); elsewhere (or
+//!   with `Options::delivery_per_put`) each put asks FI_DELIVERY_COMPLETE. Measured on
+//!   tcp;ofi_rxm: a delivery-complete 8 B put costs an acknowledgement each and runs 2-5x
+//!   slower than the flushed ones.
+//!   An operation is complete when its counter counts it or the CQ reports it failed (the
+//!   counters' error counts differ between providers and are not used).
+//!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
+//!   free on return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are
+//!   used rather than fi_inject_write/fi_inject_atomic because only they carry a context
+//!   (which names the operation and PE in an error completion) and per-operation flags
+//!   (FI_FENCE, FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads)
+//!   are outstanding; beyond that a call drives progress until completions arrive. A wait
+//!   in which nothing completes for `stall_timeout` fails rather than hangs.
+//! - **Blocking operations** (get, fetch and compare AMOs, flush reads) are posted with
+//!   FI_COMPLETION and a context that points to a boxed waiter; whoever reads the CQ marks it
+//!   done (a waiter that stalls is leaked, since the provider may still complete it). The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
 //!   entry unless they fail (then their context, an odd tagged integer, names kind and PE).
 //! - **Fence**: with FI_FENCE in the provider's caps, [`Fabric::fence`] marks the next put or
-//!   AMO FI_FENCE. Without it, where msg_order has FI_ORDER_WAW nothing is needed; otherwise
-//!   the next put/AMO first waits for the outstanding writes, unless every write since the
-//!   last drain is of its own class (RMA or atomic) and the provider orders that class WAW
+//!   AMO FI_FENCE (and FI_DELIVERY_COMPLETE where puts are flushed). Without it, where
+//!   msg_order has FI_ORDER_WAW nothing is needed; otherwise the next put/AMO first makes the
+//!   outstanding writes complete at their targets (as quiet does), unless every write since
+//!   then is of its own class (RMA or atomic) and the provider orders that class WAW
 //!   (tcp;ofi_rxm orders RMA after RMA and atomic after atomic, not across).
 //! - **FI_MR_LOCAL** is supported (needed by verbs;ofi_rxm and others): a local buffer inside a
 //!   registered region uses that region's descriptor; others go through registered bounce
@@ -37,7 +46,9 @@
 //!   AMO operands and results always live in registered slots.
 //! - **Progress**: every wait polls the CQ (which drives manual-progress providers);
 //!   [`Fabric::progress`] is the cheap call for the core's progress thread, so that a PE that
-//!   only computes still serves passive-target RMA and AMOs (tcp;ofi_rxm is FI_PROGRESS_MANUAL).
+//!   only computes still serves passive-target RMA and AMOs (tcp;ofi_rxm is FI_PROGRESS_MANUAL:
+//!   without progress on the target even the connection is never made). It steps aside while
+//!   another thread waits: two threads in one rxm endpoint doubled fetch_add latency.
 //! - Not supported: providers that need FI_CONTEXT/FI_CONTEXT2/FI_ASYNC_IOV mode bits, or
 //!   FI_MR_RAW/FI_MR_RMA_EVENT/FI_MR_MMU_NOTIFY (the hints leave them out, so fi_getinfo
 //!   returns no such entry).
@@ -69,6 +80,9 @@ pub struct Options {
     pub force_mr_local: bool,
     /// Bytes of the registered put bounce ring, used only under FI_MR_LOCAL.
     pub bounce_bytes: usize,
+    /// Ask FI_DELIVERY_COMPLETE on every put instead of flushing at quiet (see the module
+    /// comment); the flush is used only where the provider orders reads after writes.
+    pub delivery_per_put: bool,
     /// A wait that sees no completion at all for this long fails instead of hanging (a dead
     /// peer, or a provider that drops an error: shm in 1.17 never completes an operation the
     /// target rejected). The operations then outstanding may still complete later, so the
@@ -84,6 +98,7 @@ impl Default for Options {
             max_inflight: 256,
             force_mr_local: false,
             bounce_bytes: 4 << 20,
+            delivery_per_put: false,
             stall_timeout: Duration::from_secs(30),
         }
     }
@@ -176,6 +191,10 @@ pub struct Info {
     pub inject_size: usize,
     pub max_msg_size: usize,
     pub msg_order: u64,
+    /// How quiet makes puts visible: true, puts complete locally (transmit completion) and
+    /// quiet reads 8 bytes from every PE written since the last quiet (the provider orders
+    /// reads after writes); false, every put asks FI_DELIVERY_COMPLETE.
+    pub put_flush: bool,
 }
 
 impl Info {
@@ -195,7 +214,7 @@ impl std::fmt::Display for Info {
         write!(
             f,
             "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
-             FI_HMEM {}, FI_FENCE {}, inject {} B",
+             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}",
             self.provider,
             self.provider_version.0,
             self.provider_version.1,
@@ -210,7 +229,8 @@ impl std::fmt::Display for Info {
             if self.data_progress_manual { "manual" } else { "auto" },
             if self.hmem { "yes" } else { "no" },
             if self.fence { "yes" } else { "no" },
-            self.inject_size
+            self.inject_size,
+            if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" }
         )
     }
 }
@@ -227,7 +247,8 @@ pub struct Mr {
     pub addr: u64,
 }
 
-/// Where on the target PE: `offset` bytes into region `region`.
+/// Where on the target PE: `offset` bytes into region `region`. Regions are symmetric: an
+/// access is checked against this PE's own region of that id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Remote {
     pub region: usize,
@@ -246,12 +267,14 @@ struct Region {
 struct Tables {
     peers: Vec<fi_addr_t>,
     regions: Vec<Region>,
+    /// Per PE: puts posted since its last flush (only with `Info::put_flush`).
+    dirty: Vec<AtomicBool>,
 }
 
 /// Registered scratch memory: AMO slots (operand, compare, result), and under FI_MR_LOCAL
 /// the put bounce ring and the get bounce buffer.
 struct Scratch {
-    _mem: Box<[u64]>,
+    mem: Box<[u64]>,
     base: *mut u8,
     mr: *mut fid_mr,
     desc: *mut c_void,
@@ -277,6 +300,7 @@ enum OpKind {
     Atomic = 3,
     FetchAtomic = 4,
     CompareAtomic = 5,
+    Flush = 6,
 }
 
 impl OpKind {
@@ -287,10 +311,11 @@ impl OpKind {
             OpKind::Atomic => "atomic (fi_atomicmsg)",
             OpKind::FetchAtomic => "fetch atomic (fi_fetch_atomicmsg)",
             OpKind::CompareAtomic => "compare atomic (fi_compare_atomicmsg)",
+            OpKind::Flush => "flush of puts (fi_readmsg)",
         }
     }
     fn from_bits(b: usize) -> Option<OpKind> {
-        [OpKind::Put, OpKind::Get, OpKind::Atomic, OpKind::FetchAtomic, OpKind::CompareAtomic]
+        [OpKind::Put, OpKind::Get, OpKind::Atomic, OpKind::FetchAtomic, OpKind::CompareAtomic, OpKind::Flush]
             .into_iter()
             .find(|k| *k as usize == b)
     }
@@ -341,6 +366,8 @@ pub struct Fabric {
     /// CQ entries read (successes and errors): with the counters, the measure of whether
     /// anything completes at all during a wait.
     events: AtomicU64,
+    /// Threads inside a wait (they drive progress themselves, so `progress` need not).
+    waiting: AtomicUsize,
     tables: RwLock<Tables>,
     next_key: AtomicU64,
     scratch: Scratch,
@@ -414,24 +441,21 @@ impl Fabric {
             inject_size: tx.inject_size,
             max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
             msg_order: tx.msg_order,
+            put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
         };
         let mr_mode = dom.mr_mode;
-        let mut scratch_mem = vec![0u64; (SLOTS * SLOT_BYTES) / 8].into_boxed_slice();
-        let (put_off, put_len, get_off, get_len) = if info.mr_local {
-            let put_len = opts.bounce_bytes.max(64 << 10).next_multiple_of(64);
-            let total = SLOTS * SLOT_BYTES + put_len + GET_BOUNCE;
-            scratch_mem = vec![0u64; total / 8].into_boxed_slice();
-            (SLOTS * SLOT_BYTES, put_len, SLOTS * SLOT_BYTES + put_len, GET_BOUNCE)
-        } else {
-            (0, 0, 0, 0)
-        };
+        // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
+        let (put_len, get_len) =
+            if info.mr_local { (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE) } else { (0, 0) };
+        let (put_off, get_off) = (SLOTS * SLOT_BYTES, SLOTS * SLOT_BYTES + put_len);
+        let mut scratch_mem = vec![0u64; (get_off + get_len) / 8].into_boxed_slice();
         let base = scratch_mem.as_mut_ptr().cast::<u8>();
         let scratch = Scratch {
-            _mem: scratch_mem,
+            mem: scratch_mem,
             base,
             mr: ptr::null_mut(),
             desc: ptr::null_mut(),
-            free_slots: Mutex::new((0..SLOTS as u32).rev().collect()),
+            free_slots: Mutex::new((1..SLOTS as u32).rev().collect()), // slot 0: the flush sink
             put_head: Mutex::new(0),
             put_off,
             put_len,
@@ -450,7 +474,8 @@ impl Fabric {
             max_inflight: opts.max_inflight.max(1) as u64,
             stall_timeout: opts.stall_timeout,
             events: AtomicU64::new(0),
-            tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new() }),
+            waiting: AtomicUsize::new(0),
+            tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
             next_key: AtomicU64::new(1),
             scratch,
             valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
@@ -465,7 +490,7 @@ impl Fabric {
             classes: AtomicU8::new(0),
         };
         // The scratch area is local memory only (operands, results, bounce data).
-        let len = f.scratch._mem.len() * 8;
+        let len = f.scratch.mem.len() * 8;
         let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
         f.scratch.mr = mr;
         f.scratch.desc = desc;
@@ -506,6 +531,7 @@ impl Fabric {
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
         t.peers.extend_from_slice(&addrs);
         let n = t.peers.len();
+        t.dirty.resize_with(n, || AtomicBool::new(false));
         for r in &mut t.regions {
             r.remote.resize(n, None);
         }
@@ -592,7 +618,7 @@ impl Fabric {
             return Some(ptr::null_mut());
         }
         let (a, s) = (p as usize, &self.scratch);
-        if a >= s.base as usize && a + len <= s.base as usize + s._mem.len() * 8 {
+        if a >= s.base as usize && a + len <= s.base as usize + s.mem.len() * 8 {
             return Some(s.desc);
         }
         t.regions.iter().find(|r| a >= r.base && a + len <= r.base + r.len).map(|r| r.desc)
@@ -645,6 +671,17 @@ impl Fabric {
     /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
     /// peer may need this core.
     fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
+        if done(self) {
+            return Ok(());
+        }
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(&self.waiting);
         let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
         loop {
             if done(self) {
@@ -690,10 +727,79 @@ impl Fabric {
             .map_err(|t| self.stalled("waiting for a free slot", t))
     }
 
-    /// Waits until every write issued so far has completed (success or error).
+    /// Waits until every write issued so far has completed locally (success or error): its
+    /// source buffer is free; with `put_flush` a put may not be at the target yet.
     fn drain_writes(&self) -> Result<(), String> {
         let target = self.issued_w.load(Ordering::Acquire);
-        self.wait_until(|f| f.completed_w() >= target).map_err(|t| self.stalled("waiting for puts", t))?;
+        self.wait_until(|f| f.completed_w() >= target).map_err(|t| self.stalled("waiting for puts", t))
+    }
+
+    /// Posts the flush reads of quiet (and of a fence across classes): 8 bytes from every PE
+    /// with puts since its last flush, into the sink slot. The provider orders them after those
+    /// puts (FI_ORDER_RMA_RAW), so their completion means the puts are at the target. A PE is
+    /// marked after its put is posted, so a flush that misses a concurrent put leaves the mark
+    /// for the next one.
+    #[allow(clippy::vec_box)] // each waiter's address is a context: it must not move
+    fn post_flush(&self) -> Result<Vec<Box<Waiter>>, String> {
+        if !self.info.put_flush {
+            return Ok(Vec::new());
+        }
+        let t = self.tables();
+        let mut todo = Vec::new();
+        for (pe, d) in t.dirty.iter().enumerate() {
+            if !d.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            // Any region of pe will do (a put to pe needed one).
+            if let Some((key, base)) = t.regions.iter().find_map(|r| r.remote[pe]) {
+                todo.push((pe, t.peers[pe], if self.virt_addr { base } else { 0 }, key));
+            }
+        }
+        drop(t);
+        let desc = if self.mr_local { self.scratch.desc } else { ptr::null_mut() };
+        let mut waiters = Vec::with_capacity(todo.len());
+        for (pe, dest, addr, key) in todo {
+            let w = Waiter::new(OpKind::Flush, pe, 1);
+            // The sink (slot 0) is written by every flush read and never read.
+            let posted = self.post_reads(pe, dest, self.scratch.base, 8, desc, addr, key, Some(&w));
+            match posted {
+                Ok(()) => waiters.push(w),
+                Err(e) => {
+                    for w in waiters {
+                        let _ = self.wait(w);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(waiters)
+    }
+
+    /// Waits for flush reads; every error is kept.
+    #[allow(clippy::vec_box)]
+    fn wait_flush(&self, waiters: Vec<Box<Waiter>>, errors: &mut Vec<String>) {
+        for w in waiters {
+            if let Err((e, _)) = self.wait(w) {
+                errors.push(e);
+            }
+        }
+    }
+
+    /// Every write issued so far is at its target: local completion, then a flush.
+    fn complete_writes(&self) -> Result<(), String> {
+        let target = self.issued_w.load(Ordering::Acquire);
+        let flush = self.post_flush()?;
+        let mut errors = Vec::new();
+        if let Err(t) = self.wait_until(|f| f.completed_w() >= target) {
+            flush.into_iter().for_each(|w| {
+                Box::leak(w); // a late completion must find it alive
+            });
+            return Err(self.stalled("waiting for puts", t));
+        }
+        self.wait_flush(flush, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors.join("; "));
+        }
         if self.issued_w.load(Ordering::Acquire) == target {
             self.classes.store(0, Ordering::Relaxed);
         }
@@ -717,14 +823,16 @@ impl Fabric {
         }
         if self.info.fence {
             self.classes.store(class, Ordering::Relaxed);
-            return Ok(FI_FENCE);
+            // With put_flush the earlier puts may only be complete locally: the fenced
+            // operation asks delivery, which makes them delivered first (fi_cq(3)).
+            return Ok(FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 });
         }
         let ordered = match class {
             CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
             _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
         };
         if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
-            self.drain_writes()?;
+            self.complete_writes()?;
         }
         self.classes.fetch_or(class, Ordering::Relaxed);
         Ok(0)
@@ -747,8 +855,8 @@ impl Fabric {
             fi_ops_rma,
             writemsg
         )?;
-        let flags = FI_DELIVERY_COMPLETE
-            | self.fence_flags(CLASS_RMA)?
+        let flags = self.fence_flags(CLASS_RMA)?
+            | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
         self.reserve(false)?;
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
@@ -768,6 +876,11 @@ impl Fabric {
         // readable until completion (FI_INJECT: until return) by the caller's contract.
         self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
         self.issued_w.fetch_add(1, Ordering::Release);
+        if self.info.put_flush {
+            if let Some(d) = self.tables().dirty.get(pe) {
+                d.store(true, Ordering::Release);
+            }
+        }
         Ok(())
     }
 
@@ -1259,9 +1372,14 @@ impl Fabric {
         w.pending.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// One cheap step of progress for manual-progress providers: reads the counters and
-    /// drains the CQ. Call it from a progress thread.
+    /// One cheap step of progress for manual-progress providers: reads a counter and drains
+    /// the CQ; returns at once while another thread of this Fabric is in a wait (that thread
+    /// drives progress, and two threads in the provider only contend for its locks). Call
+    /// it from a progress thread.
     pub fn progress(&self) {
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            return; // a thread in a wait drives progress already
+        }
         self.completed_w();
         self.poll_cq();
     }
@@ -1270,16 +1388,25 @@ impl Fabric {
     /// lists the operations that failed since the last quiet (operation, PE, error text).
     pub fn quiet(&self) -> Result<(), String> {
         let (w, r) = (self.issued_w.load(Ordering::Acquire), self.issued_r.load(Ordering::Acquire));
-        self.wait_until(|f| f.completed_w() >= w && f.completed_r() >= r).map_err(|t| {
-            let mut list = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
-            list.push(self.stalled("quiet", t));
-            list.join("; ")
-        })?;
-        if self.issued_w.load(Ordering::Acquire) == w {
+        let flush = self.post_flush()?;
+        let waited = self.wait_until(|f| f.completed_w() >= w && f.completed_r() >= r);
+        let mut list = Vec::new();
+        match waited {
+            Ok(()) => self.wait_flush(flush, &mut list),
+            Err(t) => {
+                flush.into_iter().for_each(|w| {
+                    Box::leak(w); // a late completion must find it alive
+                });
+                list.push(self.stalled("quiet", t));
+            }
+        }
+        if list.is_empty() && self.issued_w.load(Ordering::Acquire) == w {
             self.classes.store(0, Ordering::Relaxed);
         }
         self.fence_pending.store(false, Ordering::Relaxed);
-        let list = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut errs = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+        errs.append(&mut list);
+        let list = errs;
         if list.is_empty() {
             Ok(())
         } else {
@@ -1310,3 +1437,9 @@ impl Drop for Fabric {
         self.objs.close_all(self.lib);
     }
 }
+
+/// The core shares one Fabric between its threads (API calls, progress thread, proxy).
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Fabric>();
+};

@@ -111,10 +111,14 @@ struct Group {
     heaps: Vec<Buf>,
     mrs: Vec<Mr>,
     stop: Arc<AtomicBool>,
+    /// While set, the progress thread leaves endpoint 1 alone.
+    pause_1: Arc<AtomicBool>,
     progress: Option<thread::JoinHandle<()>>,
 }
 
-fn group_with(opts: &Options, n: usize, len: usize) -> Group {
+/// `all`: the progress thread drives every endpoint; else all but endpoint 0 (whose own
+/// thread drives it in its waits: the bench, where two threads in one endpoint only contend).
+fn group_with(opts: &Options, n: usize, len: usize, all: bool) -> Group {
     let fabs: Vec<Arc<Fabric>> = (0..n)
         .map(|_| Arc::new(Fabric::open_with(opts).unwrap_or_else(|e| panic!("open {:?}: {e}", opts.provider))))
         .collect();
@@ -138,20 +142,26 @@ fn group_with(opts: &Options, n: usize, len: usize) -> Group {
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let (s, fs) = (stop.clone(), fabs.clone());
+    let pause_1 = Arc::new(AtomicBool::new(false));
+    let (s, p1, fs) = (stop.clone(), pause_1.clone(), fabs.clone());
     let progress = Some(thread::spawn(move || {
         while !s.load(Ordering::Relaxed) {
-            for f in &fs {
-                f.progress();
+            for (i, f) in fs.iter().enumerate() {
+                if (i == 0 && !all) || (i == 1 && p1.load(Ordering::Relaxed)) {
+                    continue;
+                }
+                {
+                    f.progress();
+                }
             }
             thread::yield_now();
         }
     }));
-    Group { fabs, heaps, mrs, stop, progress }
+    Group { fabs, heaps, mrs, stop, pause_1, progress }
 }
 
 fn group(provider: &str, n: usize, len: usize) -> Group {
-    group_with(&Options { provider: Some(provider.into()), npes_hint: n, ..Options::default() }, n, len)
+    group_with(&Options { provider: Some(provider.into()), npes_hint: n, ..Options::default() }, n, len, true)
 }
 
 impl Drop for Group {
@@ -196,7 +206,7 @@ fn rma_round_trip(provider: &str, sizes: &[usize], opts: Option<Options>) {
     let max = *sizes.iter().max().unwrap();
     let heap_len = 2 * max + 64;
     let mut g = match opts {
-        Some(o) => group_with(&o, 2, heap_len),
+        Some(o) => group_with(&o, 2, heap_len, true),
         None => group(provider, 2, heap_len),
     };
     let (a, b) = (g.fabs[0].clone(), g.fabs[1].clone());
@@ -256,6 +266,7 @@ fn info_of_tcp_and_sockets() {
     assert_eq!(i.provider, TCP);
     assert!(i.data_progress_manual, "tcp;ofi_rxm is manual-progress (FABRIC-NOTES)");
     assert_eq!(i.domain, "lo");
+    assert!(i.put_flush, "tcp;ofi_rxm orders RMA reads after writes: puts are flushed at quiet");
     assert!(i.inject_size > 0);
     assert!(!i.mr_mode_text().is_empty());
     let s = Fabric::open(Some(SOCKETS), 2).unwrap();
@@ -263,6 +274,7 @@ fn info_of_tcp_and_sockets() {
     assert_eq!(s.info().provider, SOCKETS);
     assert!(!s.info().data_progress_manual);
     assert!(s.info().fence, "sockets has FI_FENCE");
+    println!("msg_order: tcp {:#x}, sockets {:#x}", i.msg_order, s.info().msg_order);
     // The default is the first provider with RDM+RMA+ATOMIC (tcp;ofi_rxm here).
     let d = Fabric::open(None, 2).unwrap();
     println!("default: {}", d.info());
@@ -280,6 +292,14 @@ fn rma_sockets() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("rma_sockets", 240);
     rma_round_trip(SOCKETS, &[8, 4 << 10, 64 << 10], None);
+}
+
+#[test]
+fn rma_tcp_delivery_per_put() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("rma_tcp_delivery_per_put", 120);
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, delivery_per_put: true, ..Options::default() };
+    rma_round_trip(TCP, &[8, 4 << 10, 4 << 20], Some(o));
 }
 
 #[test]
@@ -309,7 +329,7 @@ fn many_small_puts_with_bounded_inflight() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("many_small_puts_with_bounded_inflight", 120);
     let o = Options { provider: Some(TCP.into()), npes_hint: 2, max_inflight: 4, ..Options::default() };
-    let g = group_with(&o, 2, 8 * 1000);
+    let g = group_with(&o, 2, 8 * 1000, true);
     let a = &g.fabs[0];
     for i in 0..1000u64 {
         let v = i * 7 + 1;
@@ -465,7 +485,7 @@ fn bad_key(provider: &str, reported: bool) {
             stall_timeout: Duration::from_secs(3),
             ..Options::default()
         };
-        let g = group_with(&opts, 2, 1 << 20);
+        let g = group_with(&opts, 2, 1 << 20, true);
         let a = &g.fabs[0];
         let mr = g.mrs[1];
         // Region 0 of PE 1 as `a` knows it, with a key no region of PE 1 has.
@@ -511,6 +531,72 @@ fn bad_key_sockets() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("bad_key_sockets", 240);
     bad_key(SOCKETS, true);
+}
+
+/// Quiet means the data is at the target: with a manual-progress provider, quiet cannot
+/// return while the target makes no progress (FI_DELIVERY_COMPLETE), and returns once it does.
+fn quiet_is_delivery(provider: &str) {
+    quiet_is_delivery_with(&Options { provider: Some(provider.into()), npes_hint: 2, ..Options::default() });
+}
+
+fn quiet_is_delivery_with(opts: &Options) {
+    let g = group_with(opts, 2, 2 << 20, true);
+    let a = g.fabs[0].clone();
+    let provider = format!("{}", a.info());
+    // Connect first (rxm sets up connections through both sides' progress).
+    put_u64(&a, 1, 1, at(0)).unwrap();
+    a.quiet().unwrap();
+    for n in [8usize, 4096, 1 << 20] {
+        g.pause_1.store(true, Ordering::Relaxed);
+        thread::sleep(Duration::from_millis(10)); // let a progress() call in flight finish
+        let src = vec![n as u8 ^ 0x5a; n];
+        put(&a, 1, &src, at(0)).unwrap();
+        let done = Arc::new(AtomicBool::new(false));
+        let (d, a2) = (done.clone(), a.clone());
+        let t = thread::spawn(move || {
+            a2.quiet().unwrap();
+            d.store(true, Ordering::Release);
+        });
+        thread::sleep(Duration::from_millis(300));
+        if a.info().data_progress_manual {
+            assert!(
+                !done.load(Ordering::Acquire),
+                "{provider} {n} B: quiet returned while the target made no progress"
+            );
+        }
+        g.pause_1.store(false, Ordering::Relaxed);
+        t.join().unwrap();
+        assert!(g.heaps[1].bytes()[..n] == src[..], "{provider} {n} B: data not there after quiet");
+    }
+}
+
+#[test]
+fn quiet_is_delivery_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_is_delivery_tcp", 120);
+    quiet_is_delivery(TCP);
+}
+
+#[test]
+fn quiet_is_delivery_tcp_per_put() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_is_delivery_tcp_per_put", 120);
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, delivery_per_put: true, ..Options::default() };
+    quiet_is_delivery_with(&o);
+}
+
+#[test]
+fn quiet_is_delivery_shm() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_is_delivery_shm", 120);
+    quiet_is_delivery(SHM);
+}
+
+#[test]
+fn quiet_is_delivery_sockets() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_is_delivery_sockets", 120);
+    quiet_is_delivery(SOCKETS);
 }
 
 /// A large put, fence, then a flag put (or add): whoever sees the flag sees all the data.
@@ -620,65 +706,79 @@ fn gbps(what: &str, bytes: usize, t: Duration) {
 #[ignore]
 fn fabric_bench() {
     let Some(_g) = setup() else { return };
-    let g = group(TCP, 2, 64 << 20);
-    let a = &g.fabs[0];
-    let v = 1u64;
-    for (label, n) in [("warm-up", 1000), ("put 8 B (nbi, one quiet)", 100_000)] {
+    for per_put in [false, true] {
+        let opts =
+            Options { provider: Some(TCP.into()), npes_hint: 2, delivery_per_put: per_put, ..Options::default() };
+        let g = group_with(&opts, 2, 64 << 20, false);
+        let a = &g.fabs[0];
+        println!("{}", a.info());
+        let v = 1u64;
+        for (label, n) in [("warm-up", 1000), ("put 8 B (nbi, one quiet)", 100_000)] {
+            let t0 = Instant::now();
+            for i in 0..n {
+                put_u64(a, 1, v, at((i % 1024) * 8)).unwrap();
+            }
+            a.quiet().unwrap();
+            if label != "warm-up" {
+                rate(label, n, t0.elapsed());
+            }
+        }
+        let n = 20_000;
         let t0 = Instant::now();
         for i in 0..n {
             put_u64(a, 1, v, at((i % 1024) * 8)).unwrap();
-        }
-        a.quiet().unwrap();
-        if label != "warm-up" {
-            rate(label, n, t0.elapsed());
-        }
-    }
-    let n = 20_000;
-    let t0 = Instant::now();
-    for i in 0..n {
-        put_u64(a, 1, v, at((i % 1024) * 8)).unwrap();
-        a.quiet().unwrap();
-    }
-    rate("put 8 B + quiet", n, t0.elapsed());
-    let src = vec![3u8; 1 << 20];
-    for (label, n) in [("warm-up", 20), ("put 1 MiB", 500)] {
-        let t0 = Instant::now();
-        for i in 0..n {
-            put(a, 1, &src, at((i % 64) << 20)).unwrap();
-        }
-        a.quiet().unwrap();
-        if label != "warm-up" {
-            gbps(label, n << 20, t0.elapsed());
-        }
-    }
-    let mut dst = vec![0u8; 1 << 20];
-    let n = 500;
-    let t0 = Instant::now();
-    for i in 0..n {
-        get(a, 1, &mut dst, at((i % 64) << 20)).unwrap();
-    }
-    gbps("get 1 MiB (blocking)", n << 20, t0.elapsed());
-    let mut dsts: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; 1 << 20]).collect();
-    let t0 = Instant::now();
-    for i in 0..n {
-        // SAFETY: dsts[i % 8] is 1 MiB and untouched until the quiet after every 8th get.
-        unsafe { a.get_nbi(1, dsts[i % 8].as_mut_ptr(), 1 << 20, at((i % 64) << 20)) }.unwrap();
-        if i % 8 == 7 {
             a.quiet().unwrap();
         }
+        rate("put 8 B + quiet", n, t0.elapsed());
+        let mut w = [0u8; 8];
+        let t0 = Instant::now();
+        for i in 0..n {
+            get(a, 1, &mut w, at((i % 1024) * 8)).unwrap();
+        }
+        rate("get 8 B (blocking)", n, t0.elapsed());
+        let src = vec![3u8; 1 << 20];
+        for (label, n) in [("warm-up", 20), ("put 1 MiB (nbi, one quiet)", 500)] {
+            let t0 = Instant::now();
+            for i in 0..n {
+                put(a, 1, &src, at((i % 64) << 20)).unwrap();
+            }
+            a.quiet().unwrap();
+            if label != "warm-up" {
+                gbps(label, n << 20, t0.elapsed());
+            }
+        }
+        if per_put {
+            continue; // the rest does not depend on how puts complete
+        }
+        let mut dst = vec![0u8; 1 << 20];
+        let n = 500;
+        let t0 = Instant::now();
+        for i in 0..n {
+            get(a, 1, &mut dst, at((i % 64) << 20)).unwrap();
+        }
+        gbps("get 1 MiB (blocking)", n << 20, t0.elapsed());
+        let mut dsts: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; 1 << 20]).collect();
+        let t0 = Instant::now();
+        for i in 0..n {
+            // SAFETY: dsts[i % 8] is 1 MiB and untouched until the quiet after every 8th get.
+            unsafe { a.get_nbi(1, dsts[i % 8].as_mut_ptr(), 1 << 20, at((i % 64) << 20)) }.unwrap();
+            if i % 8 == 7 {
+                a.quiet().unwrap();
+            }
+        }
+        a.quiet().unwrap();
+        gbps("get 1 MiB (nbi, 8 per quiet)", n << 20, t0.elapsed());
+        let n = 20_000;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            a.fetch_atomic(1, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+        }
+        rate("fetch_add 8 B latency", n, t0.elapsed());
+        let t0 = Instant::now();
+        for _ in 0..n {
+            a.atomic(1, AtomicOp::Sum, Dtype::U64, at(8), 1).unwrap();
+        }
+        a.quiet().unwrap();
+        rate("add 8 B (nbi, one quiet)", n, t0.elapsed());
     }
-    a.quiet().unwrap();
-    gbps("get 1 MiB (nbi, 8 per quiet)", n << 20, t0.elapsed());
-    let n = 20_000;
-    let t0 = Instant::now();
-    for _ in 0..n {
-        a.fetch_atomic(1, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
-    }
-    rate("fetch_add 8 B latency", n, t0.elapsed());
-    let t0 = Instant::now();
-    for _ in 0..n {
-        a.atomic(1, AtomicOp::Sum, Dtype::U64, at(8), 1).unwrap();
-    }
-    a.quiet().unwrap();
-    rate("add 8 B (nbi, one quiet)", n, t0.elapsed());
 }
