@@ -150,7 +150,8 @@ struct b16 { char b[16]; };
         sync_all_pes();                                                                               \
         CHECK(ret[0] == 2, #TN " wait_until_any_on_queue: %zu", ret[0]);                              \
         CHECK(ret[1] == 2 && indices[0] == 2 && indices[1] == 3, #TN " wait_until_some_on_queue: %zu", ret[1]); \
-        CHECK(ret[2] == 0, #TN " wait_until_any_vector_on_queue: %zu", ret[2]);                       \
+        /* fair (issue 14): the scan starts after index 2, returned by the any above on iv */     \
+        CHECK(ret[2] == 3, #TN " wait_until_any_vector_on_queue: %zu", ret[2]);                       \
         CHECK(ret[3] == 3, #TN " wait_until_some_vector_on_queue: %zu", ret[3]);                      \
     } while (0);
 
