@@ -6,6 +6,9 @@
 #   bench/run_host.sh --quick         # fewer sizes, shorter runs
 #   bench/run_host.sh --only oshmem   # or --only ishmem
 #   bench/run_host.sh --update-doc    # also put the table into docs/PERFORMANCE.md
+#   bench/run_host.sh --fabric        # between 2 pretend nodes on loopback: ishmem over
+#                                     # libfabric tcp;ofi_rxm (ISHMEM_NODE_SPLIT=2), OSHMEM over
+#                                     # UCX TCP (FABRIC-NOTES flags); results host-fabric-*
 #   bench/run_host.sh -- --ops p,g    # everything after -- goes to host_bench
 #
 # Environment:
@@ -47,6 +50,7 @@ export BENCH_BACKEND=${BENCH_BACKEND:-cpu}
 OSHRUN_FLAGS=${OSHRUN_FLAGS:---allow-run-as-root --oversubscribe --mca osc ^rdma}
 
 ONLY=""
+FABRIC=0
 DOC=()
 QUICK=()
 EXTRA=()
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
         --quick) QUICK=(--quick) ;;
         --update-doc) DOC=(--doc "$ROOT/docs/PERFORMANCE.md") ;;
         --only) ONLY=$2; shift ;;
+        --fabric) FABRIC=1 ;;
         --only=*) ONLY=${1#--only=} ;;
         --) shift; EXTRA=("$@"); break ;;
         -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
@@ -63,6 +68,17 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+# Fabric mode: every PE of the 2 is its own pretend node, so every operation crosses
+# loopback TCP. OSHMEM needs its flags to leave shared memory (and its targets must make
+# progress in a barrier: --target-wait=barrier, for both libraries alike).
+TAG=host
+if [ "$FABRIC" = 1 ]; then
+    TAG=host-fabric
+    export ISHMEM_NODE_SPLIT=2 ISHMEM_OFI_PROVIDER='tcp;ofi_rxm' FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo
+    OSHRUN_FLAGS="--allow-run-as-root --oversubscribe --mca osc ^rdma --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo"
+    EXTRA=(--target-wait=barrier "${EXTRA[@]}")
+    export BENCH_BACKEND=fabric-tcp
+fi
 mkdir -p "$BUILD" "$RESULTS"
 warn() { echo "run_host.sh: WARNING: $*" >&2; }
 note() { echo "run_host.sh: $*" >&2; }
@@ -185,7 +201,7 @@ for lib in "${libs[@]}"; do note "$lib: $(launch_line "$lib") ${QUICK[*]} ${EXTR
 for r in $(seq 1 "$RUNS"); do
     for lib in "${libs[@]}"; do
         [ -n "${failed[$lib]:-}" ] && continue
-        f="$BUILD/host-$lib.run$r.csv"
+        f="$BUILD/$TAG-$lib.run$r.csv"
         wait_idle
         if ! launch "$lib" "${QUICK[@]}" "${EXTRA[@]}" >"$f"; then
             warn "$lib run $r failed; partial output in $f"; failed[$lib]=1; status=1
@@ -195,9 +211,9 @@ done
 for lib in "${libs[@]}"; do
     [ -n "${failed[$lib]:-}" ] && continue
     files=()
-    for r in $(seq 1 "$RUNS"); do files+=("$BUILD/host-$lib.run$r.csv"); done
-    if "$PY" "$BENCH/compare.py" --merge "$RESULTS/host-$lib.csv" "${files[@]}"; then
-        note "wrote $RESULTS/host-$lib.csv"
+    for r in $(seq 1 "$RUNS"); do files+=("$BUILD/$TAG-$lib.run$r.csv"); done
+    if "$PY" "$BENCH/compare.py" --merge "$RESULTS/$TAG-$lib.csv" "${files[@]}"; then
+        note "wrote $RESULTS/$TAG-$lib.csv"
     else
         status=1
     fi
@@ -205,9 +221,10 @@ done
 
 # ---------------------------------------------------------------- compare
 shopt -s nullglob
-csvs=("$RESULTS"/host-*.csv)
+csvs=()
+for l in ishmem oshmem; do [ -f "$RESULTS/$TAG-$l.csv" ] && csvs+=("$RESULTS/$TAG-$l.csv"); done
 if [ ${#csvs[@]} -gt 0 ]; then
-    "$PY" "$BENCH/compare.py" --out "$RESULTS/host-table.md" --plots "$RESULTS/plots" \
+    "$PY" "$BENCH/compare.py" --out "$RESULTS/$TAG-table.md" --plots "$RESULTS/plots-$TAG" \
         "${DOC[@]}" "${csvs[@]}" || { warn "compare.py failed"; status=1; }
 else
     warn "no results to compare"; status=1

@@ -148,6 +148,19 @@ pub fn abort_job() {
     tell_other_nodes(me);
 }
 
+/// One step of network progress (waits call it while the job spans nodes).
+#[cold]
+pub fn net_progress() {
+    let p = STATE.load(Acquire);
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `state`.
+    if let Some(n) = unsafe { &(*p).net } {
+        n.fab.progress();
+    }
+}
+
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
 pub fn tell_other_nodes(cause: usize) {
     let p = STATE.load(Acquire);
@@ -349,6 +362,9 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         eprint!("{}", crate::api::setup::info_text(Some(state)));
     }
     STATE.store(state, Release);
+    if state.net.is_some() {
+        wait::NET_PROGRESS.store(true, Relaxed);
+    }
     if let Some(g) = &state.gpu {
         // Every kernel's view of the heaps, before init returns.
         let failed = cuda::binders::publish(g.dev_state());
@@ -393,6 +409,7 @@ pub fn finalize(func: &str) {
         // This PE's last flags are delivered; its progress thread goes on serving the peers
         // still leaving the barrier for a grace period, then stops.
         n.quiet(func);
+        wait::NET_PROGRESS.store(false, Relaxed);
         n.retire(Duration::from_secs(2));
     }
     if let Some(g) = &st.gpu {

@@ -3,7 +3,13 @@
 //! this hands the core to the PE being waited for), then sleep with a doubling period capped
 //! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+
+/// Set while the job spans nodes: every poll of a wait also drives the network provider, so a
+/// PE that waits (in a barrier, a wait_until) serves the network operations aimed at it at
+/// once instead of at the progress thread's next turn.
+pub static NET_PROGRESS: AtomicBool = AtomicBool::new(false);
 
 /// How long a waiter yields before it starts sleeping.
 const YIELD_PHASE: Duration = Duration::from_millis(2);
@@ -25,6 +31,9 @@ impl Backoff {
     /// Waits a little before the next poll.
     #[inline]
     pub fn snooze(&mut self) {
+        if NET_PROGRESS.load(Relaxed) {
+            super::net_progress();
+        }
         self.polls += 1;
         if self.polls <= self.spin {
             std::hint::spin_loop();
