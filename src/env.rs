@@ -50,7 +50,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_INFO", kind: Kind::Bool, default: "0",
           doc: "PE 0 prints the version, backend, bootstrap and every variable with its value at init." },
     Var { name: "ISHMEM_NODE_SPLIT", kind: Kind::Count, default: "0",
-          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes are treated as on different machines: they meet through the launcher's exchange only, and (until the libfabric transport lands) such a job ends at init like a job across nodes." },
+          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes are treated as on different machines: they meet through the launcher's exchange only and reach each other through libfabric (`ishmem_ptr` to them is NULL)." },
     Var { name: "ISHMEM_NT_COPY_MIN", kind: Kind::Bytes, default: "16M",
           doc: "CPU backend: puts, gets and collective copies of at least this many bytes, between buffers equally aligned modulo 16 bytes, use non-temporal stores (no read of the destination into the cache; about 1.7x faster than `memcpy` at 64 MiB on a 2-core VM, slower below about 16 MiB, where the buffers stay in cache). 0: never." },
     Var { name: "ISHMEM_OFI_PROGRESS_US", kind: Kind::Count, default: "20",
@@ -289,8 +289,8 @@ Every exchange is bounded by `ISHMEM_BOOTSTRAP_TIMEOUT`; a PE that never arrives
 Which PEs share a node is decided by what they can share, not by the launcher's local ranks:
 same host name, boot id, IPC and mount namespaces, and the same `ISHMEM_SHM_DIR`. Containers on
 one host that each mount a private `/dev/shm` are separate nodes. PEs of one node map each
-other's heaps; this release reaches the PEs of one node only, and a job spanning several ends
-at init with a message naming the nodes.
+other's heaps; PEs of other nodes are reached through libfabric (`ISHMEM_OFI_PROVIDER`), with
+the endpoint addresses exchanged through the launcher.
 ";
 
 #[cfg(test)]

@@ -58,3 +58,16 @@ endfunction()
 
 add_fabric(tcp "ishmrun;openmpi;mpich" "2;4")
 add_fabric(sockets "ishmrun;openmpi" "2")
+
+# Faults across nodes: a job of 4 PEs started by a plain sh script (unique-id init, no launcher
+# to end it) in which PE 1 dies, exits without finalize or fails. With 2 pretend nodes PE 1's node
+# peer notices it (pidfd) and tells the other node through the network; with 4 (every PE alone)
+# the others' progress threads find PE 1 unreachable. Every other PE must end within 10 s.
+foreach(split 2 4)
+  foreach(mode sigkill no_finalize bad_pe)
+    set(t bad.${mode}.uid_fabric_split${split}.4)
+    add_test(NAME ${t} COMMAND ${SH_PROGRAM} ${SCRIPTS}/uid_crash.sh $<TARGET_FILE:uid_crash> ${mode} 4 10)
+    set_tests_properties(${t} PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;negative"
+      ENVIRONMENT "ISHMEM_NODE_SPLIT=${split};FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+  endforeach()
+endforeach()

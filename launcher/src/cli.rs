@@ -173,6 +173,12 @@ where
             opts.timeout = Some(parse_timeout(&value)?);
             Ok(None)
         }
+        "-H" | "--host" | "-host" | "-hosts" | "--hosts" | "--hostfile" | "-hostfile" | "-f" | "-N" | "--nodes" => {
+            Err(UsageError(format!(
+                "'{name}': ishmrun starts the PEs of this node only; to run across nodes use \
+                 mpirun -H a,b, srun -N 2 --mpi=pmix or mpiexec.mpich -hosts a,b (README, 'Across nodes')"
+            )))
+        }
         _ => Err(UsageError(format!("unknown option '{text}'"))),
     }
 }
@@ -329,6 +335,10 @@ mod tests {
         assert!(err(&["--np=", "p"]).contains("invalid number of PEs"));
         assert!(err(&["--bogus", "p"]).contains("unknown option '--bogus'"));
         assert!(err(&["-x", "p"]).contains("unknown option '-x'"));
+        for o in ["-H", "--host", "--hostfile", "-N"] {
+            let e = err(&[o, "a,b", "-n", "2", "p"]);
+            assert!(e.contains("starts the PEs of this node only") && e.contains("mpirun -H"), "{e}");
+        }
         assert!(err(&["--tag-output=yes", "p"]).contains("takes no value"));
     }
 

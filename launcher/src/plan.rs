@@ -236,6 +236,7 @@ mod tests {
                 env: Vec::new()
             }]
         );
-        assert_eq!(p.remove_env.len(), 6);
+        assert_eq!(p.remove_env.len(), 7);
+        assert!(p.remove_env.contains(&ENV_UID));
     }
 }

@@ -124,6 +124,10 @@ impl Net {
             let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
             let me = p.me;
             let abort_word = p.abort_word;
+            // A live peer answers within microseconds (its progress thread runs every
+            // ISHMEM_OFI_PROGRESS_US); a dead one never.
+            let probe_limit = Duration::from_millis((50 * p.check_ms).max(5000));
+            let probe_word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
@@ -145,10 +149,12 @@ impl Net {
                         if last.elapsed() >= check && d.load(Acquire) == u64::MAX {
                             last = std::time::Instant::now();
                             for &pe in &watch {
-                                let mut word = 0u64;
-                                // SAFETY: word is a local of 8 bytes; offset 0 of the heap is
-                                // registered on every PE (the library's team areas).
-                                let r = unsafe { f.get(pe, (&mut word as *mut u64).cast(), 8, Remote { region: HEAP, offset: 0 }) };
+                                // SAFETY: word is 8 bytes that live for the process (a read that
+                                // fails by the short stall limit may still land later); offset 0
+                                // of the heap is registered on every PE (the library's team areas).
+                                let r = f.with_stall_timeout(probe_limit, |f| unsafe {
+                                    f.get(pe, probe_word as *mut u8, 8, Remote { region: HEAP, offset: 0 })
+                                });
                                 if let Err(e) = r {
                                     if d.load(Acquire) == u64::MAX && !s.load(Acquire) {
                                         crate::ffi::exit_after_peer(
@@ -179,9 +185,12 @@ impl Net {
     /// effort, never fatal, bounded (this runs on the way out).
     pub fn tell(&self, pes: impl Iterator<Item = usize>, cause: usize) {
         let at = Remote { region: HEAP, offset: self.abort_off };
-        for pe in pes {
-            let _ = self.fab.atomic(pe, AtomicOp::Write, Dtype::U64, at, cause as u64 + 1);
-        }
+        // A dead peer's posts fail at once here instead of after the stall timeout.
+        self.fab.with_stall_timeout(Duration::from_millis(200), |f| {
+            for pe in pes {
+                let _ = f.atomic(pe, AtomicOp::Write, Dtype::U64, at, cause as u64 + 1);
+            }
+        });
         for _ in 0..50 {
             self.fab.progress();
             std::thread::sleep(Duration::from_millis(2));

@@ -407,7 +407,22 @@ pub fn usable_providers() -> Result<((u32, u32), Vec<String>), String> {
     Ok((lib.loaded_version(), open::names(&list)))
 }
 
+thread_local! {
+    /// A shorter stall timeout for the calls of one thread (`Fabric::with_stall_timeout`).
+    static STALL: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
 impl Fabric {
+    /// Runs `f` with waits of this thread failing after `limit` without any completion instead
+    /// of `Options::stall_timeout` (a liveness probe: a dead peer's operations never complete,
+    /// rxm keeps answering -FI_EAGAIN while it retries the connection).
+    pub fn with_stall_timeout<R>(&self, limit: Duration, f: impl FnOnce(&Fabric) -> R) -> R {
+        let old = STALL.with(|c| c.replace(Some(limit)));
+        let r = f(self);
+        STALL.with(|c| c.set(old));
+        r
+    }
+
     /// Opens a provider (see [`Options::provider`]) with an RDM endpoint; `npes_hint` sizes
     /// the address vector.
     pub fn open(provider: Option<&str>, npes_hint: usize) -> Result<Fabric, String> {
@@ -671,6 +686,7 @@ impl Fabric {
     /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
     /// peer may need this core.
     fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
+        let stall_timeout = STALL.with(|c| c.get()).unwrap_or(self.stall_timeout);
         if done(self) {
             return Ok(());
         }
@@ -699,7 +715,7 @@ impl Fabric {
                     self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
                 if now != mark {
                     (mark, since) = (now, Instant::now());
-                } else if since.elapsed() > self.stall_timeout {
+                } else if since.elapsed() > stall_timeout {
                     return Err(since.elapsed());
                 }
             }
