@@ -29,14 +29,7 @@ pub struct TeamConfig {
 
 /// The team `team` of this PE, or a fatal error naming `func`.
 pub fn desc(st: &State, func: &str, team: c_int) -> TeamDesc {
-    let pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
-    match pool.get(team) {
-        Ok(d) => d,
-        Err(e) => {
-            drop(pool);
-            fatal(func, &e)
-        }
-    }
+    st.team_desc(func, team)
 }
 
 /// The team `team` of this PE ready for a collective, or a fatal error naming `func`.
