@@ -1,6 +1,7 @@
 # ishmem: a thin wrapper over cargo (the library and tools) and CMake/ctest (the C suite).
 #   make                      build libishmem.so, ishmrun, ishmem-info (release)
 #   make install PREFIX=dir   install lib/, include/, bin/, pkg-config and CMake files
+#   make check-sockets        the fabric-mode runs over the sockets provider (slow, stalls under load)
 #   make check                generated-file check, Rust tests, C test suite (ctest), the CUDA
 #                             backend on a mock libcuda (scripts/mock-gpu-check.sh), then a
 #                             summary whose last line is the verdict (scripts/check.sh)
@@ -15,7 +16,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all build install check check-generated test-rust test-c test-gpu-mock run-example generate clean
+.PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean
 
 all: build
 
@@ -41,6 +42,12 @@ test-c: install
 	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build/tests -j 2
 	cd build/tests && ctest $(CTEST_ARGS)
+
+# The fabric-mode runs over libfabric's sockets provider (not in `check`: see tests/fabric.cmake).
+check-sockets: install
+	cmake -S tests -B build/tests-sockets -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DISHMEM_TEST_SOCKETS=ON
+	cmake --build build/tests-sockets -j 2
+	cd build/tests-sockets && ctest -L fabric -R fabric_sockets $(CTEST_ARGS)
 
 # The CUDA backend's host side against a stand-in libcuda (no GPU needed).
 test-gpu-mock: build

@@ -4,7 +4,12 @@
 # Included by CMakeLists.txt after add_run and FUNCTIONAL are defined.
 #
 #   <prog>.fabric_tcp.<launcher>.<n>      tcp;ofi_rxm, n = 2 and 4, under ishmrun, mpirun, mpiexec
-#   <prog>.fabric_sockets.<launcher>.<n>  sockets (slow on 2 cores: 2 PEs, ishmrun and mpirun)
+#   <prog>.fabric_sockets.<launcher>.<n>  sockets, 2 PEs, ishmrun and mpirun: only with
+#                                         -DISHMEM_TEST_SOCKETS=ON (`make check-sockets`), not in
+#                                         `make check`: under CPU contention on 2 cores the sockets
+#                                         provider of libfabric 1.17 stalls for 30 s and more
+#                                         (generic with a CPU hog beside it: 4 of 6 runs; tcp;ofi_rxm
+#                                         0 of 6), which would make CI fail at random
 #   fabric.libfabric                      where libfabric.so.1 is absent: one test reported as
 #                                         skipped, saying so (nothing is counted as passed)
 # Labels: fabric, and the launcher's.
@@ -57,7 +62,10 @@ function(add_fabric prov launchers nps)
 endfunction()
 
 add_fabric(tcp "ishmrun;openmpi;mpich" "2;4")
-add_fabric(sockets "ishmrun;openmpi" "2")
+option(ISHMEM_TEST_SOCKETS "register the fabric runs over the sockets provider" OFF)
+if(ISHMEM_TEST_SOCKETS)
+  add_fabric(sockets "ishmrun;openmpi" "2")
+endif()
 
 # Faults across nodes: a job of 4 PEs started by a plain sh script (unique-id init, no launcher
 # to end it) in which PE 1 dies, exits without finalize or fails. With 2 pretend nodes PE 1's node
