@@ -1,5 +1,5 @@
 # Pretend nodes and a private Slurm (issue 18, items 4 and 5); included by CMakeLists.txt,
-# needs SCRIPTS, EXPECT_FAIL, SH_PROGRAM, TEST_TIMEOUT and the MPIRUN_OPENMPI / MPIEXEC_MPICH /
+# needs SCRIPTS, EXPECT_FAIL, SH_PROGRAM, TEST_TIMEOUT, SLURM_DIR, SLURM_CONF_FILE and the MPIRUN_OPENMPI / MPIEXEC_MPICH /
 # ISHMEM_RUN results from there.
 #
 # Fixtures (CTest runs the setup before and the cleanup after any test that needs them):
@@ -17,15 +17,20 @@
 #   @RANK@ the rank. For example:
 #     add_pretend(setup.pretend_openmpi.4 mpirun 4 2
 #       EXPECT --success --merge "^PASS: setup \\(4 PEs\\)$" 80 COMMAND $<TARGET_FILE:setup> PMIX 4)
-#     add_pretend(setup_nodes.pretend_mpich.4 mpiexec 4 2
-#       EXPECT --merge "several nodes" 5 COMMAND $<TARGET_FILE:setup> PMI 4)
 
-string(MD5 _pretend_hash "${CMAKE_CURRENT_BINARY_DIR}")
-string(SUBSTRING "${_pretend_hash}" 0 10 _pretend_hash)
 set(PRETEND_DIR "${CMAKE_CURRENT_BINARY_DIR}/pretend")
-# short, as unix socket paths under it are limited to 107 bytes
-set(SLURM_DIR "/tmp/ishmem-slurm-${_pretend_hash}")
-set(PRETEND_ENV "ISHMEM_PRETEND_DIR=${PRETEND_DIR}" "SLURM_CONF=${SLURM_DIR}/etc/slurm.conf")
+set(PRETEND_ENV "ISHMEM_PRETEND_DIR=${PRETEND_DIR}" "SLURM_CONF=${SLURM_CONF_FILE}")
+# The launcher programs found by CMakeLists.txt, for run-pretend.sh.
+set(PRETEND_LAUNCHERS "")
+if(ISHMEM_RUN)
+  list(APPEND PRETEND_LAUNCHERS "ISHMRUN=${ISHMEM_RUN}")
+endif()
+if(MPIRUN_OPENMPI)
+  list(APPEND PRETEND_LAUNCHERS "MPIRUN=${MPIRUN_OPENMPI}")
+endif()
+if(MPIEXEC_MPICH)
+  list(APPEND PRETEND_LAUNCHERS "MPIEXEC=${MPIEXEC_MPICH}")
+endif()
 
 add_test(NAME pretend.up COMMAND ${SCRIPTS}/pretend-nodes.sh up 2 ${PRETEND_DIR})
 add_test(NAME pretend.down COMMAND ${SCRIPTS}/pretend-nodes.sh down ${PRETEND_DIR})
@@ -66,16 +71,7 @@ function(add_pretend name launcher np ppn)
   endif()
   add_test(NAME ${name} COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} ${P_EXPECT}
     ${SCRIPTS}/run-pretend.sh ${launcher} ${np} ${ppn} ${P_COMMAND})
-  set(env ${PRETEND_ENV} ${P_ENV})
-  if(ISHMEM_RUN)
-    list(APPEND env "ISHMRUN=${ISHMEM_RUN}")
-  endif()
-  if(MPIRUN_OPENMPI)
-    list(APPEND env "MPIRUN=${MPIRUN_OPENMPI}")
-  endif()
-  if(MPIEXEC_MPICH)
-    list(APPEND env "MPIEXEC=${MPIEXEC_MPICH}")
-  endif()
+  set(env ${PRETEND_ENV} ${PRETEND_LAUNCHERS} ${P_ENV})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS "${labels}"
     FIXTURES_REQUIRED "${fixtures}" ENVIRONMENT "${env}"
     SKIP_REGULAR_EXPRESSION "(^|\n)skipped: ")
@@ -100,13 +96,7 @@ foreach(l ${_pretend_launchers})
     list(APPEND fixtures slurm)
     list(APPEND labels slurm)
   endif()
-  set(env ${PRETEND_ENV})
-  if(MPIRUN_OPENMPI)
-    list(APPEND env "MPIRUN=${MPIRUN_OPENMPI}")
-  endif()
-  if(MPIEXEC_MPICH)
-    list(APPEND env "MPIEXEC=${MPIEXEC_MPICH}")
-  endif()
+  set(env ${PRETEND_ENV} ${PRETEND_LAUNCHERS})
   set_tests_properties(pretend_payload.${t}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "${labels}" FIXTURES_REQUIRED "${fixtures}" ENVIRONMENT "${env}"
     SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: pretend" FAIL_REGULAR_EXPRESSION "FAIL: ")
@@ -143,5 +133,5 @@ add_test(NAME bad.srun_no_pmi.2 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge
   "started by srun as one of 2 tasks, but srun gave no PMI service" 10
   ${SCRIPTS}/srun-local.sh none 2 $<TARGET_FILE:setup> PMIX 2)
 set_tests_properties(bad.srun_no_pmi.2 PROPERTIES LABELS "slurm;negative" TIMEOUT ${TEST_TIMEOUT}
-  FIXTURES_REQUIRED slurm ENVIRONMENT "SLURM_CONF=${SLURM_DIR}/etc/slurm.conf"
+  FIXTURES_REQUIRED slurm ENVIRONMENT "SLURM_CONF=${SLURM_CONF_FILE}"
   SKIP_REGULAR_EXPRESSION "(^|\n)skipped: ")

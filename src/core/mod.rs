@@ -124,11 +124,16 @@ fn not_running(func: &str) -> ! {
     }
 }
 
+/// The running state, if init has completed and finalize has not.
+#[inline(always)]
+fn running() -> Option<&'static State> {
+    // SAFETY: as in `state`: a non-null STATE points to the leaked State.
+    unsafe { STATE.load(Acquire).as_ref() }
+}
+
 /// This PE's number when the library runs.
 pub fn my_pe_if_running() -> Option<usize> {
-    let p = STATE.load(Acquire);
-    // SAFETY: as in `state`.
-    (!p.is_null()).then(|| unsafe { (*p).me })
+    running().map(|st| st.me)
 }
 
 /// Whether init has completed and finalize has not.
@@ -138,11 +143,7 @@ pub fn is_running() -> bool {
 
 /// Tells the other PEs that this one failed (best effort, never blocks).
 pub fn abort_job() {
-    let p = STATE.load(Acquire);
-    let me = if p.is_null() { crate::bootstrap::rank_hint().unwrap_or(0) } else {
-        // SAFETY: as in `state`.
-        unsafe { (*p).me }
-    };
+    let me = my_pe_if_running().unwrap_or_else(|| crate::bootstrap::rank_hint().unwrap_or(0));
     shm::mark_abort(me);
     shm::remove_created();
     tell_other_nodes(me);
@@ -151,25 +152,14 @@ pub fn abort_job() {
 /// One step of network progress (waits call it while the job spans nodes).
 #[cold]
 pub fn net_progress() {
-    let p = STATE.load(Acquire);
-    if p.is_null() {
-        return;
-    }
-    // SAFETY: as in `state`.
-    if let Some(n) = unsafe { &(*p).net } {
+    if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.fab.progress();
     }
 }
 
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
 pub fn tell_other_nodes(cause: usize) {
-    let p = STATE.load(Acquire);
-    if p.is_null() {
-        return;
-    }
-    // SAFETY: as in `state`.
-    let st = unsafe { &*p };
-    if let Some(n) = &st.net {
+    if let Some((st, n)) = running().and_then(|st| Some((st, st.net.as_ref()?))) {
         n.tell((0..st.npes).filter(|&pe| st.off_node(pe)), cause);
     }
 }
@@ -321,7 +311,6 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             progress_us: cfg.ofi_progress_us,
             watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
             check_ms: cfg.peer_check_ms.max(100),
-            abort_word: heap.base + area_base + 8 * team::W_ABORT,
             abort_off: area_base + 8 * team::W_ABORT,
         };
         Some(net::Net::start(x, &p).unwrap_or_else(|e| {
@@ -433,12 +422,8 @@ pub fn finalize(func: &str) {
 /// are waited for.
 #[inline]
 pub fn quiet() {
-    let p = STATE.load(Acquire);
-    if !p.is_null() {
-        // SAFETY: as in `state`.
-        if let Some(n) = unsafe { &(*p).net } {
-            n.quiet("ishmem_quiet");
-        }
+    if let Some(n) = running().and_then(|st| st.net.as_ref()) {
+        n.quiet("ishmem_quiet");
     }
     std::sync::atomic::fence(SeqCst);
 }
@@ -447,12 +432,8 @@ pub fn quiet() {
 /// orders them), network ones are ordered by the provider's fence.
 #[inline]
 pub fn fence() {
-    let p = STATE.load(Acquire);
-    if !p.is_null() {
-        // SAFETY: as in `state`.
-        if let Some(n) = unsafe { &(*p).net } {
-            n.fence();
-        }
+    if let Some(n) = running().and_then(|st| st.net.as_ref()) {
+        n.fence();
     }
     std::sync::atomic::fence(SeqCst);
 }

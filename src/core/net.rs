@@ -61,8 +61,7 @@ pub struct NetParams<'a> {
     /// the job instead of leaving this PE waiting for it.
     pub watch: Vec<usize>,
     pub check_ms: u64,
-    /// This PE's abort word (`team::W_ABORT` of the world team area) and its heap offset.
-    pub abort_word: usize,
+    /// The heap offset of every PE's abort word (`team::W_ABORT` of the world team area).
     pub abort_off: usize,
 }
 
@@ -123,7 +122,7 @@ impl Net {
             let period = if manual { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
             let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
             let me = p.me;
-            let abort_word = p.abort_word;
+            let abort_word = p.heap.0 + p.abort_off;
             // A live peer answers within microseconds (its progress thread runs every
             // ISHMEM_OFI_PROGRESS_US); a dead one never.
             let probe_limit = Duration::from_millis((50 * p.check_ms).max(5000));
