@@ -4,6 +4,9 @@
 # Included by CMakeLists.txt after add_run and FUNCTIONAL are defined.
 #
 #   <prog>.fabric_tcp.<launcher>.<n>      tcp;ofi_rxm, n = 2 and 4, under ishmrun, mpirun, mpiexec
+#   <prog>.fabric_tcp_staged.<l>.4        tcp;ofi_rxm with ISHMEM_OFI_STAGING=always: every access
+#                                         to another node's heap through its staging mailbox (the
+#                                         path of the GPU heap across nodes), ishmrun and mpirun
 #   <prog>.fabric_sockets.<launcher>.<n>  sockets, 2 PEs, ishmrun and mpirun: only with
 #                                         -DISHMEM_TEST_SOCKETS=ON (`make check-sockets`), not in
 #                                         `make check`: under CPU contention on 2 cores the sockets
@@ -27,6 +30,8 @@ set(FABRIC_ENV "ISHMEM_NODE_SPLIT=2" "FI_TCP_IFACE=lo" "FI_SOCKETS_IFACE=lo")
 function(add_fabric prov launchers nps)
   if(prov STREQUAL "tcp")
     set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+  elseif(prov STREQUAL "tcp_staged")
+    set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm;ISHMEM_OFI_STAGING=always")
   else()
     set(provider_env "ISHMEM_OFI_PROVIDER=${prov}")
   endif()
@@ -62,6 +67,8 @@ function(add_fabric prov launchers nps)
 endfunction()
 
 add_fabric(tcp "ishmrun;openmpi;mpich" "2;4")
+# The staged heap (the path of the GPU heap across nodes, core/stage.rs) on CPUs.
+add_fabric(tcp_staged "ishmrun;openmpi" "4")
 option(ISHMEM_TEST_SOCKETS "register the fabric runs over the sockets provider" OFF)
 if(ISHMEM_TEST_SOCKETS)
   add_fabric(sockets "ishmrun;openmpi" "2")

@@ -229,6 +229,15 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 }
 CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return unmap_at(p, 0); }
 
+/* Only CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2): device (2) inside a mock allocation, else the
+ * driver's answer for memory it does not know (CUDA_ERROR_INVALID_VALUE). */
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    if (attr != 2) return 801;
+    if (shadow_of((uintptr_t)p) == (void *)(uintptr_t)p) return 1;
+    *(unsigned *)data = 2;
+    return OK;
+}
+
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     (void)s;
     CUresult r = need_ctx();

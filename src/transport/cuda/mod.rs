@@ -317,13 +317,16 @@ impl Gpu {
         GpuSlot { ordinal: self.ordinal, bus_id, ipc: self.ipc, heap_off: self.heap - self.alloc_base }
     }
 
-    /// Maps every peer's heap (all PEs have published their slots: after the join barrier).
-    pub fn map_peers(&mut self, func: &str, slots: &[GpuSlot]) {
+    /// Maps the heap of every PE of this node (all have published their slots: after the join
+    /// barrier); `slots[l]` is the slot of world PE `members[l]`, of `npes` in the job. The
+    /// tables are by world PE, 0 for the PEs of other nodes.
+    pub fn map_peers(&mut self, func: &str, slots: &[GpuSlot], members: &[usize], npes: usize) {
         let _c = self.enter(func);
         let mine = self.slot();
-        let mut peers = vec![0u64; slots.len()];
-        let mut opened = vec![0u64; slots.len()];
-        for (q, s) in slots.iter().enumerate() {
+        let mut peers = vec![0u64; npes];
+        let mut opened = vec![0u64; npes];
+        for (l, s) in slots.iter().enumerate() {
+            let q = members[l];
             if q == self.me {
                 peers[q] = self.heap;
                 continue;
