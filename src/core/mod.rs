@@ -155,6 +155,10 @@ pub fn abort_job() {
 pub fn net_progress() {
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.fab.progress();
+        // A PE waiting for a flag serves the requests that carry it.
+        if let Some(s) = &n.stage {
+            s.serve_some(&n.fab, "ishmem wait");
+        }
     }
 }
 
