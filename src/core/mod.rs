@@ -15,6 +15,7 @@ pub mod device;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
+pub mod proxy;
 pub mod rma;
 pub mod stage;
 pub mod team;
@@ -82,6 +83,9 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
+    /// across nodes).
+    pub proxy: std::sync::OnceLock<proxy::Proxy>,
 }
 
 // SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
@@ -319,6 +323,11 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         None
     };
     boot.finish();
+    // Kernels reach the PEs of other nodes through the proxy ring (core::proxy).
+    let ring = match (gpu.as_mut(), &net) {
+        (Some(g), Some(_)) => Some(g.alloc_proxy_ring(func, proxy::RING_BYTES)),
+        _ => None,
+    };
     let state = Box::leak(Box::new(State {
         me: info.rank,
         npes: info.size,
@@ -341,6 +350,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         world: teams.slot(0),
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
+        proxy: std::sync::OnceLock::new(),
     }));
     state.job_ptr = match state.job.lock() {
         Ok(g) => &*g as *const ShmJob,
@@ -356,6 +366,9 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             Some(g) => s.serve_gpu(g, state.heap.base),
             None => s.serve_host(state.heap.base),
         }
+    }
+    if let Some(r) = ring {
+        let _ = state.proxy.set(proxy::Proxy::start(state, r));
     }
     STATE.store(state as *const State as *mut State, Release);
     if state.net.is_some() {
@@ -399,6 +412,10 @@ fn effective_spin(spin: u64, local_pes: usize) -> u64 {
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.
 pub fn finalize(func: &str) {
     let st = state(func);
+    if let Some(p) = st.proxy.get() {
+        // Kernels have finished: what they posted is run, then the thread stops.
+        p.stop();
+    }
     quiet();
     st.barrier();
     if let Some(n) = &st.net {

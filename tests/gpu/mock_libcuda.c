@@ -282,7 +282,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const c
     (void)m;
     if (strcmp(name, "ishmemi_dstate")) return E_NOT_FOUND;
     *p = (CUdeviceptr)(uintptr_t)global_token;
-    *bytes = 552;
+    *bytes = 560;
     return OK;
 }
 
