@@ -121,8 +121,8 @@ __device__ __forceinline__ unsigned long long *proxy_word(int w) {
 __device__ __forceinline__ volatile uint64_t *proxy_slot(uint64_t t) {
     return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)ishmemi_dstate.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
 }
-/* Posts one request; returns its ticket. */
-__device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+/* Takes a ticket and waits until its slot is free. */
+__device__ __noinline__ inline uint64_t proxy_take() {
     uint64_t t = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), 1ull);
     volatile uint64_t *s = proxy_slot(t);
     if (t >= ISHMEMI_PROXY_SLOTS) {
@@ -130,6 +130,19 @@ __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uin
         while (s[7] != prev) {
         }
     }
+    return t;
+}
+/* The bounce buffer of ticket t's slot (device memory of this PE's heap). */
+__device__ __forceinline__ char *proxy_bounce(uint64_t t) {
+    uint64_t off = *(volatile uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
+    return (char *)(uintptr_t)(ishmemi_dstate.heap_base + off + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
+}
+/* Posts one request; returns its ticket. */
+__device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6);
+/* Fills the slot of ticket t (taken by proxy_take) and publishes it. */
+__device__ __noinline__ inline void proxy_publish(uint64_t t, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
+                                                  uint64_t w6) {
+    volatile uint64_t *s = proxy_slot(t);
     s[1] = w1;
     s[2] = w2;
     s[3] = w3;
@@ -138,6 +151,10 @@ __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uin
     s[6] = w6;
     __threadfence_system();
     s[0] = t + 1;
+}
+__device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+    uint64_t t = proxy_take();
+    proxy_publish(t, w1, w2, w3, w4, w5, w6);
     return t;
 }
 /* Waits for the reply of request t, releases its slot, returns the value. */
@@ -154,15 +171,43 @@ __device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, b
     return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
            (uint64_t)(uint32_t)pe << 32;
 }
-/* A put through the proxy; blocking: returns once the proxy has read the source. */
-__device__ __forceinline__ void proxy_put(void *dest, const void *src, size_t bytes, int pe, bool blocking) {
-    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, blocking, pe), (uint64_t)(uintptr_t)dest,
-                            (uint64_t)(uintptr_t)src, bytes, 0, 0);
-    if (blocking) proxy_wait(t);
+/* A put through the proxy; blocking: returns once the proxy has read the source. A source
+ * the host cannot address (the kernel's stack) goes through the slots' bounce buffers. */
+__device__ __noinline__ inline void proxy_put(void *dest, const void *src, size_t bytes, int pe, bool blocking) {
+    if (__isGlobal(src)) {
+        uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, blocking, pe), (uint64_t)(uintptr_t)dest,
+                                (uint64_t)(uintptr_t)src, bytes, 0, 0);
+        if (blocking) proxy_wait(t);
+        return;
+    }
+    for (size_t off = 0; off < bytes; off += ISHMEMI_PROXY_BOUNCE_BYTES) {
+        size_t n = bytes - off < ISHMEMI_PROXY_BOUNCE_BYTES ? bytes - off : ISHMEMI_PROXY_BOUNCE_BYTES;
+        uint64_t t = proxy_take();
+        char *b = proxy_bounce(t);
+        for (size_t i = 0; i < n; i++) b[i] = ((const char *)src)[off + i];
+        __threadfence_system();
+        /* The bounce buffer lives as long as the slot: no wait is needed for the source. */
+        proxy_publish(t, proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, false, pe), (uint64_t)(uintptr_t)dest + off, (uint64_t)(uintptr_t)b, n, 0, 0);
+    }
 }
-__device__ __forceinline__ void proxy_get(void *dest, const void *src, size_t bytes, int pe) {
-    proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dest,
-                          bytes, 0, 0));
+__device__ __noinline__ inline void proxy_get(void *dest, const void *src, size_t bytes, int pe) {
+    if (__isGlobal(dest)) {
+        proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dest,
+                              bytes, 0, 0));
+        return;
+    }
+    for (size_t off = 0; off < bytes; off += ISHMEMI_PROXY_BOUNCE_BYTES) {
+        size_t n = bytes - off < ISHMEMI_PROXY_BOUNCE_BYTES ? bytes - off : ISHMEMI_PROXY_BOUNCE_BYTES;
+        uint64_t t = proxy_take();
+        char *b = proxy_bounce(t);
+        proxy_publish(t, proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src + off, (uint64_t)(uintptr_t)b, n, 0, 0);
+        volatile uint64_t *s = proxy_slot(t);
+        while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+        }
+        __threadfence_system();
+        for (size_t i = 0; i < n; i++) ((char *)dest)[off + i] = ((volatile char *)b)[i];
+        s[7] = t + 1; /* release the slot and its bounce buffer */
+    }
 }
 template <class T> __device__ __forceinline__ uint64_t bits(T v) {
     uint64_t b = 0;
@@ -479,6 +524,14 @@ __device__ __forceinline__ void put_signal(void *dest, const void *src, size_t b
         if (op != 0 && op != 1) fail(fn, "invalid signal operator (sig_op, 0):", op, 0);
         if (rptr(sig, 8, pe, fn) != NULL || (uintptr_t)sig % 8) fail(fn, "signal address not usable (address, 0):", (long long)(uintptr_t)sig, 0);
 #endif
+        if (!__isGlobal(src) && bytes) {
+            /* Through bounce buffers, then the signal, ordered after it by the proxy. */
+            proxy_put(dest, src, bytes, pe, false);
+            proxy_post(proxy_w1(ISHMEMI_PROXY_FENCE, 0, 0, false, pe), 0, 0, 0, 0, 0);
+            proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_PUT_SIGNAL, 8, op, true, pe), (uint64_t)(uintptr_t)dest, 0, 0, v,
+                                  (uint64_t)(uintptr_t)sig));
+            return;
+        }
         /* One request: the proxy puts, orders, then updates the signal. */
         proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_PUT_SIGNAL, 8, op, true, pe), (uint64_t)(uintptr_t)dest,
                               (uint64_t)(uintptr_t)src, bytes, v, (uint64_t)(uintptr_t)sig));

@@ -47,6 +47,10 @@ typedef struct ishmemi_proxy_slot {
     uint64_t w[8];
 } ishmemi_proxy_slot_t;
 #define ISHMEMI_PROXY_SLOTS 1024
+/* A local buffer the host cannot address (a kernel's stack: not __isGlobal) travels through
+ * the bounce buffer of the request's slot, ISHMEMI_PROXY_BOUNCE_BYTES of this PE's heap at
+ * sync word ISHMEMI_SYNC_PROXY_BOUNCE + (ticket % SLOTS) * BOUNCE_BYTES, in chunks of that. */
+#define ISHMEMI_PROXY_BOUNCE_BYTES 256
 #define ISHMEMI_PROXY_HELD (1ull << 63)
 #define ISHMEMI_PROXY_REPLY (1ull << 24)
 #define ISHMEMI_PROXY_PUT 1        /* bytes from local word 3 to symmetric word 2 */
@@ -65,6 +69,7 @@ typedef struct ishmemi_proxy_slot {
 #define ISHMEMI_SYNC_TEAMS_MAX 3 /* sync-area word: number of team slots */
 #define ISHMEMI_SYNC_PROXY_TICKET 4 /* sync-area word: proxy tickets taken by this PE's kernels */
 #define ISHMEMI_SYNC_PROXY_QUIET 5  /* sync-area word: tickets taken at the last proxy quiet */
+#define ISHMEMI_SYNC_PROXY_BOUNCE 6 /* sync-area word: heap offset of the proxy bounce buffers */
 
 /* ---- Teams (host side in src/core/team.rs, which mirrors this layout with the same asserts).
  * A team handle (ishmem_team_t) is an index into a table of ISHMEM_TEAMS_MAX descriptors that

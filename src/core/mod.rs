@@ -323,9 +323,18 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         None
     };
     boot.finish();
-    // Kernels reach the PEs of other nodes through the proxy ring (core::proxy).
+    // Kernels reach the PEs of other nodes through the proxy ring (core::proxy), with bounce
+    // buffers in the heap for kernel-stack buffers (same offset on every PE: same calls).
     let ring = match (gpu.as_mut(), &net) {
-        (Some(g), Some(_)) => Some(g.alloc_proxy_ring(func, proxy::RING_BYTES)),
+        (Some(g), Some(_)) => {
+            let bytes = cuda::state::PROXY_SLOTS * cuda::state::PROXY_BOUNCE_BYTES;
+            let off = alloc.alloc(bytes, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+                fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}"))
+            });
+            let w = (off as u64).to_ne_bytes();
+            g.copy(func, heap.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
+            Some(g.alloc_proxy_ring(func, proxy::RING_BYTES))
+        }
         _ => None,
     };
     let state = Box::leak(Box::new(State {

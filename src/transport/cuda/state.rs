@@ -17,6 +17,10 @@ pub const SYNC_TEAMS_MAX: usize = 3;
 /// and the tickets taken at the last proxy quiet (words of each PE's own sync area).
 pub const SYNC_PROXY_TICKET: usize = 4;
 pub const SYNC_PROXY_QUIET: usize = 5;
+/// `ISHMEMI_SYNC_PROXY_BOUNCE`: heap offset of the proxy bounce buffers.
+pub const SYNC_PROXY_BOUNCE: usize = 6;
+/// `ISHMEMI_PROXY_BOUNCE_BYTES`: one bounce buffer per ring slot.
+pub const PROXY_BOUNCE_BYTES: usize = 256;
 /// `ishmemi_proxy_slot_t` and the ring's constants (`ISHMEMI_PROXY_*`).
 pub const PROXY_SLOTS: usize = 1024;
 pub const PROXY_HELD: u64 = 1 << 63;
