@@ -18,10 +18,12 @@ typedef struct ishmemi_dev_state {
     uint64_t heap_size;   /* bytes of heap per PE */
     uint64_t sync_offset; /* offset in every heap of the library's sync area */
     uint32_t initialized; /* 1 once filled in by ishmem_init */
-    uint32_t reserved;
+    uint32_t flags;       /* ISHMEMI_DEV_F_* */
     /* Each PE's heap as mapped in this process (CUDA IPC), 0 where not reachable. */
     uint64_t peer_base[ISHMEMI_MAX_LOCAL_PES];
 } ishmemi_dev_state_t;
+
+#define ISHMEMI_DEV_F_DEBUG 1u /* ISHMEM_DEBUG=1: ishmemx_print's DEBUG messages are printed */
 
 #ifdef __cplusplus
 static_assert(sizeof(ishmemi_dev_state_t) == 40 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");

@@ -363,7 +363,11 @@ impl Gpu {
 
     /// The device state kernels read.
     pub fn dev_state(&self) -> state::DevState {
-        state::DevState::new(self.me, self.heap, self.heap_len, &self.peers)
+        let mut s = state::DevState::new(self.me, self.heap, self.heap_len, &self.peers);
+        if crate::ffi::debug_on() {
+            s.flags |= state::DEV_F_DEBUG;
+        }
+        s
     }
 
     /// Makes the library's context current for the length of a host call.
