@@ -488,8 +488,23 @@ impl<'a> Team<'a> {
             self.publish();
         }
         let mut watch = Watch::default();
-        wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, self.st.cfg.coll_check_ms, done, || {
-            self.check_agreement(&mut watch)
+        let mut done = done;
+        let mut seen = None;
+        let period = self.st.cfg.coll_check_ms.clamp(1, crate::transport::shm::FINALIZING_CHECK_MS);
+        let mut last = std::time::Instant::now();
+        wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, period, &mut done, || {
+            if last.elapsed() >= std::time::Duration::from_millis(self.st.cfg.coll_check_ms) {
+                last = std::time::Instant::now();
+                self.check_agreement(&mut watch);
+            }
+            // A member in finalize never comes: seen on two checks with the wait unfinished
+            // (so not a PE that finished this call and then finalized), the job ends.
+            let now = self.st.finalizing_peer(|pe| self.d.contains(pe));
+            if now.is_some() && now == seen {
+                let (pe, pid) = now.unwrap_or_default();
+                self.st.peer_finalizing(&format!("{} (collective call {} on team {})", self.func, self.entry.get()[0] >> 8, self.handle), pe, pid);
+            }
+            seen = now;
         });
     }
 

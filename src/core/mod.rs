@@ -393,7 +393,12 @@ fn effective_spin(spin: u64, local_pes: usize) -> u64 {
 pub fn finalize(func: &str) {
     let st = state(func);
     quiet();
-    st.barrier();
+    if st.net.is_some() {
+        st.barrier();
+    } else {
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).finalize_barrier() }
+    }
     if let Some(n) = &st.net {
         // This PE's last flags are delivered; its progress thread goes on serving the peers
         // still leaving the barrier for a grace period, then stops.
@@ -469,6 +474,22 @@ impl State {
         };
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
+    }
+
+    /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
+    /// which `member` holds: (world PE, pid). Jobs across nodes: never (not tracked).
+    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32)> {
+        if self.net.is_some() {
+            return None;
+        }
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).finalizing_peer(member) }
+    }
+
+    /// Ends the job: PE `pe` is in finalize while this PE waits for it in `what`.
+    pub fn peer_finalizing(&self, what: &str, pe: usize, pid: i32) -> ! {
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).peer_finalizing(what, pe, pid) }
     }
 
     /// The team `team` of this PE, or a fatal error naming `func`.
