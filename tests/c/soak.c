@@ -343,8 +343,33 @@ static long rss_kb(void) {
 
 static volatile sig_atomic_t fault_kind;
 static volatile int *volatile null_target; /* NULL: a store through it is the SIGSEGV fault */
+/* "soak: fault <kind> on PE <n> at <CLOCK_REALTIME ns>" on stderr, async-signal-safe: the
+ * fault runs measure from it to the job's end. */
+static void say_fault(void) {
+    static const char *kinds[] = {"", "kill", "segv", "exit0"};
+    char line[128], num[24];
+    size_t n = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long vals[2] = {(unsigned long long)t_me,
+                                  (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec};
+    const char *parts[] = {"soak: fault ", kinds[fault_kind], " on PE ", NULL, " at ", NULL, "\n"};
+    for (int i = 0, v = 0; i < 7; i++) {
+        const char *p = parts[i];
+        if (!p) {
+            int k = 0;
+            unsigned long long x = vals[v++];
+            do { num[k++] = (char)('0' + x % 10); x /= 10; } while (x);
+            while (k) line[n++] = num[--k];
+            continue;
+        }
+        while (*p) line[n++] = *p++;
+    }
+    if (write(2, line, n) < 0) return;
+}
 static void fault_handler(int s) {
     (void)s;
+    say_fault();
     if (fault_kind == 1) raise(SIGKILL);
     if (fault_kind == 2) *null_target = 1; /* SIGSEGV */
     if (fault_kind == 3) exit(0);                         /* without ishmem_finalize */

@@ -1,0 +1,42 @@
+/* initfini: one init/finalize job, checking that the library gives back what it took: the
+ * process's open descriptors after ishmem_finalize are those before ishmem_init (heap and
+ * control files, pidfds, sockets of the bootstrap all closed). With an argument N, also
+ * N rounds of symmetric allocation and a barrier in between. Prints
+ * "initfini: PE n fds before init A, after init B, after finalize C". */
+#include "test_util.h"
+#include <dirent.h>
+
+static long count_fds(void) {
+    long n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n - 3;
+}
+
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 0;
+    long before = count_fds();
+    test_init();
+    long during = count_fds();
+    for (int i = 0; i < rounds; i++) {
+        long *p = ishmem_calloc(1024, sizeof(long));
+        CHECK(p != NULL, "calloc");
+        ishmem_long_p(p, t_me, (t_me + 1) % t_npes);
+        ishmem_barrier_all();
+        CHECK_EQ(ishmem_long_g(p, t_me), (t_me + t_npes - 1) % t_npes);
+        ishmem_barrier_all();
+        ishmem_free(p);
+    }
+    ishmem_finalize();
+    long after = count_fds();
+    fprintf(stdout, "initfini: PE %d fds before init %ld, after init %ld, after finalize %ld\n", t_me, before, during, after);
+    if (after != before) {
+        fprintf(stderr, "FAIL: [PE %d] open descriptors: %ld before init, %ld after finalize\n", t_me, before, after);
+        t_failures++;
+    }
+    if (t_failures) return 1;
+    if (t_me == 0) printf("PASS: initfini (%d PEs)\n", t_npes);
+    return 0;
+}
