@@ -113,7 +113,7 @@ unsafe fn stamp(func: &str, dst: usize) {
     if dst == 0 {
         fatal(func, "dst is NULL");
     }
-    if dst % 8 != 0 {
+    if !dst.is_multiple_of(8) {
         fatal(func, &format!("dst {dst:#x} is not aligned to 8 bytes"));
     }
     let v = now_ns();

@@ -158,7 +158,7 @@ pub extern "C" fn ishmem_calloc(count: usize, size: usize) -> *mut c_void {
     guard(F, || {
         // count x size beyond the address space cannot be allocated: NULL (as from a heap too
         // small), through the same collective path, so that every PE agrees on the call.
-        let total = count.checked_mul(size).unwrap_or(usize::MAX);
+        let total = count.saturating_mul(size);
         allocate(F, Kind::Calloc, total, 1, true)
     })
 }

@@ -20,8 +20,8 @@
  *      PEs summed (sum_reduce); PE 0 decides, by broadcast, whether another round runs.
  * The heap is never dereferenced by the host (every access is an ishmem call), so the program
  * runs on the CUDA backend too (ISHMEM_GPU=1).
- * At the end PE 0 prints rounds, operations, errors, resident memory and open descriptors at
- * the start (after round 1) and at the end; the process's descriptors must not grow.
+ * At the end PE 0 prints rounds, operations, errors, resident memory (private and shared) after
+ * round 1, at half time and at the end, and open descriptors; the descriptors must not grow.
  * SOAK_FAULT=kill|segv|exit0 with SOAK_FAULT_PE=n and SOAK_FAULT_MS=t: PE n does that t ms
  * after init, wherever it is (a timer signal), for the fault runs (scripts/reliability.sh). */
 #include "test_util.h"
@@ -332,13 +332,19 @@ static long count_fds(void) {
     closedir(d);
     return n - 3; /* ., .., and the descriptor of the listing itself */
 }
-static long rss_kb(void) {
-    long pages = 0, res = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
+/* kB of resident memory from /proc/self/status: RssAnon (the process's private memory: what a
+ * leak grows) or RssShmem (shared memory: the heaps' pages this process touched, which grow
+ * until the allocator has used all the offsets it will use) */
+static long rss_kb(const char *which) {
+    char line[256];
+    long v = -1;
+    size_t n = strlen(which);
+    FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, which, n) && line[n] == ':') v = atol(line + n + 1);
     fclose(f);
-    return res * (sysconf(_SC_PAGESIZE) / 1024);
+    return v;
 }
 
 static volatile sig_atomic_t fault_kind;
@@ -419,7 +425,7 @@ int main(int argc, char **argv) {
     CHECK(amo && sums && sums_all && sig && msg && word && word_all, "allocation failed");
     ishmem_barrier_all();
     double t0 = now_s();
-    long fds0 = 0, rss0 = 0;
+    long fds0 = 0, anon0 = 0, shm0 = 0, anon_half = -1, shm_half = -1;
     uint64_t round = 0;
     for (;;) {
         round++;
@@ -441,25 +447,31 @@ int main(int argc, char **argv) {
         get_own(&go, word_all, sizeof go);
         if (round == 1) {
             fds0 = count_fds();
-            rss0 = rss_kb();
+            anon0 = rss_kb("RssAnon");
+            shm0 = rss_kb("RssShmem");
+        }
+        if (anon_half < 0 && now_s() - t0 >= seconds / 2) {
+            anon_half = rss_kb("RssAnon");
+            shm_half = rss_kb("RssShmem");
         }
         if (!go) break;
     }
     while (nblocks > 0) ishmem_free(blocks[--nblocks].p);
-    long fds1 = count_fds(), rss1 = rss_kb();
+    long fds1 = count_fds(), anon1 = rss_kb("RssAnon"), shm1 = rss_kb("RssShmem");
     CHECK(errors == 0, "%ld errors", errors);
     CHECK(fds1 == fds0, "open descriptors grew from %ld to %ld", fds0, fds1);
-    long mine[3] = {ops, errors, rss1 - rss0}, all[3];
+    long mine[3] = {ops, errors, anon1 - (anon_half < 0 ? anon0 : anon_half)}, all[3];
     put_own(sums, mine, sizeof mine);
     ishmem_barrier_all();
     ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, sums_all, sums, 3);
     get_own(all, sums_all, sizeof all);
     (void)stats_buf;
     if (t_me == 0)
-        printf("soak: %d PEs, %.0f s, seed %llu: rounds %llu, operations %ld, errors %ld; PE 0: rss %ld kB after round 1, "
-               "%ld kB at the end; open fds %ld and %ld; rss growth summed over PEs %ld kB\n",
-               t_npes, now_s() - t0, (unsigned long long)seed, (unsigned long long)round, all[0], all[1], rss0, rss1,
-               fds0, fds1, all[2]);
+        printf("soak: %d PEs, %.0f s, seed %llu: rounds %llu, operations %ld, errors %ld; PE 0 memory (kB) after round 1 / "
+               "at half time / at the end: private (RssAnon) %ld / %ld / %ld, shared heap pages (RssShmem) %ld / %ld / %ld; "
+               "open fds %ld and %ld; private growth in the second half summed over PEs %ld kB\n",
+               t_npes, now_s() - t0, (unsigned long long)seed, (unsigned long long)round, all[0], all[1], anon0, anon_half,
+               anon1, shm0, shm_half, shm1, fds0, fds1, all[2]);
     fflush(stdout);
     return test_finish("soak");
 }
