@@ -24,6 +24,7 @@ MPIRUN=$(command -v mpirun.openmpi || true)
 MPIEXEC=$(command -v mpiexec.mpich || true)
 # elsewhere (a GPU machine) plain mpirun may be OpenMPI's
 if [ -z "$MPIRUN" ] && mpirun --version 2>/dev/null | grep -q "Open MPI"; then MPIRUN=$(command -v mpirun); fi
+export RUN MPIRUN MPIEXEC
 fail=0
 [ -x "$TESTS/soak" ] || { echo "reliability: $TESTS/soak not built (run make test-c first)"; exit 2; }
 if [ "${GPU:-0}" = 1 ]; then
@@ -100,10 +101,15 @@ faults() { # runs np
                 end=$(now_ns)
                 sleep 0.5 # let a launcher's cleanup finish before looking at the directory
                 left=$(left_files)
-                at=$(sed -n "s/^soak: fault $kind on PE $pe at \([0-9]*\)$/\1/p" "$log/f.err" | head -n 1)
+                at=$(sed -n "s/^soak: fault $kind on PE $pe (pid [0-9]*) at \([0-9]*\)$/\1/p" "$log/f.err" | head -n 1)
+                pid=$(sed -n "s/^soak: fault $kind on PE $pe (pid \([0-9]*\)) at .*/\1/p" "$log/f.err" | head -n 1)
                 named=no
                 if grep -Eq "PE $pe \(pid [0-9]+\)|^\[PE $pe\] ERROR: ishmem_finalize: the job ends" "$log/f.out" "$log/f.err"; then
                     named=yes
+                elif [ -n "$pid" ] && grep -Eq "^=   PID $pid RUNNING AT" "$log/f.out" "$log/f.err"; then
+                    # MPICH's hydra killed the other PEs before their watchdogs spoke: its
+                    # message names the process by pid only
+                    named="by pid (hydra)"
                 fi
                 if [ -z "$at" ]; then
                     echo "fault $l $kind PE $pe at $ms ms: the fault did not happen (status $st)"

@@ -349,7 +349,7 @@ static long rss_kb(const char *which) {
 
 static volatile sig_atomic_t fault_kind;
 static volatile int *volatile null_target; /* NULL: a store through it is the SIGSEGV fault */
-/* "soak: fault <kind> on PE <n> at <CLOCK_REALTIME ns>" on stderr, async-signal-safe: the
+/* "soak: fault <kind> on PE <n> (pid <p>) at <CLOCK_REALTIME ns>" on stderr, async-signal-safe: the
  * fault runs measure from it to the job's end. */
 static void say_fault(void) {
     static const char *kinds[] = {"", "kill", "segv", "exit0"};
@@ -357,10 +357,10 @@ static void say_fault(void) {
     size_t n = 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    unsigned long long vals[2] = {(unsigned long long)t_me,
+    unsigned long long vals[3] = {(unsigned long long)t_me, (unsigned long long)getpid(),
                                   (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec};
-    const char *parts[] = {"soak: fault ", kinds[fault_kind], " on PE ", NULL, " at ", NULL, "\n"};
-    for (int i = 0, v = 0; i < 7; i++) {
+    const char *parts[] = {"soak: fault ", kinds[fault_kind], " on PE ", NULL, " (pid ", NULL, ") at ", NULL, "\n"};
+    for (int i = 0, v = 0; i < 9; i++) {
         const char *p = parts[i];
         if (!p) {
             int k = 0;
