@@ -497,12 +497,20 @@ impl<'a> Team<'a> {
                 last = std::time::Instant::now();
                 self.check_agreement(&mut watch);
             }
-            // A member in finalize never comes: seen on two checks with the wait unfinished
-            // (so not a PE that finished this call and then finalized), the job ends.
-            let now = self.st.finalizing_peer(|pe| self.d.contains(pe));
+            // World team: a PE in finalize that never made this call (its world call count,
+            // published at finalize, is below this call's) will never come: seen on two
+            // checks, the job ends. (A member that made the call and then finalized is
+            // fine: this PE may wait for a slower third. Split teams are not checked: a
+            // team's count there can be zeroed by a later split.)
+            let call = self.entry.get()[0] >> 8;
+            let now = if self.handle == 0 && call > 0 {
+                self.st.finalizing_peer(|pe| self.d.contains(pe)).filter(|&(_, _, made)| made < call)
+            } else {
+                None
+            };
             if now.is_some() && now == seen {
-                let (pe, pid) = now.unwrap_or_default();
-                self.st.peer_finalizing(&format!("{} (collective call {} on team {})", self.func, self.entry.get()[0] >> 8, self.handle), pe, pid);
+                let (pe, pid, _) = now.unwrap_or_default();
+                self.st.peer_finalizing(&format!("{} (collective call {call} on team {})", self.func, self.handle), pe, pid);
             }
             seen = now;
         });

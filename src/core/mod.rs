@@ -397,7 +397,7 @@ pub fn finalize(func: &str) {
         st.barrier();
     } else {
         // SAFETY: as in `State::barrier`.
-        unsafe { (*st.job_ptr).finalize_barrier() }
+        unsafe { (*st.job_ptr).finalize_barrier(st.team_seq[0].load(Relaxed)) }
     }
     if let Some(n) = &st.net {
         // This PE's last flags are delivered; its progress thread goes on serving the peers
@@ -477,8 +477,9 @@ impl State {
     }
 
     /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
-    /// which `member` holds: (world PE, pid). Jobs across nodes: never (not tracked).
-    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32)> {
+    /// which `member` holds: (world PE, pid, world team calls it made). Jobs across nodes:
+    /// never (not tracked).
+    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
         if self.net.is_some() {
             return None;
         }

@@ -75,7 +75,10 @@ struct Slot {
     gpu_heap_off: AtomicU64,
     /// The values of `JoinParams::agree` (settings every PE must share).
     agree: [AtomicU64; AGREE],
-    _pad: [u64; 7 - AGREE],
+    /// Written when the PE enters finalize: the world team collectives and barriers it made
+    /// (a waiter in world call c blames it only when this is below c).
+    world_calls: AtomicU64,
+    _pad: [u64; 6 - AGREE],
 }
 
 /// Settings compared between the PEs at join (`JoinParams::agree`).
@@ -399,9 +402,10 @@ impl ShmJob {
                     last_check = Instant::now();
                     check();
                 }
+                // (Any PE in finalize: one that arrived here left only after every PE did.)
                 let now = self.finalizing_peer(|_| true);
                 if now.is_some() && now == seen && h.bar_gen.load(Acquire) == gen {
-                    let (pe, pid) = now.unwrap_or_default();
+                    let (pe, pid, _) = now.unwrap_or_default();
                     self.peer_finalizing("a barrier", pe, pid);
                 }
                 seen = now;
@@ -413,8 +417,9 @@ impl ShmJob {
     /// of the node has arrived. While it waits, a PE that waits for this one in a barrier or a
     /// collective ends the job blaming it (`finalizing_peer`, then `abort_pe`): then this PE
     /// ends too, saying why.
-    pub fn finalize_barrier(&self) {
+    pub fn finalize_barrier(&self, world_calls: u64) {
         let h = self.header();
+        self.slot(self.local).world_calls.store(world_calls, Relaxed);
         self.slot(self.local).state.store(FINALIZING, Release);
         h.fin_count.fetch_add(1, AcqRel);
         let me = self.me;
@@ -435,16 +440,17 @@ impl ShmJob {
         );
     }
 
-    /// A peer of the node (world PE, pid) that is in `ishmem_finalize` while this PE is not,
-    /// among the PEs for which `member` holds. Such a peer will not join this PE's barrier or
-    /// collective; the caller confirms on a second look (its wait still unfinished).
-    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32)> {
+    /// A peer of the node (world PE, pid, world team calls it made) that is in
+    /// `ishmem_finalize` while this PE is not, among the PEs for which `member` holds. Such a
+    /// peer will not join this PE's barrier, nor a world collective it has not made; the caller
+    /// confirms on a second look (its wait still unfinished).
+    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
         if self.slot(self.local).state.load(Acquire) == FINALIZING {
             return None;
         }
         (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
             let s = self.slot(q);
-            (s.state.load(Acquire) == FINALIZING).then(|| (self.world[q], s.pid.load(Relaxed)))
+            (s.state.load(Acquire) == FINALIZING).then(|| (self.world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
         })
     }
 

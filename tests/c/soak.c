@@ -23,7 +23,8 @@
  * At the end PE 0 prints rounds, operations, errors, resident memory (private and shared) after
  * round 1, at half time and at the end, and open descriptors; the descriptors must not grow.
  * SOAK_FAULT=kill|segv|exit0 with SOAK_FAULT_PE=n and SOAK_FAULT_MS=t: PE n does that t ms
- * after init, wherever it is (a timer signal), for the fault runs (scripts/reliability.sh). */
+ * after init (a timer signal): SIGKILL and SIGSEGV wherever it is, exit(0) (without
+ * ishmem_finalize) at its next operation, for the fault runs (scripts/reliability.sh). */
 #include "test_util.h"
 #include <dirent.h>
 #include <signal.h>
@@ -54,6 +55,14 @@ static long *word;         /* [1] the continue flag / error count */
 static long *word_all;
 static uint64_t stats_buf[8];
 
+static volatile sig_atomic_t fault_due; /* exit0: the timer fired; exit at the next tick */
+/* Counts operations; the exit(0) fault happens here, between two calls (exit from inside a
+ * library call, from a signal handler, is undefined behaviour). */
+static void tick(long n) {
+    ops += n;
+    if (fault_due) exit(0);
+}
+
 static uint64_t rnd(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -81,22 +90,22 @@ static long compare(const char *what, const uint64_t *got, size_t words, uint64_
 static uint64_t lbuf[MAX_BYTES / 8], lbuf2[MAX_BYTES / 8];
 
 /* own copy of a symmetric object, through the library (the heap may be GPU memory) */
-static void put_own(void *sym, const void *src, size_t n) { ishmem_putmem(sym, src, n, t_me); ops++; }
-static void get_own(void *dst, const void *sym, size_t n) { ishmem_getmem(dst, sym, n, t_me); ops++; }
+static void put_own(void *sym, const void *src, size_t n) { ishmem_putmem(sym, src, n, t_me); tick(1); }
+static void get_own(void *dst, const void *sym, size_t n) { ishmem_getmem(dst, sym, n, t_me); tick(1); }
 
 static void churn(void) {
     int nfree = (int)(rnd(&shared_rng) % 4), nnew = (int)(rnd(&shared_rng) % 4);
     for (int k = 0; k < nfree && nblocks > 0; k++) {
         int i = (int)(rnd(&shared_rng) % (uint64_t)nblocks);
         ishmem_free(blocks[i].p);
-        ops++;
+        tick(1);
         blocks[i] = blocks[--nblocks];
     }
     for (int k = 0; k < nnew && nblocks < MAX_BLOCKS; k++) {
         size_t n = 8 * (1 + rnd(&shared_rng) % (MAX_BYTES / 8));
         int how = (int)(rnd(&shared_rng) % 3);
         void *p = how == 0 ? ishmem_malloc(n) : how == 1 ? ishmem_calloc(n / 8, 8) : ishmem_align((size_t)64 << (rnd(&shared_rng) % 6), n);
-        ops++;
+        tick(1);
         if (!p) {
             errors++;
             fprintf(stderr, "FAIL: [PE %d] allocation of %zu bytes returned NULL\n", t_me, n);
@@ -117,7 +126,7 @@ static void churn(void) {
         blocks[nblocks++] = b;
     }
     ishmem_barrier_all();
-    ops++;
+    tick(1);
 }
 
 static void rma(uint64_t round) {
@@ -128,34 +137,34 @@ static void rma(uint64_t round) {
     fill(lbuf, w, b->id, t_me, round);
     if (how == 0) {
         ishmem_putmem(b->p, lbuf, b->n, next_pe);
-        ops++;
+        tick(1);
     } else if (how == 1) {
         size_t h = w / 2;
         ishmem_long_put_nbi((long *)b->p, (long *)lbuf, h, next_pe);
         ishmem_long_put_nbi((long *)b->p + h, (long *)lbuf + h, w - h, next_pe);
-        ops += 2;
+        tick(2);
     } else {
         ishmem_long_iput((long *)b->p, (long *)lbuf, 2, 2, (w + 1) / 2, next_pe);
         if (w > 1) ishmem_long_iput((long *)b->p + 1, (long *)lbuf + 1, 2, 2, w / 2, next_pe);
-        ops += 2;
+        tick(2);
     }
     ishmem_quiet();
     ishmem_barrier_all();
-    ops += 2;
+    tick(2);
     b->stamp = round;
     b->by_prev = 1;
     memset(lbuf2, 0, b->n);
     how = (int)(rnd(&own_rng) % 3);
     if (how == 0) {
         ishmem_getmem(lbuf2, b->p, b->n, next_pe);
-        ops++;
+        tick(1);
     } else if (how == 1) {
         ishmem_long_get_nbi((long *)lbuf2, (long *)b->p, w, next_pe);
         ishmem_quiet();
-        ops += 2;
+        tick(2);
     } else {
         ishmem_long_iget((long *)lbuf2, (long *)b->p, 1, 1, w, next_pe);
-        ops++;
+        tick(1);
     }
     errors += compare("rma read back", lbuf2, w, b->id, t_me, round);
 }
@@ -174,9 +183,9 @@ static void amos(void) {
         case 3: (void)ishmem_long_atomic_fetch_inc(&amo[0], pe); mine[pe] += 1; break;
         case 4: {
             long old = ishmem_long_atomic_fetch(&amo[0], pe), seen;
-            while ((seen = ishmem_long_atomic_compare_swap(&amo[0], old, old + 1, pe)) != old) { old = seen; ops++; }
+            while ((seen = ishmem_long_atomic_compare_swap(&amo[0], old, old + 1, pe)) != old) { old = seen; tick(1); }
             mine[pe] += 1;
-            ops++;
+            tick(1);
             break;
         }
         case 5: ishmem_ulong_atomic_xor((unsigned long *)&amo[1], (unsigned long)v, pe); mine[t_npes + pe] ^= v; break;
@@ -190,14 +199,14 @@ static void amos(void) {
             break;
         }
         }
-        ops++;
+        tick(1);
     }
     /* what this PE sent to each PE, summed (adds) and xored (xors) over all PEs */
     put_own(sums, mine, 2 * (size_t)t_npes * sizeof(long));
     ishmem_barrier_all();
     ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, sums_all, sums, (size_t)t_npes);
     ishmem_ulong_xor_reduce(ISHMEM_TEAM_WORLD, (unsigned long *)sums_all + t_npes, (unsigned long *)sums + t_npes, (size_t)t_npes);
-    ops += 3;
+    tick(3);
     long tot[2 * 64], now[3];
     get_own(tot, sums_all, 2 * (size_t)t_npes * sizeof(long));
     get_own(now, amo, 3 * sizeof(long));
@@ -209,7 +218,7 @@ static void amos(void) {
     ishmem_barrier_all(); /* every PE has read its totals before the next round's AMOs */
     put_own(amo, zero, 2 * sizeof(long));
     ishmem_barrier_all();
-    ops += 3;
+    tick(3);
 }
 
 static void signals(uint64_t round) {
@@ -217,7 +226,7 @@ static void signals(uint64_t round) {
     ishmem_long_put_signal(msg, (long *)lbuf, 8, sig, 1, ISHMEM_SIGNAL_ADD, next_pe);
     uint64_t v = ishmem_signal_wait_until(sig, ISHMEM_CMP_GE, round);
     uint64_t f = ishmem_signal_fetch(sig);
-    ops += 3;
+    tick(3);
     if (v != round || f != round) {
         errors++;
         fprintf(stderr, "FAIL: [PE %d] signal %llu (fetch %llu), want %llu\n", t_me, (unsigned long long)v,
@@ -226,7 +235,7 @@ static void signals(uint64_t round) {
     get_own(lbuf2, msg, 64);
     errors += compare("signal message", lbuf2, 8, 7, prev_pe, round);
     ishmem_barrier_all(); /* the message is read before the next round's */
-    ops++;
+    tick(1);
 }
 
 static void collectives(uint64_t round) {
@@ -238,7 +247,7 @@ static void collectives(uint64_t round) {
     int root_r = (int)(rnd(&shared_rng) % (uint64_t)size);
     ishmem_team_t team = ISHMEM_TEAM_INVALID;
     int rc = ishmem_team_split_strided(ISHMEM_TEAM_WORLD, start, stride, size, NULL, 0, &team);
-    ops++;
+    tick(1);
     int member = t_me >= start && (t_me - start) % stride == 0 && (t_me - start) / stride < size;
     if (rc != 0 || (member != (team != ISHMEM_TEAM_INVALID))) {
         errors++;
@@ -246,7 +255,7 @@ static void collectives(uint64_t round) {
     }
     size_t bytes = nelem * 8 * (size_t)size;
     long *src = ishmem_malloc(bytes), *dst = ishmem_malloc(bytes), *red = ishmem_malloc(2 * nelem * 8);
-    ops += 3;
+    tick(3);
     if (member && team != ISHMEM_TEAM_INVALID && src && dst && red) {
         int me = ishmem_team_my_pe(team), n = ishmem_team_n_pes(team);
         if (me != (t_me - start) / stride || n != size) {
@@ -303,17 +312,17 @@ static void collectives(uint64_t round) {
             }
         }
         ishmem_team_sync(team);
-        ops += 8;
+        tick(8);
     }
     if (team != ISHMEM_TEAM_INVALID) {
         ishmem_team_destroy(team);
-        ops++;
+        tick(1);
     }
     ishmem_barrier_all(); /* nobody frees the buffers while a team member still reads them */
     ishmem_free(src);
     ishmem_free(dst);
     ishmem_free(red);
-    ops += 4;
+    tick(4);
 }
 
 static void checksum(void) {
@@ -378,7 +387,7 @@ static void fault_handler(int s) {
     say_fault();
     if (fault_kind == 1) raise(SIGKILL);
     if (fault_kind == 2) *null_target = 1; /* SIGSEGV */
-    if (fault_kind == 3) exit(0);                         /* without ishmem_finalize */
+    if (fault_kind == 3) fault_due = 1; /* exit(0) without ishmem_finalize at the next tick */
 }
 static void arm_fault(void) {
     const char *f = getenv("SOAK_FAULT"), *pe = getenv("SOAK_FAULT_PE"), *ms = getenv("SOAK_FAULT_MS");
@@ -443,7 +452,7 @@ int main(int argc, char **argv) {
         put_own(word, &go, sizeof go);
         ishmem_barrier_all();
         ishmem_long_broadcast(ISHMEM_TEAM_WORLD, word_all + 0, word, 1, 0); /* (reuses word_all) */
-        ops += 4;
+        tick(4);
         get_own(&go, word_all, sizeof go);
         if (round == 1) {
             fds0 = count_fds();
