@@ -1,10 +1,13 @@
 /* initfini: one init/finalize job, checking that the library gives back what it took: the
  * process's open descriptors after ishmem_finalize are those before ishmem_init (heap and
  * control files, pidfds, sockets of the bootstrap all closed). With an argument N, also
- * N rounds of symmetric allocation and a barrier in between. Prints
+ * N rounds of symmetric allocation and a barrier in between. With a second argument "late":
+ * the last PE enters a last broadcast 600 ms after the others (the root waits for it while
+ * the other members, done, are already in ishmem_finalize: that is no error). Prints
  * "initfini: PE n fds before init A, after init B, after finalize C". */
 #include "test_util.h"
 #include <dirent.h>
+#include <unistd.h>
 
 static long count_fds(void) {
     long n = 0;
@@ -28,6 +31,17 @@ int main(int argc, char **argv) {
         CHECK_EQ(ishmem_long_g(p, t_me), (t_me + t_npes - 1) % t_npes);
         ishmem_barrier_all();
         ishmem_free(p);
+    }
+    if (argc > 2 && !strcmp(argv[2], "late")) {
+        long *src = ishmem_calloc(8, sizeof(long)), *dst = ishmem_calloc(8, sizeof(long));
+        long v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
+        ishmem_putmem(src, v, sizeof v, t_me);
+        ishmem_barrier_all();
+        if (t_me == t_npes - 1) usleep(600000);
+        ishmem_long_broadcast(ISHMEM_TEAM_WORLD, dst, src, 8, 0);
+        ishmem_getmem(got, dst, sizeof got, t_me);
+        CHECK(t_me == 0 || memcmp(got, v, sizeof v) == 0, "broadcast");
+        /* no barrier: members that got the block go straight to finalize */
     }
     ishmem_finalize();
     long after = count_fds();
