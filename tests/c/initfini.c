@@ -1,5 +1,5 @@
 /* initfini: one init/finalize job, checking that the library gives back what it took: the
- * process's open descriptors after ishmem_finalize are those before ishmem_init (heap and
+ * process opens no more descriptors after ishmem_finalize than before ishmem_init (heap and
  * control files, pidfds, sockets of the bootstrap all closed). With an argument N, also
  * N rounds of symmetric allocation and a barrier in between. With a second argument "late":
  * the last PE enters a last broadcast 600 ms after the others (the root waits for it while
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     ishmem_finalize();
     long after = count_fds();
     fprintf(stdout, "initfini: PE %d fds before init %ld, after init %ld, after finalize %ld\n", t_me, before, during, after);
-    if (after != before) {
+    if (after > before) { /* fewer is fine: PMI-1 hands the PE a descriptor that init closes */
         fprintf(stderr, "FAIL: [PE %d] open descriptors: %ld before init, %ld after finalize\n", t_me, before, after);
         t_failures++;
     }
