@@ -7,6 +7,9 @@
 #                             summary whose last line is the verdict (scripts/check.sh)
 #   scripts/gpu-check.sh      the CUDA backend on a GPU machine (no cargo needed there)
 #   make run-example NP=4     build examples/hello.c against the install and run it on NP PEs
+#   make soak                 the 10-minute soak at 4 PEs under ishmrun, mpirun and mpiexec
+#   make reliability          soak, fabric soak, faults, 1,000 init/finalize jobs, long stress
+#                             (scripts/reliability.sh; figures in docs/RELIABILITY.md)
 #   make generate             rewrite the generated files from the tables
 
 PREFIX ?= $(CURDIR)/build/prefix
@@ -16,7 +19,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean
+.PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean soak reliability test-c-build
 
 all: build
 
@@ -57,6 +60,17 @@ test-gpu-mock: build
 # last line `make check: PASSED` or `make check: FAILED: <stages>` (scripts/check.sh).
 check:
 	@MAKE="$(MAKE)" scripts/check.sh
+
+# The long reliability runs (not in `check`): they use the suite's build (build/tests).
+soak: test-c-build
+	scripts/reliability.sh soak 600 4
+
+reliability: test-c-build
+	scripts/reliability.sh all
+
+test-c-build: install
+	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build/tests -j 2
 
 run-example: install
 	install -d build/example

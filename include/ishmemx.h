@@ -60,6 +60,45 @@ typedef struct ishmemx_attr_t {
 
 #define ISHMEMX_ATTR_INITIALIZER { ISHMEMX_RUNTIME_AUTO, true, true, NULL, false, -1, 0, NULL }
 
+/* Message types of ishmemx_print (the reference's values). The reference spells them DEBUG,
+ * WARNING, ERROR, STDOUT and STDERR; those short names are defined too (where no macro of the
+ * same name exists, and unless ISHMEMX_PRINT_NO_SHORT_NAMES is defined), so that programs
+ * written for it compile. */
+typedef enum ishmemx_print_msg_type_t {
+    ISHMEMX_PRINT_DEBUG = 0,   /* stderr, only with ISHMEM_DEBUG=1: [PE n] DEBUG: ... */
+    ISHMEMX_PRINT_WARNING = 1, /* stderr: [PE n] WARNING: ... */
+    ISHMEMX_PRINT_ERROR = 2,   /* stderr: [PE n] ERROR: ..., then the job ends (status 1) */
+    ISHMEMX_PRINT_STDOUT = 3,  /* the text alone on stdout */
+    ISHMEMX_PRINT_STDERR = 4   /* the text alone on stderr */
+#ifndef ISHMEMX_PRINT_NO_SHORT_NAMES
+#ifndef DEBUG
+    , DEBUG = 0
+#endif
+#ifndef WARNING
+    , WARNING = 1
+#endif
+#ifndef ERROR
+    , ERROR = 2
+#endif
+#ifndef STDOUT
+    , STDOUT = 3
+#endif
+#ifndef STDERR
+    , STDERR = 4
+#endif
+#endif
+} ishmemx_print_msg_type_t;
+
+/* Where ishmemx_timestamp writes: the address of an 8-byte cell (unsigned long), as an
+ * integer. ishmemx_ts_handle() makes one from a pointer. */
+typedef uintptr_t ishmemx_ts_handle_t;
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline ishmemx_ts_handle_t ishmemx_ts_handle(unsigned long *pointer) {
+    return (ishmemx_ts_handle_t)pointer;
+}
+
 ISHMEMX_STATIC_ASSERT(sizeof(ishmemx_attr_t) == 40, "ishmemx_attr_t layout");
 ISHMEMX_STATIC_ASSERT(sizeof(ishmemx_uniqueid_t) == 128, "ishmemx_uniqueid_t layout");
 
@@ -90,6 +129,13 @@ void ishmemx_team_sync_on_queue(ishmem_team_t team, int *ret, ishmemx_queue_t q)
 /* ---- signal ---- */
 void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
 void ishmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+
+/* ---- extension ---- */
+void (ishmemx_print)(const char *file, long int line, const char *func, const char *out, ishmemx_print_msg_type_t msg_type);
+void ishmemx_timestamp(ishmemx_ts_handle_t dst);
+void ishmemx_timestamp_nbi(ishmemx_ts_handle_t dst);
+void ishmemx_nop(void);
+void ishmemx_nop_no_r(void);
 
 /* ---- rma ---- */
 void ishmemx_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -1604,6 +1650,22 @@ inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned long *dest,
 inline void ishmemx_sum_exscan_on_queue(unsigned long *dest, const unsigned long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
 inline void ishmemx_sum_exscan_on_queue(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_exscan_on_queue(team, dest, source, nreduce, ret, q); }
 inline void ishmemx_sum_exscan_on_queue(unsigned long long *dest, const unsigned long long *source, size_t nreduce, int *ret, ishmemx_queue_t q) { ishmemx_ulonglong_sum_exscan_on_queue(ISHMEM_TEAM_WORLD, dest, source, nreduce, ret, q); }
+/* ishmemx_print: (out), (out, msg_type), (file, line, func, out, msg_type) */
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *file, long int line, const char *func, const char *out, ishmemx_print_msg_type_t msg_type) {
+#ifdef __CUDA_ARCH__
+    ishmemi::print(file, line, func, out, (int)msg_type);
+#else
+    (ishmemx_print)(file, line, func, out, msg_type);
+#endif
+}
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *out, ishmemx_print_msg_type_t msg_type) { ishmemi_hd_print(NULL, 0L, NULL, out, msg_type); }
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *out) { ishmemi_hd_print(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG); }
+#define ishmemx_print ishmemi_hd_print
+#else
+inline void ishmemx_print(const char *out, ishmemx_print_msg_type_t msg_type) { (ishmemx_print)(NULL, 0L, NULL, out, msg_type); }
+inline void ishmemx_print(const char *out) { (ishmemx_print)(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG); }
+#endif
 #else /* C11 */
 #define ishmemx_put_on_queue(dest, source, nelems, pe, q) _Generic(*(dest), \
     float: ishmemx_float_put_on_queue, \
@@ -2326,6 +2388,11 @@ inline void ishmemx_sum_exscan_on_queue(unsigned long long *dest, const unsigned
     unsigned long long: ishmemx_ulonglong_sum_exscan_on_queue \
     )
 #define ishmemx_sum_exscan_on_queue(...) ISHMEMI_CAT(ISHMEMI_GT5_, ISHMEMI_NARG(__VA_ARGS__))(ISHMEMI_G_ishmemx_sum_exscan_on_queue, __VA_ARGS__)
+/* ishmemx_print: (out), (out, msg_type), (file, line, func, out, msg_type) */
+#define ISHMEMI_PRINT_1(out) (ishmemx_print)(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG)
+#define ISHMEMI_PRINT_2(out, msg_type) (ishmemx_print)(NULL, 0L, NULL, out, msg_type)
+#define ISHMEMI_PRINT_5(file, line, func, out, msg_type) (ishmemx_print)(file, line, func, out, msg_type)
+#define ishmemx_print(...) ISHMEMI_CAT(ISHMEMI_PRINT_, ISHMEMI_NARG(__VA_ARGS__))(__VA_ARGS__)
 #endif /* __cplusplus */
 
 #endif /* ISHMEMX_H */

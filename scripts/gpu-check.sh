@@ -88,6 +88,8 @@ build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
 # shellcheck disable=SC2086
 build coll_ops tests/gpu/coll_ops.cu $FLAGS -o "$B/coll_ops"
 # shellcheck disable=SC2086
+build ext_ops tests/gpu/ext_ops.cu $FLAGS -o "$B/ext_ops"
+# shellcheck disable=SC2086
 build multi tests/gpu/multi/main.cu tests/gpu/multi/part.cu $FLAGS -o "$B/multi"
 # the CPU suite's negative-test program, for the call-agreement checks on the GPU heap
 # shellcheck disable=SC2086
@@ -171,6 +173,10 @@ run coll_ops.mpirun coll_ops -- "${MPIRUN[@]}" "$NP" "$B/coll_ops"
 # large reductions in one block
 run coll_ops.copyengines coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
 run coll_ops.oneblock coll_ops -- ISHMEM_QUEUE_REDUCE_SPLIT_MIN=1T "${RUN[@]}" -n "$NP" "$B/coll_ops"
+# ishmemx_print / timestamp / nop in kernels (issue 12); an ERROR message traps the kernel
+run ext_ops.ishmrun ext_ops -- "${RUN[@]}" -n "$NP" "$B/ext_ops"
+run ext_ops.debug ext_ops -- ISHMEM_DEBUG=1 EXPECT_DEBUG=1 "${RUN[@]}" -n "$NP" "$B/ext_ops"
+expect_fail ext_ops.error ext_ops "^\\[PE 1\\] ERROR: the device is on fire$" -- "${RUN[@]}" -n 2 "$B/ext_ops" error
 run multi.ishmrun multi -- "${RUN[@]}" -n "$NP" "$B/multi"
 run multi.samegpu multi -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/multi"
 run multi.mpirun multi -- "${MPIRUN[@]}" "$NP" "$B/multi"

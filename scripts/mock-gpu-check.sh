@@ -20,6 +20,12 @@ cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/host_ops.c -I"$PREFIX/includ
     -Wl,-rpath,"$PWD/$PREFIX/lib" -lpthread -o "$B/host_ops"
 cc -O1 -Wall -Wextra tests/gpu/mock_binders.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_binders"
+# the reliability programs (issue 12): the soak and the heap test touch the heap only through
+# the API, so they run on the GPU heap too
+for p in soak heap; do
+    cc -O1 -Wall -Wextra -std=c11 -Itests/c tests/c/$p.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+        -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/$p"
+done
 RUN="$PREFIX/bin/ishmrun --timeout 60"
 pass=0
 fail=0
@@ -38,6 +44,8 @@ run() { # name, env..., -- command
 LIB="LD_LIBRARY_PATH=$PWD/$B/lib"
 run host_ops.2pe "$LIB" ISHMEM_GPU=1 $RUN -n 2 "$B/host_ops"
 run host_ops.3pe.2dev "$LIB" ISHMEM_GPU=1 MOCK_CUDA_DEVICES=2 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 3 "$B/host_ops"
+run soak.3pe "$LIB" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 3 "$B/soak" 5
+run heap.2pe "$LIB" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=4M $RUN -n 2 "$B/heap"
 run host_ops.1pe "$LIB" ISHMEM_GPU=auto "$B/host_ops"
 run binders.2pe "$LIB" ISHMEM_GPU=1 $RUN -n 2 "$B/mock_binders"
 run host_ops.cpu "$LIB" ISHMEM_GPU=0 EXPECT_GPU=0 $RUN -n 2 "$B/host_ops"

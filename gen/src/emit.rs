@@ -1,7 +1,7 @@
 //! Text emitters: expand `ops::OPS` over `table::TYPES` into C declarations, C11 `_Generic`
 //! macros, C++ overloads, Rust shims, the symbol list and the C test type lists.
 
-use crate::ops::{Op, ADDITIONS, DEVICE_FIXED, FIXED, OPS};
+use crate::ops::{Op, ADDITIONS, DEVICE_FIXED, FIXED, OPS, PRINT_C, PRINT_CXX};
 use crate::table::{self, CType};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -277,11 +277,17 @@ fn header(name: &str, pre: &str) -> String {
         s.push_str(&generic_cxx(&g));
     }
     s.push_str(&coll_cxx(name));
+    if name == "ishmemx.h" {
+        s.push_str(PRINT_CXX);
+    }
     s.push_str("#else /* C11 */\n");
     for g in generics(name) {
         s.push_str(&generic_c(&g));
     }
     s.push_str(&coll_c(name));
+    if name == "ishmemx.h" {
+        s.push_str(PRINT_C);
+    }
     let guard = if name == "ishmem.h" { "ISHMEM_H" } else { "ISHMEMX_H" };
     let _ = write!(s, "#endif /* __cplusplus */\n\n#endif /* {guard} */\n");
     s

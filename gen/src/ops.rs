@@ -304,7 +304,44 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmemx.h", "on_queue", "ishmemx_team_sync_on_queue", "void ishmemx_team_sync_on_queue(ishmem_team_t team, int *ret, ishmemx_queue_t q)"),
     ("ishmemx.h", "signal", "ishmemx_signal_add", "void ishmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)"),
     ("ishmemx.h", "signal", "ishmemx_signal_set", "void ishmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)"),
+    // The full form of ishmemx_print; the one- and two-argument forms are header overloads
+    // (PRINT_CXX, PRINT_C). The name is parenthesized so that the C macro does not expand it.
+    ("ishmemx.h", "extension", "ishmemx_print",
+     "void (ishmemx_print)(const char *file, long int line, const char *func, const char *out, ishmemx_print_msg_type_t msg_type)"),
+    ("ishmemx.h", "extension", "ishmemx_timestamp", "void ishmemx_timestamp(ishmemx_ts_handle_t dst)"),
+    ("ishmemx.h", "extension", "ishmemx_timestamp_nbi", "void ishmemx_timestamp_nbi(ishmemx_ts_handle_t dst)"),
+    ("ishmemx.h", "extension", "ishmemx_nop", "void ishmemx_nop(void)"),
+    ("ishmemx.h", "extension", "ishmemx_nop_no_r", "void ishmemx_nop_no_r(void)"),
 ];
+
+/// ishmemx_print's one- and two-argument forms in C++ (overloads of the exported full form;
+/// under CUDA `__host__ __device__`, running ishmem/cuda_impl.cuh's printf-based print in
+/// kernels). The short forms carry no file, line or function.
+pub const PRINT_CXX: &str = "/* ishmemx_print: (out), (out, msg_type), (file, line, func, out, msg_type) */
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *file, long int line, const char *func, const char *out, ishmemx_print_msg_type_t msg_type) {
+#ifdef __CUDA_ARCH__
+    ishmemi::print(file, line, func, out, (int)msg_type);
+#else
+    (ishmemx_print)(file, line, func, out, msg_type);
+#endif
+}
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *out, ishmemx_print_msg_type_t msg_type) { ishmemi_hd_print(NULL, 0L, NULL, out, msg_type); }
+__host__ __device__ __forceinline__ void ishmemi_hd_print(const char *out) { ishmemi_hd_print(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG); }
+#define ishmemx_print ishmemi_hd_print
+#else
+inline void ishmemx_print(const char *out, ishmemx_print_msg_type_t msg_type) { (ishmemx_print)(NULL, 0L, NULL, out, msg_type); }
+inline void ishmemx_print(const char *out) { (ishmemx_print)(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG); }
+#endif
+";
+
+/// ishmemx_print's three forms in C: a macro counting its arguments.
+pub const PRINT_C: &str = "/* ishmemx_print: (out), (out, msg_type), (file, line, func, out, msg_type) */
+#define ISHMEMI_PRINT_1(out) (ishmemx_print)(NULL, 0L, NULL, out, ISHMEMX_PRINT_DEBUG)
+#define ISHMEMI_PRINT_2(out, msg_type) (ishmemx_print)(NULL, 0L, NULL, out, msg_type)
+#define ISHMEMI_PRINT_5(file, line, func, out, msg_type) (ishmemx_print)(file, line, func, out, msg_type)
+#define ishmemx_print(...) ISHMEMI_CAT(ISHMEMI_PRINT_, ISHMEMI_NARG(__VA_ARGS__))(__VA_ARGS__)
+";
 
 /// Exported names beyond the Intel SHMEM API (the reference manifest lists none of them), with
 /// why they exist: written to `abi/additions.txt` (installed with the docs; the ABI test
@@ -358,4 +395,8 @@ pub const DEVICE_FIXED: &[(&str, &str, &str, &str, &str, &str)] = &[
      "ishmemi::signal_update(sig_addr, signal, 1, pe, F);"),
     ("ishmemx.h", "ishmemx_signal_set", "void", "uint64_t *sig_addr, uint64_t signal, int pe", "sig_addr, signal, pe",
      "ishmemi::signal_update(sig_addr, signal, 0, pe, F);"),
+    ("ishmemx.h", "ishmemx_timestamp", "void", "ishmemx_ts_handle_t dst", "dst", "ishmemi::timestamp(dst, true, F);"),
+    ("ishmemx.h", "ishmemx_timestamp_nbi", "void", "ishmemx_ts_handle_t dst", "dst", "ishmemi::timestamp(dst, false, F);"),
+    ("ishmemx.h", "ishmemx_nop", "void", "void", "", "ishmemi::nop(true);"),
+    ("ishmemx.h", "ishmemx_nop_no_r", "void", "void", "", "ishmemi::nop(false);"),
 ];

@@ -60,6 +60,45 @@ typedef struct ishmemx_attr_t {
 
 #define ISHMEMX_ATTR_INITIALIZER { ISHMEMX_RUNTIME_AUTO, true, true, NULL, false, -1, 0, NULL }
 
+/* Message types of ishmemx_print (the reference's values). The reference spells them DEBUG,
+ * WARNING, ERROR, STDOUT and STDERR; those short names are defined too (where no macro of the
+ * same name exists, and unless ISHMEMX_PRINT_NO_SHORT_NAMES is defined), so that programs
+ * written for it compile. */
+typedef enum ishmemx_print_msg_type_t {
+    ISHMEMX_PRINT_DEBUG = 0,   /* stderr, only with ISHMEM_DEBUG=1: [PE n] DEBUG: ... */
+    ISHMEMX_PRINT_WARNING = 1, /* stderr: [PE n] WARNING: ... */
+    ISHMEMX_PRINT_ERROR = 2,   /* stderr: [PE n] ERROR: ..., then the job ends (status 1) */
+    ISHMEMX_PRINT_STDOUT = 3,  /* the text alone on stdout */
+    ISHMEMX_PRINT_STDERR = 4   /* the text alone on stderr */
+#ifndef ISHMEMX_PRINT_NO_SHORT_NAMES
+#ifndef DEBUG
+    , DEBUG = 0
+#endif
+#ifndef WARNING
+    , WARNING = 1
+#endif
+#ifndef ERROR
+    , ERROR = 2
+#endif
+#ifndef STDOUT
+    , STDOUT = 3
+#endif
+#ifndef STDERR
+    , STDERR = 4
+#endif
+#endif
+} ishmemx_print_msg_type_t;
+
+/* Where ishmemx_timestamp writes: the address of an 8-byte cell (unsigned long), as an
+ * integer. ishmemx_ts_handle() makes one from a pointer. */
+typedef uintptr_t ishmemx_ts_handle_t;
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline ishmemx_ts_handle_t ishmemx_ts_handle(unsigned long *pointer) {
+    return (ishmemx_ts_handle_t)pointer;
+}
+
 ISHMEMX_STATIC_ASSERT(sizeof(ishmemx_attr_t) == 40, "ishmemx_attr_t layout");
 ISHMEMX_STATIC_ASSERT(sizeof(ishmemx_uniqueid_t) == 128, "ishmemx_uniqueid_t layout");
 

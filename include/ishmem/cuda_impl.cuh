@@ -636,6 +636,62 @@ __device__ __forceinline__ void wg_put_signal(const G &g, void *dest, const void
     g.sync();
 }
 
+/* ---- ishmemx_print, ishmemx_timestamp, ishmemx_nop ---- */
+
+/* ishmemx_print in a kernel: device printf, which the CUDA driver writes to the host process's
+ * stdout when the host synchronizes with the kernel's work (so every message type lands on
+ * stdout, not stderr). The tags are the host's: [PE n] DEBUG/WARNING/ERROR: [file:line: func: ]
+ * text; DEBUG only with ISHMEM_DEBUG=1; ERROR traps the kernel after printing; STDOUT and
+ * STDERR print the text alone. No host buffer to drain. */
+__device__ __noinline__ inline void print(const char *file, long line, const char *func, const char *out, int type) {
+    const char *F = "ishmemx_print";
+    if (!out) fail(F, "out is NULL", 0, 0);
+    if ((unsigned)type > 4u) fail(F, "invalid message type (type, 0) (ISHMEMX_PRINT_DEBUG .. ISHMEMX_PRINT_STDERR are 0 .. 4):", type, 0);
+    int n = 0;
+    while (out[n]) n++;
+    if (type >= 3) {
+        printf("%s", out);
+        return;
+    }
+    if (type == 0 && !(ishmemi_dstate.flags & ISHMEMI_DEV_F_DEBUG)) return;
+    if (n > 0 && out[n - 1] == '\n') n--; /* one line per message */
+    const char *kind = type == 0 ? "DEBUG" : type == 1 ? "WARNING" : "ERROR";
+    char pe[12] = "?";
+    if (ishmemi_dstate.initialized) {
+        unsigned v = (unsigned)ishmemi_dstate.my_pe, k = 0;
+        char d[12];
+        do { d[k++] = (char)('0' + v % 10); v /= 10; } while (v && k < 11);
+        for (unsigned j = 0; j < k; j++) pe[j] = d[k - 1 - j];
+        pe[k] = 0;
+    }
+    if (file)
+        printf("[PE %s] %s: %s:%ld: %s: %.*s\n", pe, kind, file, line, func ? func : "?", n, out);
+    else
+        printf("[PE %s] %s: %.*s\n", pe, kind, n, out);
+    if (type == 2) __trap();
+}
+
+/* ishmemx_timestamp(_nbi) in a kernel: the GPU's global nanosecond timer (%globaltimer) into
+ * the 8-byte cell dst (GPU memory, or host memory the GPU can write: mapped pinned memory).
+ * The blocking form makes the store visible to the host and the other GPUs before it returns
+ * (a system fence); the nbi form leaves that to the next quiet, fence or the kernel's end. */
+__device__ __forceinline__ void timestamp(uintptr_t dst, bool blocking, const char *fn) {
+    if (__builtin_expect(dst == 0 || (dst & 7) != 0, 0)) fail(fn, "dst is NULL or not aligned to 8 bytes (dst, 0):", (long long)dst, 0);
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    *(volatile unsigned long long *)dst = t;
+    if (blocking) __threadfence_system();
+}
+
+/* ishmemx_nop(_no_r) in a kernel: a request to the host proxy that does nothing (with or
+ * without waiting for the reply), to measure the proxy path. Where no proxy runs (a job of one
+ * node: every device operation is a direct load, store or atomic) both return at once. */
+__device__ __forceinline__ void nop(bool wait_reply) {
+    if (!ishmemi_dstate.proxy_ring) return;
+    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_NOP, 0, 0, wait_reply, ishmemi_dstate.my_pe), 0, 0, 0, 0, 0);
+    if (wait_reply) proxy_wait(t);
+}
+
 } // namespace ishmemi
 
 #include <ishmem/cuda_coll.cuh>

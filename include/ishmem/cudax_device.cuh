@@ -26,6 +26,40 @@ __host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_signal_set(uint64_t 
 #endif
 }
 #define ishmemx_signal_set ishmemi_hd_ishmemx_signal_set
+__host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_timestamp(ishmemx_ts_handle_t dst) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmemx_timestamp";
+    ishmemi::timestamp(dst, true, F);;
+#else
+    return ishmemx_timestamp(dst);
+#endif
+}
+#define ishmemx_timestamp ishmemi_hd_ishmemx_timestamp
+__host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_timestamp_nbi(ishmemx_ts_handle_t dst) {
+#ifdef __CUDA_ARCH__
+    const char *F = "ishmemx_timestamp_nbi";
+    ishmemi::timestamp(dst, false, F);;
+#else
+    return ishmemx_timestamp_nbi(dst);
+#endif
+}
+#define ishmemx_timestamp_nbi ishmemi_hd_ishmemx_timestamp_nbi
+__host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_nop(void) {
+#ifdef __CUDA_ARCH__
+    ishmemi::nop(true);;
+#else
+    return ishmemx_nop();
+#endif
+}
+#define ishmemx_nop ishmemi_hd_ishmemx_nop
+__host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_nop_no_r(void) {
+#ifdef __CUDA_ARCH__
+    ishmemi::nop(false);;
+#else
+    return ishmemx_nop_no_r();
+#endif
+}
+#define ishmemx_nop_no_r ishmemi_hd_ishmemx_nop_no_r
 __host__ __device__ __forceinline__ void ishmemi_hd_ishmemx_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) {
 #ifdef __CUDA_ARCH__
     const char *F = "ishmemx_float_ibput";

@@ -18,13 +18,15 @@ typedef struct ishmemi_dev_state {
     uint64_t heap_size;   /* bytes of heap per PE */
     uint64_t sync_offset; /* offset in every heap of the library's sync area */
     uint32_t initialized; /* 1 once filled in by ishmem_init */
-    uint32_t reserved;
+    uint32_t flags;       /* ISHMEMI_DEV_F_* */
     /* Each PE's heap as mapped in this process (CUDA IPC), 0 where not reachable. */
     uint64_t peer_base[ISHMEMI_MAX_LOCAL_PES];
     /* The proxy ring (ISHMEMI_PROXY_SLOTS slots of ishmemi_proxy_slot_t, pinned host memory
      * the GPU writes): set when the job spans nodes; 0: PEs of other nodes are unreachable. */
     uint64_t proxy_ring;
 } ishmemi_dev_state_t;
+
+#define ISHMEMI_DEV_F_DEBUG 1u /* ISHMEM_DEBUG=1: ishmemx_print's DEBUG messages are printed */
 
 #ifdef __cplusplus
 static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");
@@ -61,6 +63,7 @@ typedef struct ishmemi_proxy_slot {
 #define ISHMEMI_PROXY_FENCE 6
 #define ISHMEMI_PROXY_QUIET 7      /* replied once every earlier request is complete */
 #define ISHMEMI_PROXY_PUT_SIGNAL 8 /* a put, then the signal (operator 0 set, 1 add) */
+#define ISHMEMI_PROXY_NOP 9        /* nothing (ishmemx_nop: measures the proxy path) */
 
 /* Sync area layout (uint64_t words from sync_offset): */
 #define ISHMEMI_SYNC_BARRIER_ARRIVE 0 /* incremented by every PE at each device barrier */

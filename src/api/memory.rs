@@ -120,7 +120,7 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
                         "symmetric heap exhausted: {requested} bytes requested, largest free block {largest_free} of {} bytes (raise ISHMEM_SYMMETRIC_SIZE)",
                         st.heap.len
                     ),
-                    other => format!("{other:?}"),
+                    other => other.to_string(),
                 };
                 crate::ffi::warn(func, &format!("returning NULL: {why}"));
             }
@@ -156,7 +156,9 @@ pub extern "C" fn ishmem_align(alignment: usize, size: usize) -> *mut c_void {
 pub extern "C" fn ishmem_calloc(count: usize, size: usize) -> *mut c_void {
     const F: &str = "ishmem_calloc";
     guard(F, || {
-        let total = crate::core::bytes(F, count, size);
+        // count x size beyond the address space cannot be allocated: NULL (as from a heap too
+        // small), through the same collective path, so that every PE agrees on the call.
+        let total = count.saturating_mul(size);
         allocate(F, Kind::Calloc, total, 1, true)
     })
 }

@@ -8,6 +8,7 @@ pub mod amo;
 pub mod coll;
 pub mod cuda;
 pub mod exit;
+pub mod ext;
 pub mod fair;
 pub mod generated;
 pub mod memory;

@@ -488,8 +488,31 @@ impl<'a> Team<'a> {
             self.publish();
         }
         let mut watch = Watch::default();
-        wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, self.st.cfg.coll_check_ms, done, || {
-            self.check_agreement(&mut watch)
+        let mut done = done;
+        let mut seen = None;
+        let period = self.st.cfg.coll_check_ms.clamp(1, crate::transport::shm::FINALIZING_CHECK_MS);
+        let mut last = std::time::Instant::now();
+        wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, period, &mut done, || {
+            if last.elapsed() >= std::time::Duration::from_millis(self.st.cfg.coll_check_ms) {
+                last = std::time::Instant::now();
+                self.check_agreement(&mut watch);
+            }
+            // World team: a PE in finalize that never made this call (its world call count,
+            // published at finalize, is below this call's) will never come: seen on two
+            // checks, the job ends. (A member that made the call and then finalized is
+            // fine: this PE may wait for a slower third. Split teams are not checked: a
+            // team's count there can be zeroed by a later split.)
+            let call = self.entry.get()[0] >> 8;
+            let now = if self.handle == 0 && call > 0 {
+                self.st.finalizing_peer(|pe| self.d.contains(pe)).filter(|&(_, _, made)| made < call)
+            } else {
+                None
+            };
+            if now.is_some() && now == seen {
+                let (pe, pid, _) = now.unwrap_or_default();
+                self.st.peer_finalizing(&format!("{} (collective call {call} on team {})", self.func, self.handle), pe, pid);
+            }
+            seen = now;
         });
     }
 

@@ -426,7 +426,12 @@ pub fn finalize(func: &str) {
         p.stop();
     }
     quiet();
-    st.barrier();
+    if st.net.is_some() {
+        st.barrier();
+    } else {
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).finalize_barrier(st.team_seq[0].load(Relaxed)) }
+    }
     if let Some(n) = &st.net {
         // Every operation of this PE is complete at its target (no PE leaves the next barrier
         // before this one arrives, so all are alive).
@@ -514,6 +519,23 @@ impl State {
         };
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
+    }
+
+    /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
+    /// which `member` holds: (world PE, pid, world team calls it made). Jobs across nodes:
+    /// never (not tracked).
+    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
+        if self.net.is_some() {
+            return None;
+        }
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).finalizing_peer(member) }
+    }
+
+    /// Ends the job: PE `pe` is in finalize while this PE waits for it in `what`.
+    pub fn peer_finalizing(&self, what: &str, pe: usize, pid: i32) -> ! {
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).peer_finalizing(what, pe, pid) }
     }
 
     /// The team `team` of this PE, or a fatal error naming `func`.

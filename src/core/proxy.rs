@@ -161,6 +161,7 @@ fn name(kind: u8) -> &'static str {
         PROXY_FENCE => "a device fence (through the proxy)",
         PROXY_QUIET => "a device quiet (through the proxy)",
         PROXY_PUT_SIGNAL => "a device put_signal (through the proxy)",
+        PROXY_NOP => "ishmemx_nop (device, through the proxy)",
         _ => "a device call (through the proxy)",
     }
 }
@@ -196,6 +197,7 @@ fn run(st: &State, r: &Req) -> u64 {
             return amo(st, func, r, sym, r.width, r.op, r.local, r.value2);
         }
         PROXY_FENCE => super::fence(),
+        PROXY_NOP => {}
         PROXY_QUIET => super::quiet(),
         PROXY_PUT_SIGNAL => {
             // SAFETY: as for PROXY_PUT.

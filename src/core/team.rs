@@ -105,6 +105,12 @@ const _: () = assert!(std::mem::offset_of!(TeamDesc, flags) == 28);
 const _: () = assert!(align_of::<TeamDesc>() == 8);
 
 impl TeamDesc {
+    /// Whether world PE `pe` is a member of the team.
+    pub fn contains(&self, pe: usize) -> bool {
+        let (d, stride) = (pe as i64 - self.start as i64, self.stride as i64);
+        stride != 0 && d % stride == 0 && (0..self.size as i64).contains(&(d / stride))
+    }
+
     /// Number of members.
     #[inline]
     pub fn n(&self) -> usize {

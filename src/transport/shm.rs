@@ -28,6 +28,12 @@ const HEADER_BYTES: usize = 4096;
 /// Slot states.
 const JOINED: u32 = 1;
 const FINALIZED: u32 = 2;
+/// In `ishmem_finalize` (called, or at exit with status 0), waiting for the others to finalize:
+/// this PE will never again take part in a barrier or collective (`finalizing_peer`).
+const FINALIZING: u32 = 3;
+
+/// How often a PE waiting in a barrier or collective looks for a member in finalize.
+pub const FINALIZING_CHECK_MS: u64 = 100;
 
 #[repr(C)]
 struct Header {
@@ -39,6 +45,9 @@ struct Header {
     abort_pe: AtomicI64,
     /// 0: running; 1 << 63 | pe << 32 | status as u32: that PE called ishmem_global_exit.
     global_exit: AtomicU64,
+    /// PEs arrived at the finalize barrier (`finalize_barrier`; one use per job). Separate from
+    /// `bar_count`, so that a PE in finalize never completes another PE's barrier_all.
+    fin_count: AtomicU64,
 }
 
 /// Backends a slot can announce (every PE of a job must use the same one).
@@ -66,7 +75,10 @@ struct Slot {
     gpu_heap_off: AtomicU64,
     /// The values of `JoinParams::agree` (settings every PE must share).
     agree: [AtomicU64; AGREE],
-    _pad: [u64; 7 - AGREE],
+    /// Written when the PE enters finalize: the world team collectives and barriers it made
+    /// (a waiter in world call c blames it only when this is below c).
+    world_calls: AtomicU64,
+    _pad: [u64; 6 - AGREE],
 }
 
 /// Settings compared between the PEs at join (`JoinParams::agree`).
@@ -374,15 +386,87 @@ impl ShmJob {
 
     /// `barrier`, calling `check` every `check_ms` milliseconds of a long wait
     /// (`wait::until_checked`).
-    pub fn barrier_checked(&self, check_ms: u64, check: impl FnMut()) {
+    /// A long wait also looks every `FINALIZING_CHECK_MS` for a PE in finalize (which will never
+    /// arrive): seen twice with the barrier still unfinished, the job ends naming it.
+    pub fn barrier_checked(&self, check_ms: u64, mut check: impl FnMut()) {
         let h = self.header();
         let gen = h.bar_gen.load(Acquire);
         if h.bar_count.fetch_add(1, AcqRel) + 1 == self.npes as u64 {
             h.bar_count.store(0, Relaxed);
             h.bar_gen.store(gen.wrapping_add(1), Release);
         } else {
-            crate::core::wait::until_checked(self.spin, self.sleep_max_us, check_ms, || h.bar_gen.load(Acquire) != gen, check);
+            let period = if check_ms == 0 { FINALIZING_CHECK_MS } else { check_ms.min(FINALIZING_CHECK_MS) };
+            let (mut last_check, mut seen) = (Instant::now(), None);
+            crate::core::wait::until_checked(self.spin, self.sleep_max_us, period, || h.bar_gen.load(Acquire) != gen, || {
+                if check_ms > 0 && last_check.elapsed() >= Duration::from_millis(check_ms) {
+                    last_check = Instant::now();
+                    check();
+                }
+                // (Any PE in finalize: one that arrived here left only after every PE did.)
+                let now = self.finalizing_peer(|_| true);
+                if now.is_some() && now == seen && h.bar_gen.load(Acquire) == gen {
+                    let (pe, pid, _) = now.unwrap_or_default();
+                    self.peer_finalizing("a barrier", pe, pid);
+                }
+                seen = now;
+            });
         }
+    }
+
+    /// The barrier of `ishmem_finalize`: marks this PE FINALIZING, then waits until every PE
+    /// of the node has arrived. While it waits, a PE that waits for this one in a barrier or a
+    /// collective ends the job blaming it (`finalizing_peer`, then `abort_pe`): then this PE
+    /// ends too, saying why.
+    pub fn finalize_barrier(&self, world_calls: u64) {
+        let h = self.header();
+        self.slot(self.local).world_calls.store(world_calls, Relaxed);
+        self.slot(self.local).state.store(FINALIZING, Release);
+        h.fin_count.fetch_add(1, AcqRel);
+        let me = self.me;
+        crate::core::wait::until_checked(
+            self.spin,
+            self.sleep_max_us,
+            FINALIZING_CHECK_MS,
+            || h.fin_count.load(Acquire) >= self.npes as u64,
+            || {
+                if h.abort_pe.load(Acquire) - 1 == me as i64 {
+                    crate::ffi::emit(&format!(
+                        "[PE {me}] ERROR: ishmem_finalize: the job ends: this PE called ishmem_finalize (or exited with \
+                         status 0, which finalizes) while other PEs waited for it in a barrier or collective call"
+                    ));
+                    crate::ffi::exit_now(1);
+                }
+            },
+        );
+    }
+
+    /// A peer of the node (world PE, pid, world team calls it made) that is in
+    /// `ishmem_finalize` while this PE is not, among the PEs for which `member` holds. Such a
+    /// peer will not join this PE's barrier, nor a world collective it has not made; the caller
+    /// confirms on a second look (its wait still unfinished).
+    pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
+        if self.slot(self.local).state.load(Acquire) == FINALIZING {
+            return None;
+        }
+        (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
+            let s = self.slot(q);
+            (s.state.load(Acquire) == FINALIZING).then(|| (self.world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
+        })
+    }
+
+    /// Ends the job because PE `pe` (pid `pid`) is in finalize while this PE waits for it in
+    /// `what`: blames it (`abort_pe`, so its own finalize wait ends and the other watchdogs name
+    /// it) and exits.
+    pub fn peer_finalizing(&self, what: &str, pe: usize, pid: i32) -> ! {
+        let _ = self.header().abort_pe.compare_exchange(0, pe as i64 + 1, AcqRel, Acquire);
+        crate::ffi::exit_after_peer(
+            &format!(
+                "[PE {}] ERROR: PE {pe} (pid {pid}) called ishmem_finalize (or exited with status 0, which \
+                 finalizes) while this PE waits for it in {what}; it will never take part: ending the job",
+                self.me
+            ),
+            pe,
+        )
     }
 
     /// Publishes this PE's arguments of collective call number `seq`.

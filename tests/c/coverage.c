@@ -468,6 +468,16 @@ int main(int argc, char **argv) {
     CHECK(gpu ? dev >= 0 : dev == -1, "ishmemx_gpu_device = %d with gpu_in_use = %d", dev, gpu);
     CHECK(ishmemx_cumodule_init(NULL) != 0, "ishmemx_cumodule_init(NULL) returned 0");
 
+    /* debugging extensions (tests/c/ext.c checks them in detail): a DEBUG message prints
+     * nothing without ISHMEM_DEBUG; the stamps are nanoseconds of CLOCK_REALTIME */
+    ishmemx_print(__FILE__, __LINE__, __func__, "coverage", ISHMEMX_PRINT_DEBUG);
+    unsigned long ts[2] = {0, 0};
+    ishmemx_timestamp(ishmemx_ts_handle(&ts[0]));
+    ishmemx_timestamp_nbi(ishmemx_ts_handle(&ts[1]));
+    CHECK(ts[0] > 0 && ts[1] >= ts[0], "timestamps %lu %lu", ts[0], ts[1]);
+    ishmemx_nop();
+    ishmemx_nop_no_r();
+
     /* memory */
     Hd = ishmem_align(64, 4096);
     Hs = ishmem_malloc(4096);

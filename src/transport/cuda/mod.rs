@@ -371,6 +371,9 @@ impl Gpu {
     pub fn dev_state(&self) -> state::DevState {
         let mut d = state::DevState::new(self.me, self.heap, self.heap_len, &self.peers);
         d.proxy_ring = self.proxy_ring;
+        if crate::ffi::debug_on() {
+            d.flags |= state::DEV_F_DEBUG;
+        }
         d
     }
 

@@ -33,6 +33,7 @@ pub const PROXY_AMO: u8 = 5;
 pub const PROXY_FENCE: u8 = 6;
 pub const PROXY_QUIET: u8 = 7;
 pub const PROXY_PUT_SIGNAL: u8 = 8;
+pub const PROXY_NOP: u8 = 9;
 
 /// `ishmemi_dev_state_t`.
 #[repr(C)]
@@ -47,7 +48,8 @@ pub struct DevState {
     pub sync_offset: u64,
     /// 1 once filled in by init.
     pub initialized: u32,
-    pub reserved: u32,
+    /// `ISHMEMI_DEV_F_*` bits.
+    pub flags: u32,
     /// Each PE's heap as mapped in this process, 0 where not reachable.
     pub peer_base: [u64; MAX_LOCAL_PES],
     /// The proxy ring (pinned host memory) when the job spans nodes, else 0.
@@ -62,10 +64,13 @@ const _: () = assert!(std::mem::offset_of!(DevState, heap_base) == 8);
 const _: () = assert!(std::mem::offset_of!(DevState, heap_size) == 16);
 const _: () = assert!(std::mem::offset_of!(DevState, sync_offset) == 24);
 const _: () = assert!(std::mem::offset_of!(DevState, initialized) == 32);
-const _: () = assert!(std::mem::offset_of!(DevState, reserved) == 36);
+const _: () = assert!(std::mem::offset_of!(DevState, flags) == 36);
 const _: () = assert!(std::mem::offset_of!(DevState, peer_base) == 40);
 const _: () = assert!(std::mem::offset_of!(DevState, proxy_ring) == 552);
 const _: () = assert!(align_of::<DevState>() == 8);
+
+/// `ISHMEMI_DEV_F_DEBUG`: ISHMEM_DEBUG=1 (kernels print ishmemx_print's DEBUG messages).
+pub const DEV_F_DEBUG: u32 = 1;
 
 impl DevState {
     /// The state of a running PE: its heap, the peers' heaps as mapped here.
@@ -81,7 +86,7 @@ impl DevState {
             heap_size: heap_size as u64,
             sync_offset: 0,
             initialized: 1,
-            reserved: 0,
+            flags: 0,
             peer_base,
             proxy_ring: 0,
         }
