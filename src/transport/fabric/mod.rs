@@ -197,6 +197,9 @@ pub struct Info {
     /// quiet reads 8 bytes from every PE written since the last quiet (the provider orders
     /// reads after writes); false, every put asks FI_DELIVERY_COMPLETE.
     pub put_flush: bool,
+    /// Manual progress with a CQ wait fd: the progress thread sleeps until something arrives
+    /// ([`Fabric::progress_wait`]) instead of waking on a timer.
+    pub wait_fd: bool,
 }
 
 impl Info {
@@ -216,7 +219,7 @@ impl std::fmt::Display for Info {
         write!(
             f,
             "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
-             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}",
+             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}{}",
             self.provider,
             self.provider_version.0,
             self.provider_version.1,
@@ -232,7 +235,12 @@ impl std::fmt::Display for Info {
             if self.hmem { "yes" } else { "no" },
             if self.fence { "yes" } else { "no" },
             self.inject_size,
-            if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" }
+            if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" },
+            match (self.data_progress_manual, self.wait_fd) {
+                (true, true) => ", progress thread wakes on arrival (CQ wait fd)",
+                (true, false) => ", progress thread on a timer (no CQ wait fd)",
+                _ => "",
+            }
         )
     }
 }
@@ -464,6 +472,7 @@ impl Fabric {
             max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
             msg_order: tx.msg_order,
             put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
+            wait_fd: objs.wait_fd >= 0,
         };
         let mr_mode = dom.mr_mode;
         // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
