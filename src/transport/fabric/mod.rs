@@ -1461,8 +1461,10 @@ impl Fabric {
             trywait(self.objs.fabric, &mut f, 1)
         };
         if r != 0 {
-            // -FI_EAGAIN: work is pending; the caller's next step progresses it.
-            std::thread::yield_now();
+            // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
+            // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
+            // more than the timer did).
+            std::thread::sleep(idle);
             return;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
