@@ -1470,7 +1470,12 @@ impl Fabric {
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
         // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) };
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+            // Apply what arrived now, so that the caller's checks after this step (abort
+            // word, staging mailbox) see it.
+            self.completed_w();
+            self.poll_cq();
+        }
     }
 
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
