@@ -82,6 +82,7 @@ build dstate_module -cubin -I"$PREFIX/include" tests/gpu/modules/dstate_module.c
 build cumodule tests/gpu/cumodule.cu $FLAGS -ldl -o "$B/cumodule"
 # shellcheck disable=SC2086
 build kernel_api tests/gpu/kernel_api.cu $FLAGS -o "$B/kernel_api"
+build proxy_ops tests/gpu/proxy_ops.cu $FLAGS -o "$B/proxy_ops"
 # shellcheck disable=SC2086
 build queue_ops tests/gpu/queue_ops.cu $FLAGS -o "$B/queue_ops"
 # shellcheck disable=SC2086
@@ -139,6 +140,20 @@ run host_ops.4pe host_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/hos
 run host_ops.mpirun host_ops -- "${MPIRUN[@]}" "$NP" "$B/host_ops"
 run host_ops.1pe host_ops -- "$B/host_ops"
 run host_ops.cpu host_ops -- ISHMEM_GPU=0 EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
+# Fabric mode (issue 10): the host API on the GPU heap between 2 pretend nodes over
+# tcp;ofi_rxm on loopback; the other node's GPU heap is reached through its staging mailbox
+# (ISHMEM_INFO=1 prints the provider, its FI_HMEM support and the heap path in the log).
+FAB=(ISHMEM_NODE_SPLIT=2 FI_TCP_IFACE=lo "ISHMEM_OFI_PROVIDER=tcp;ofi_rxm")
+run host_ops.fabric.2pe host_ops -- "${FAB[@]}" ISHMEM_INFO=1 ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/host_ops"
+run host_ops.fabric.samegpu host_ops -- "${FAB[@]}" ISHMEM_GPU=1 CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/host_ops"
+run host_ops.fabric.4pe host_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/host_ops"
+run host_ops.fabric.mpirun host_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "$B/host_ops"
+# The proxy ring (issue 13): kernels reach the PEs of the other pretend node through it; with
+# 4 PEs as 2 nodes of 2, a kernel reaches its node peer directly and the other node by proxy.
+run proxy_ops.1node proxy_ops -- ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
+run proxy_ops.fabric.2pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
+run proxy_ops.fabric.4pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/proxy_ops"
+run proxy_ops.fabric.mpirun proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "$B/proxy_ops"
 run host_ops.novisible host_ops -- CUDA_VISIBLE_DEVICES= EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
 run kernel_state.ishmrun kernel_state -- "${RUN[@]}" -n "$NP" "$B/kernel_state"
 run kernel_state.samegpu kernel_state -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_state"

@@ -41,6 +41,15 @@ run host_ops.3pe.2dev "$LIB" ISHMEM_GPU=1 MOCK_CUDA_DEVICES=2 ISHMEM_SYMMETRIC_S
 run host_ops.1pe "$LIB" ISHMEM_GPU=auto "$B/host_ops"
 run binders.2pe "$LIB" ISHMEM_GPU=1 $RUN -n 2 "$B/mock_binders"
 run host_ops.cpu "$LIB" ISHMEM_GPU=0 EXPECT_GPU=0 $RUN -n 2 "$B/host_ops"
+# The GPU heap across nodes (2 pretend nodes, tcp;ofi_rxm on loopback): every access to the
+# other node's heap goes through its staging mailbox and its GPU copies and AMO kernel.
+if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | grep -q 'libfabric.so.1 '; then
+    FAB="ISHMEM_NODE_SPLIT=2 FI_TCP_IFACE=lo ISHMEM_OFI_PROVIDER=tcp;ofi_rxm"
+    run host_ops.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/host_ops"
+    run host_ops.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/host_ops"
+else
+    echo "mock-gpu-check: host_ops.fabric: skipped (libfabric.so.1 not found)"
+fi
 run host_ops.nodev "$LIB" MOCK_CUDA_DEVICES=0 EXPECT_GPU=0 $RUN -n 2 "$B/host_ops"
 # Negative: a PE asked for a device that is not there; mixed backends.
 if env "$LIB" ISHMEM_GPU_DEVICE=5 $RUN -n 2 "$B/host_ops" >"$B/baddev.log" 2>&1; then

@@ -4,6 +4,9 @@
 # Included by CMakeLists.txt after add_run and FUNCTIONAL are defined.
 #
 #   <prog>.fabric_tcp.<launcher>.<n>      tcp;ofi_rxm, n = 2 and 4, under ishmrun, mpirun, mpiexec
+#   <prog>.fabric_tcp_staged.<l>.4        tcp;ofi_rxm with ISHMEM_OFI_STAGING=always: every access
+#                                         to another node's heap through its staging mailbox (the
+#                                         path of the GPU heap across nodes), ishmrun and mpirun
 #   <prog>.fabric_sockets.<launcher>.<n>  sockets, n = 2 and 4, under ishmrun and mpirun
 #                                         (-DISHMEM_TEST_SOCKETS=OFF leaves them out; `make
 #                                         check-sockets` runs only them). They used to stall for
@@ -29,6 +32,8 @@ set(FABRIC_ENV "ISHMEM_NODE_SPLIT=2" "FI_TCP_IFACE=lo" "FI_SOCKETS_IFACE=lo")
 function(add_fabric prov launchers nps)
   if(prov STREQUAL "tcp")
     set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+  elseif(prov STREQUAL "tcp_staged")
+    set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm;ISHMEM_OFI_STAGING=always")
   else()
     set(provider_env "ISHMEM_OFI_PROVIDER=${prov}")
   endif()
@@ -64,6 +69,8 @@ function(add_fabric prov launchers nps)
 endfunction()
 
 add_fabric(tcp "ishmrun;openmpi;mpich" "2;4")
+# The staged heap (the path of the GPU heap across nodes, core/stage.rs) on CPUs.
+add_fabric(tcp_staged "ishmrun;openmpi" "4")
 option(ISHMEM_TEST_SOCKETS "register the fabric runs over the sockets provider" ON)
 if(ISHMEM_TEST_SOCKETS)
   add_fabric(sockets "ishmrun;openmpi" "2;4")

@@ -94,7 +94,9 @@ fn queue_body(op: &Op) -> String {
     if is_coll(op) {
         return coll_queue_body(op);
     }
-    let b = op.body.replacen("rma::", "queue::", 1).replacen("signal::", "queue::", 1).replacen("sync::", "queue::", 1);
+    // An on-queue call completes in stream order: its nbi form is the blocking one.
+    let b = op.body.replacen("rma::put_nbi(", "rma::put(", 1).replacen("rma::get_nbi(", "rma::get(", 1);
+    let b = b.replacen("rma::", "queue::", 1).replacen("signal::", "queue::", 1).replacen("sync::", "queue::", 1);
     let b = b.replace("sync::Values", "queue::Values");
     let close = b.rfind(')').expect("a call");
     let extra = if queue_ret(op) { ", ret, q" } else { ", q" };

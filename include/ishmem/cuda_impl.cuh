@@ -7,7 +7,11 @@
  * filled by libishmem at ishmem_init through the binder this header registers at static-init
  * time (cubins loaded with cuModuleLoad* call ishmemx_cumodule_init instead). A symmetric
  * address maps to PE pe's copy as peer_base[pe] + (addr - heap_base), and the operation is a
- * plain load, store or system-scope atomic over NVLink or PCIe.
+ * plain load, store or system-scope atomic over NVLink or PCIe. A PE of another node (no
+ * mapping, peer_base 0, while the job spans nodes) is reached through the proxy ring of
+ * device_state.h: the kernel posts a request in pinned host memory, the library's proxy
+ * thread (src/core/proxy.rs) runs it on the network. Device collectives and team syncs reach
+ * the PEs of their node only.
  *
  * Bad arguments (PE out of range, an address outside the symmetric heap) print a PE-tagged
  * error naming the function and trap the kernel; -DISHMEM_NO_DEVICE_CHECKS removes the
@@ -56,7 +60,25 @@ __device__ __noinline__ inline void ptr_fail(const void *addr, size_t len, int p
         fail(fn, "pe out of range (pe, n_pes):", pe, ishmemi_dstate.n_pes);
     if (off >= ishmemi_dstate.heap_size || len > ishmemi_dstate.heap_size - off)
         fail(fn, "address outside the symmetric heap (address, bytes):", (long long)(uintptr_t)addr, (long long)len);
+    if (ishmemi_dstate.proxy_ring)
+        fail(fn, "PE is on another node: device collectives and team syncs reach the PEs of this node only (pe, 0):", pe, 0);
     fail(fn, "PE is not reachable from this GPU (pe, 0):", pe, 0);
+}
+
+/* Whether PE pe (in range) is on another node and reached through the proxy ring. */
+__device__ __forceinline__ bool via_proxy(int pe) {
+    return ishmemi_dstate.proxy_ring != 0 && ((unsigned)pe >= ISHMEMI_MAX_LOCAL_PES || ishmemi_dstate.peer_base[pe] == 0);
+}
+
+/* The slow path of rptr: NULL when the operation goes through the proxy (the range is checked
+ * against this PE's heap), else the failure of ptr. */
+__device__ __noinline__ inline char *rptr_slow(const void *addr, size_t len, int pe, const char *fn) {
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base;
+    if (ishmemi_dstate.initialized && pe >= 0 && pe < ishmemi_dstate.n_pes && via_proxy(pe) &&
+        off < ishmemi_dstate.heap_size && len <= ishmemi_dstate.heap_size - off)
+        return NULL;
+    ptr_fail(addr, len, pe, fn);
+    return NULL;
 }
 
 /* PE pe's copy of the symmetric range [addr, addr+len), checked. The checks are folded into
@@ -74,6 +96,99 @@ __device__ __forceinline__ char *ptr(const void *addr, size_t len, int pe, const
 #else
     return (char *)(uintptr_t)(ishmemi_dstate.peer_base[pe] + off);
 #endif
+}
+
+/* Like ptr, but NULL when PE pe is on another node (the caller goes through the proxy). */
+__device__ __forceinline__ char *rptr(const void *addr, size_t len, int pe, const char *fn) {
+    uint64_t off = (uint64_t)(uintptr_t)addr - ishmemi_dstate.heap_base;
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    uint64_t size = ishmemi_dstate.heap_size;
+    bool in_range = (unsigned)pe < (unsigned)ishmemi_dstate.n_pes && (unsigned)pe < ISHMEMI_MAX_LOCAL_PES;
+    uint64_t base = ishmemi_dstate.peer_base[in_range ? pe : 0];
+    bool ok = in_range & (ishmemi_dstate.initialized != 0) & (off < size) & (len <= size - off) & (base != 0);
+    if (__builtin_expect(!ok, 0)) return rptr_slow(addr, len, pe, fn);
+    return (char *)(uintptr_t)(base + off);
+#else
+    uint64_t base = (unsigned)pe < ISHMEMI_MAX_LOCAL_PES ? ishmemi_dstate.peer_base[pe] : 0;
+    return base ? (char *)(uintptr_t)(base + off) : NULL;
+#endif
+}
+
+/* ---- the proxy ring (device_state.h): requests for PEs of other nodes ---- */
+__device__ __forceinline__ unsigned long long *proxy_word(int w) {
+    return (unsigned long long *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * (uint64_t)w);
+}
+__device__ __forceinline__ volatile uint64_t *proxy_slot(uint64_t t) {
+    return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)ishmemi_dstate.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
+}
+/* Posts one request; returns its ticket. */
+__device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+    uint64_t t = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), 1ull);
+    volatile uint64_t *s = proxy_slot(t);
+    if (t >= ISHMEMI_PROXY_SLOTS) {
+        uint64_t prev = t - ISHMEMI_PROXY_SLOTS + 1; /* the previous occupant, done and released */
+        while (s[7] != prev) {
+        }
+    }
+    s[1] = w1;
+    s[2] = w2;
+    s[3] = w3;
+    s[4] = w4;
+    s[5] = w5;
+    s[6] = w6;
+    __threadfence_system();
+    s[0] = t + 1;
+    return t;
+}
+/* Waits for the reply of request t, releases its slot, returns the value. */
+__device__ __noinline__ inline uint64_t proxy_wait(uint64_t t) {
+    volatile uint64_t *s = proxy_slot(t);
+    while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+    }
+    uint64_t v = s[5];
+    __threadfence_system();
+    s[7] = t + 1;
+    return v;
+}
+__device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, bool reply, int pe) {
+    return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
+           (uint64_t)(uint32_t)pe << 32;
+}
+/* A put through the proxy; blocking: returns once the proxy has read the source. */
+__device__ __forceinline__ void proxy_put(void *dest, const void *src, size_t bytes, int pe, bool blocking) {
+    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, blocking, pe), (uint64_t)(uintptr_t)dest,
+                            (uint64_t)(uintptr_t)src, bytes, 0, 0);
+    if (blocking) proxy_wait(t);
+}
+__device__ __forceinline__ void proxy_get(void *dest, const void *src, size_t bytes, int pe) {
+    proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dest,
+                          bytes, 0, 0));
+}
+template <class T> __device__ __forceinline__ uint64_t bits(T v) {
+    uint64_t b = 0;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T> __device__ __forceinline__ T from_bits(uint64_t b) {
+    T v;
+    memcpy(&v, &b, sizeof(T));
+    return v;
+}
+/* An AMO through the proxy (op: the host AMO kernel's codes); fetch: waits for the old value. */
+template <class T> __device__ __forceinline__ T proxy_amo(int op, T *dest, T v, T cond, int pe, bool fetch) {
+    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_AMO, sizeof(T), op, fetch, pe), (uint64_t)(uintptr_t)dest, bits(v), sizeof(T),
+                            bits(cond), 0);
+    return fetch ? from_bits<T>(proxy_wait(t)) : T();
+}
+/* Completes every earlier proxy request of this PE (nothing to do when none was posted since
+ * the last proxy quiet). */
+__device__ __forceinline__ void proxy_quiet() {
+    if (!ishmemi_dstate.proxy_ring) return;
+    unsigned long long taken = *(volatile unsigned long long *)proxy_word(ISHMEMI_SYNC_PROXY_TICKET);
+    if (taken == *(volatile unsigned long long *)proxy_word(ISHMEMI_SYNC_PROXY_QUIET)) return;
+    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_QUIET, 0, 0, true, ishmemi_dstate.my_pe), 0, 0, 0, 0, 0);
+    proxy_wait(t);
+    atomicMax(proxy_word(ISHMEMI_SYNC_PROXY_QUIET), (unsigned long long)(t + 1));
 }
 
 __device__ __forceinline__ uint64_t *sync_word(int word, int pe) {
@@ -115,12 +230,16 @@ __device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned 
 
 __device__ __forceinline__ void put(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
     if (bytes == 0) return;
-    copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, 0, 1);
+    char *r = rptr(dest, bytes, pe, fn);
+    if (__builtin_expect(r == NULL, 0)) return proxy_put(dest, src, bytes, pe, true);
+    copy(r, (const char *)src, bytes, 0, 1);
 }
 
 __device__ __forceinline__ void get(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
     if (bytes == 0) return;
-    copy((char *)dest, ptr(src, bytes, pe, fn), bytes, 0, 1);
+    char *r = rptr(src, bytes, pe, fn);
+    if (__builtin_expect(r == NULL, 0)) return proxy_get(dest, src, bytes, pe);
+    copy((char *)dest, r, bytes, 0, 1);
 }
 
 /* Strided blocks: nblocks blocks of bsize elements, strides in elements. */
@@ -132,7 +251,18 @@ __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src
 #endif
     if (bsize == 0 || nblocks == 0) return;
     size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
-    char *remote = ptr(is_put ? (const void *)dest : src, span, pe, fn);
+    char *remote = rptr(is_put ? (const void *)dest : src, span, pe, fn);
+    if (__builtin_expect(remote == NULL, 0)) {
+        /* One proxy request per block, in order; the last put waits until its source is read
+         * (so do the earlier ones: the proxy runs them in order). */
+        for (size_t b = 0; b < nblocks; b++) {
+            char *d = (char *)dest + b * (size_t)dst * elem;
+            const char *s = (const char *)src + b * (size_t)sst * elem;
+            if (is_put) proxy_put(d, s, bsize * elem, pe, b + 1 == nblocks);
+            else proxy_get(d, s, bsize * elem, pe);
+        }
+        return;
+    }
     char *d = is_put ? remote : (char *)dest;
     const char *s = is_put ? (const char *)src : remote;
     for (size_t b = 0; b < nblocks; b++)
@@ -140,11 +270,20 @@ __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src
 }
 
 template <class T> __device__ __forceinline__ void p(T *dest, T value, int pe, const char *fn) {
-    *(volatile T *)ptr(dest, sizeof(T), pe, fn) = value;
+    char *r = rptr(dest, sizeof(T), pe, fn);
+    if (__builtin_expect(r == NULL, 0)) {
+        proxy_post(proxy_w1(ISHMEMI_PROXY_P, sizeof(T), 0, false, pe), (uint64_t)(uintptr_t)dest, bits(value), sizeof(T), 0, 0);
+        return;
+    }
+    *(volatile T *)r = value;
 }
 
 template <class T> __device__ __forceinline__ T g(const T *src, int pe, const char *fn) {
-    return *(const volatile T *)ptr(src, sizeof(T), pe, fn);
+    const char *r = rptr(src, sizeof(T), pe, fn);
+    if (__builtin_expect(r == NULL, 0))
+        return from_bits<T>(proxy_wait(
+            proxy_post(proxy_w1(ISHMEMI_PROXY_G, sizeof(T), 0, true, pe), (uint64_t)(uintptr_t)src, 0, sizeof(T), 0, 0)));
+    return *(const volatile T *)r;
 }
 
 /* ---- atomics (system scope: atomic with respect to every GPU and the host) ---- */
@@ -158,34 +297,63 @@ template <class T> __device__ __forceinline__ cuda::atomic_ref<T, cuda::thread_s
     return cuda::atomic_ref<T, cuda::thread_scope_system>(*r);
 }
 
+/* Whether an AMO on d at PE pe goes through the proxy (checked like at()). */
+template <class T> __device__ __forceinline__ bool amo_remote(T *d, int pe, const char *fn) {
+    if (__builtin_expect(!ishmemi_dstate.proxy_ring, 1)) return false;
+    if (rptr(d, sizeof(T), pe, fn) != NULL) return false;
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+    if ((uintptr_t)d % sizeof(T))
+        fail(fn, "AMO target not aligned (address, size):", (long long)(uintptr_t)d, (long long)sizeof(T));
+#endif
+    return true;
+}
+/* The host AMO kernel's operator codes (cuda/host_kernels.cu). */
+enum { AMO_FETCH = 0, AMO_SET = 1, AMO_SWAP = 2, AMO_CAS = 3, AMO_ADD = 4, AMO_AND = 5, AMO_OR = 6, AMO_XOR = 7 };
+
 template <class T> __device__ __forceinline__ T fetch(T *d, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_FETCH, d, T(), T(), pe, true);
     return at(d, pe, fn).load(cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ void set(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) {
+        proxy_amo<T>(AMO_SET, d, v, T(), pe, false);
+        return;
+    }
     at(d, pe, fn).store(v, cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ T swap(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_SWAP, d, v, T(), pe, true);
     return at(d, pe, fn).exchange(v, cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ T cswap(T *d, T cond, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_CAS, d, v, cond, pe, true);
     at(d, pe, fn).compare_exchange_strong(cond, v, cuda::memory_order_relaxed);
     return cond; /* the old value, whether or not it matched */
 }
 template <class T> __device__ __forceinline__ T fadd(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_ADD, d, v, T(), pe, true);
     return at(d, pe, fn).fetch_add(v, cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ T fand(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_AND, d, v, T(), pe, true);
     return at(d, pe, fn).fetch_and(v, cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ T f_or(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_OR, d, v, T(), pe, true);
     return at(d, pe, fn).fetch_or(v, cuda::memory_order_relaxed);
 }
 template <class T> __device__ __forceinline__ T fxor(T *d, T v, int pe, const char *fn) {
+    if (amo_remote(d, pe, fn)) return proxy_amo<T>(AMO_XOR, d, v, T(), pe, true);
     return at(d, pe, fn).fetch_xor(v, cuda::memory_order_relaxed);
 }
 
 /* ---- ordering ---- */
-__device__ __forceinline__ void quiet() { __threadfence_system(); }
+/* Direct stores: a system fence; requests through the proxy: a quiet request when any was
+ * posted since the last one. */
+__device__ __forceinline__ void quiet() {
+    __threadfence_system();
+    proxy_quiet();
+}
 
 /* ---- point-to-point synchronization ---- */
 template <class T> __device__ __forceinline__ bool cmp(T v, int op, T t) {
@@ -306,6 +474,16 @@ __device__ __forceinline__ void signal_update(uint64_t *sig, uint64_t v, int op,
 }
 
 __device__ __forceinline__ void put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v, int op, int pe, const char *fn) {
+    if (ishmemi_dstate.proxy_ring && rptr(dest, bytes ? bytes : 1, pe, fn) == NULL) {
+#ifndef ISHMEM_NO_DEVICE_CHECKS
+        if (op != 0 && op != 1) fail(fn, "invalid signal operator (sig_op, 0):", op, 0);
+        if (rptr(sig, 8, pe, fn) != NULL || (uintptr_t)sig % 8) fail(fn, "signal address not usable (address, 0):", (long long)(uintptr_t)sig, 0);
+#endif
+        /* One request: the proxy puts, orders, then updates the signal. */
+        proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_PUT_SIGNAL, 8, op, true, pe), (uint64_t)(uintptr_t)dest,
+                              (uint64_t)(uintptr_t)src, bytes, v, (uint64_t)(uintptr_t)sig));
+        return;
+    }
     put(dest, src, bytes, pe, fn);
     __threadfence_system(); /* the data is visible before the signal */
     signal_update(sig, v, op, pe, fn);
@@ -317,27 +495,48 @@ __device__ __forceinline__ void barrier_all(const char *fn) {
     /* One system fence makes this PE's earlier puts and AMOs visible before it arrives
      * anywhere; the arrivals themselves are relaxed atomics; the wait polls with acquire loads
      * (cheaper than a full fence after a relaxed loop). */
-    __threadfence_system();
+    quiet();
     int n = ishmemi_dstate.n_pes;
     uint64_t *epoch = sync_word(ISHMEMI_SYNC_BARRIER_EPOCH, ishmemi_dstate.my_pe);
     uint64_t e = *epoch + 1;
     *epoch = e;
-    for (int pe = 0; pe < n; pe++)
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, pe))
-            .fetch_add(1, cuda::memory_order_relaxed);
+    uint64_t *mine = (uint64_t *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * ISHMEMI_SYNC_BARRIER_ARRIVE);
+    for (int pe = 0; pe < n; pe++) {
+        if (via_proxy(pe)) /* another node: an AMO through the proxy (in order after the quiet) */
+            proxy_amo<uint64_t>(AMO_ADD, mine, 1, 0, pe, false);
+        else
+            cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, pe))
+                .fetch_add(1, cuda::memory_order_relaxed);
+    }
     uint64_t *arrive = sync_word(ISHMEMI_SYNC_BARRIER_ARRIVE, ishmemi_dstate.my_pe);
     while (load_acquire(arrive) < e * (uint64_t)n) {
     }
 }
 
 /* ---- work-group forms (Group: any cooperative group with thread_rank, num_threads, sync) ---- */
+/* Work-group forms: to a PE of another node, one request for the whole group (its first
+ * thread posts and waits). */
 template <class G> __device__ __forceinline__ void wg_put(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
-    if (bytes) copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
+    if (bytes) {
+        char *r = rptr(dest, bytes, pe, fn);
+        if (r == NULL) {
+            if (g.thread_rank() == 0) proxy_put(dest, src, bytes, pe, true);
+        } else {
+            copy(r, (const char *)src, bytes, g.thread_rank(), g.num_threads());
+        }
+    }
     g.sync();
 }
 
 template <class G> __device__ __forceinline__ void wg_get(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
-    if (bytes) copy((char *)dest, ptr(src, bytes, pe, fn), bytes, g.thread_rank(), g.num_threads());
+    if (bytes) {
+        char *r = rptr(src, bytes, pe, fn);
+        if (r == NULL) {
+            if (g.thread_rank() == 0) proxy_get(dest, src, bytes, pe);
+        } else {
+            copy((char *)dest, r, bytes, g.thread_rank(), g.num_threads());
+        }
+    }
     g.sync();
 }
 
@@ -350,7 +549,12 @@ __device__ __forceinline__ void wg_strided(const G &g, bool is_put, void *dest, 
 #endif
     if (bsize && nblocks) {
         size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
-        char *remote = ptr(is_put ? (const void *)dest : src, span, pe, fn);
+        char *remote = rptr(is_put ? (const void *)dest : src, span, pe, fn);
+        if (remote == NULL) {
+            if (g.thread_rank() == 0) strided(is_put, dest, src, dst, sst, bsize, nblocks, elem, pe, fn);
+            g.sync();
+            return;
+        }
         char *d = is_put ? remote : (char *)dest;
         const char *s = is_put ? (const char *)src : remote;
         if (bsize == 1) {
@@ -367,6 +571,11 @@ __device__ __forceinline__ void wg_strided(const G &g, bool is_put, void *dest, 
 template <class G>
 __device__ __forceinline__ void wg_put_signal(const G &g, void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v,
                                               int op, int pe, const char *fn) {
+    if (ishmemi_dstate.proxy_ring && rptr(dest, bytes ? bytes : 1, pe, fn) == NULL) {
+        if (g.thread_rank() == 0) put_signal(dest, src, bytes, sig, v, op, pe, fn);
+        g.sync();
+        return;
+    }
     if (bytes) copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
     __threadfence_system();
     g.sync();

@@ -21,19 +21,50 @@ typedef struct ishmemi_dev_state {
     uint32_t reserved;
     /* Each PE's heap as mapped in this process (CUDA IPC), 0 where not reachable. */
     uint64_t peer_base[ISHMEMI_MAX_LOCAL_PES];
+    /* The proxy ring (ISHMEMI_PROXY_SLOTS slots of ishmemi_proxy_slot_t, pinned host memory
+     * the GPU writes): set when the job spans nodes; 0: PEs of other nodes are unreachable. */
+    uint64_t proxy_ring;
 } ishmemi_dev_state_t;
 
 #ifdef __cplusplus
-static_assert(sizeof(ishmemi_dev_state_t) == 40 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");
+static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");
 #else
-_Static_assert(sizeof(ishmemi_dev_state_t) == 40 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");
+_Static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "ishmemi_dev_state_t layout");
 #endif
+
+/* ---- The proxy ring: how a kernel reaches a PE of another node (src/core/proxy.rs). A
+ * thread takes a ticket t (atomic add on the sync-area word ISHMEMI_SYNC_PROXY_TICKET of its
+ * own heap), waits until slot t % ISHMEMI_PROXY_SLOTS is free (word 7 == t - SLOTS + 1, the
+ * previous occupant's ticket + 1: done, and released by its waiter if it had a reply), writes
+ * words 1..6, a system fence, then word 0 = t + 1. The host's proxy thread reads slot after
+ * slot in ticket order, runs each request on the network, and writes word 7 = t + 1 (with
+ * ISHMEMI_PROXY_HELD when the request asked for a reply, whose value is in word 5: the waiter
+ * reads it, then writes word 7 = t + 1 to release the slot). Word 1: kind (bits 0..7), width
+ * (8..15), AMO or signal operator (16..23), ISHMEMI_PROXY_REPLY (bit 24), target PE (32..63).
+ * Words 2..6: the symmetric address, the local address or value, bytes, a second value (AMO
+ * compare, signal value; the reply), the signal address. */
+typedef struct ishmemi_proxy_slot {
+    uint64_t w[8];
+} ishmemi_proxy_slot_t;
+#define ISHMEMI_PROXY_SLOTS 1024
+#define ISHMEMI_PROXY_HELD (1ull << 63)
+#define ISHMEMI_PROXY_REPLY (1ull << 24)
+#define ISHMEMI_PROXY_PUT 1        /* bytes from local word 3 to symmetric word 2 */
+#define ISHMEMI_PROXY_GET 2        /* bytes from symmetric word 2 into local word 3 */
+#define ISHMEMI_PROXY_P 3          /* the value in word 3 (width bytes) */
+#define ISHMEMI_PROXY_G 4          /* a value of width bytes, replied */
+#define ISHMEMI_PROXY_AMO 5        /* operator as the host AMO kernel's (fetch 0 .. xor 7) */
+#define ISHMEMI_PROXY_FENCE 6
+#define ISHMEMI_PROXY_QUIET 7      /* replied once every earlier request is complete */
+#define ISHMEMI_PROXY_PUT_SIGNAL 8 /* a put, then the signal (operator 0 set, 1 add) */
 
 /* Sync area layout (uint64_t words from sync_offset): */
 #define ISHMEMI_SYNC_BARRIER_ARRIVE 0 /* incremented by every PE at each device barrier */
 #define ISHMEMI_SYNC_BARRIER_EPOCH 1  /* device barriers completed by this PE (own use) */
 #define ISHMEMI_SYNC_TEAM_AREA 2 /* sync-area word: heap offset of team slot 0's area */
 #define ISHMEMI_SYNC_TEAMS_MAX 3 /* sync-area word: number of team slots */
+#define ISHMEMI_SYNC_PROXY_TICKET 4 /* sync-area word: proxy tickets taken by this PE's kernels */
+#define ISHMEMI_SYNC_PROXY_QUIET 5  /* sync-area word: tickets taken at the last proxy quiet */
 
 /* ---- Teams (host side in src/core/team.rs, which mirrors this layout with the same asserts).
  * A team handle (ishmem_team_t) is an index into a table of ISHMEM_TEAMS_MAX descriptors that

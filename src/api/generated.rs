@@ -972,349 +972,349 @@ pub unsafe extern "C" fn ishmem_ptrdiff_g(source: *const isize, pe: c_int) -> is
 pub unsafe extern "C" fn ishmem_float_put_nbi(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_float_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_double_put_nbi(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_double_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_char_put_nbi(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_put_nbi(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_schar_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_short_put_nbi(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_short_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int_put_nbi(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_long_put_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_long_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_longlong_put_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_longlong_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uchar_put_nbi(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uchar_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ushort_put_nbi(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ushort_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_put_nbi(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_put_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ulong_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_put_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ulonglong_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int8_put_nbi(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int8_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int16_put_nbi(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int16_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_put_nbi(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int32_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_put_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int64_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint8_put_nbi(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint8_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint16_put_nbi(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint16_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_put_nbi(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint32_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_put_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint64_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_size_put_nbi(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_size_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ptrdiff_put_nbi(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ptrdiff_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_put8_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put8_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_put16_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put16_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_put32_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put32_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_put64_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put64_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_put128_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_put128_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 16, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_putmem_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_putmem_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_float_get_nbi(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_float_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_double_get_nbi(dest: *mut f64, source: *const f64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_double_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_char_get_nbi(dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_char_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_schar_get_nbi(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_schar_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_short_get_nbi(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_short_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int_get_nbi(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_long_get_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_long_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_longlong_get_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_longlong_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uchar_get_nbi(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uchar_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ushort_get_nbi(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ushort_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint_get_nbi(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulong_get_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ulong_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ulonglong_get_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ulonglong_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int8_get_nbi(dest: *mut i8, source: *const i8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int8_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int16_get_nbi(dest: *mut i16, source: *const i16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int16_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int32_get_nbi(dest: *mut i32, source: *const i32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int32_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_int64_get_nbi(dest: *mut i64, source: *const i64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_int64_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint8_get_nbi(dest: *mut u8, source: *const u8, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint8_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint16_get_nbi(dest: *mut u16, source: *const u16, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint16_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint32_get_nbi(dest: *mut u32, source: *const u32, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint32_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_uint64_get_nbi(dest: *mut u64, source: *const u64, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_uint64_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_size_get_nbi(dest: *mut usize, source: *const usize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_size_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_ptrdiff_get_nbi(dest: *mut isize, source: *const isize, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_ptrdiff_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_get8_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get8_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_get16_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get16_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 2, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 2, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_get32_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get32_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 4, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 4, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_get64_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get64_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 8, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_get128_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_get128_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 16, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_getmem_nbi(dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, pe: c_int) {
     const F: &str = "ishmem_getmem_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
-    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 1, pe) })
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn ishmemx_float_ibput(dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {

@@ -48,6 +48,40 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     unsafe { rma::get(st, func, dest, src as usize, n, pe) }
 }
 
+/// `put` for the nbi forms: the network may read `src` until the next quiet.
+///
+/// # Safety
+/// `src` must be readable, and unchanged, for the length until the next quiet.
+#[inline]
+pub unsafe fn put_nbi(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
+    let st = state(func);
+    let pe = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    if n == 0 {
+        return;
+    }
+    check_ptr(func, "source", src);
+    // SAFETY: forwarded contract.
+    unsafe { rma::put_nbi(st, func, dest as usize, src, n, pe) }
+}
+
+/// `get` for the nbi forms: the network may write `dest` until the next quiet.
+///
+/// # Safety
+/// `dest` must be writable for the length, and not otherwise accessed, until the next quiet.
+#[inline]
+pub unsafe fn get_nbi(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
+    let st = state(func);
+    let pe = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    if n == 0 {
+        return;
+    }
+    check_ptr(func, "dest", dest);
+    // SAFETY: forwarded contract.
+    unsafe { rma::get_nbi(st, func, dest, src as usize, n, pe) }
+}
+
 /// Bytes spanned by `nblocks` blocks of `bsize` elements spaced `stride` elements apart.
 fn span(func: &str, stride: usize, bsize: usize, nblocks: usize, elem: usize) -> usize {
     let last = (nblocks - 1).checked_mul(stride).and_then(|x| x.checked_add(bsize));

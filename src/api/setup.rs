@@ -307,6 +307,7 @@ pub fn info_text(st: Option<&State>) -> String {
         if let Some(n) = &st.net {
             s.push_str(&format!("network: {}\n", n.fab.info()));
             s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));
+            s.push_str(&format!("network heap access: {}\n", n.heap_path()));
         }
     }
     s.push_str("environment variables:\n");

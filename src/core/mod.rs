@@ -15,7 +15,9 @@ pub mod device;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
+pub mod proxy;
 pub mod rma;
+pub mod stage;
 pub mod team;
 pub mod wait;
 
@@ -81,6 +83,9 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
+    /// across nodes).
+    pub proxy: std::sync::OnceLock<proxy::Proxy>,
 }
 
 // SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
@@ -154,6 +159,10 @@ pub fn abort_job() {
 pub fn net_progress() {
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.fab.progress();
+        // A PE waiting for a flag serves the requests that carry it.
+        if let Some(s) = &n.stage {
+            s.serve_some(&n.fab, "ishmem wait");
+        }
     }
 }
 
@@ -215,16 +224,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         }
     }
     let data = if cfg.symmetric_globals { crate::heap::segment::main_data_segment() } else { None };
-    // Across nodes, the heap is host memory (the GPU heap does not reach other nodes yet).
-    let gpu_mode = match (gpu_allowed, multi, cfg.gpu) {
-        (false, _, _) => crate::env::GpuMode::Off,
-        (true, true, crate::env::GpuMode::On) => fatal(
-            func,
-            &format!("ISHMEM_GPU=1, but the job spans {}: the GPU heap reaches the PEs of one node only in this release (ISHMEM_GPU=0 or auto runs on the CPU backend)", nodes.describe()),
-        ),
-        (true, true, _) => crate::env::GpuMode::Off,
-        (true, false, m) => m,
-    };
+    // Across nodes, other nodes reach the GPU heap through the staging mailbox (core::stage).
+    let gpu_mode = if gpu_allowed { cfg.gpu } else { crate::env::GpuMode::Off };
     // The GPU heap exists (and its sync area is zeroed) before the slot announces it.
     let gpu_params = cuda::OpenParams {
         mode: gpu_mode,
@@ -265,7 +266,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let mut alloc = SymAlloc::new(cfg.symmetric_size);
     let heap = match (gpu.as_mut(), &job.gpu_slots) {
         (Some(g), Some(slots)) => {
-            g.map_peers(func, slots);
+            g.map_peers(func, slots, &members, info.size);
             // The library's sync area: the first block, so user blocks start after it.
             if alloc.alloc(cuda::state::SYNC_BYTES, SymAlloc::MIN_ALIGN) != Ok(0) {
                 fatal(func, "internal error: the GPU heap's sync area is not at offset 0");
@@ -303,6 +304,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let net = if multi {
         let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
         let p = net::NetParams {
+            staged: gpu.is_some() || cfg.ofi_staging_always,
+            others: (0..info.size).filter(|&q| nodes.node_of[q] != my_node).collect(),
             provider: cfg.ofi_provider.as_deref(),
             me: info.rank,
             npes: info.size,
@@ -320,6 +323,11 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         None
     };
     boot.finish();
+    // Kernels reach the PEs of other nodes through the proxy ring (core::proxy).
+    let ring = match (gpu.as_mut(), &net) {
+        (Some(g), Some(_)) => Some(g.alloc_proxy_ring(func, proxy::RING_BYTES)),
+        _ => None,
+    };
     let state = Box::leak(Box::new(State {
         me: info.rank,
         npes: info.size,
@@ -342,6 +350,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         world: teams.slot(0),
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
+        proxy: std::sync::OnceLock::new(),
     }));
     state.job_ptr = match state.job.lock() {
         Ok(g) => &*g as *const ShmJob,
@@ -350,7 +359,18 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     if state.cfg.info && state.me == 0 {
         eprint!("{}", crate::api::setup::info_text(Some(state)));
     }
-    STATE.store(state, Release);
+    let state: &'static State = state;
+    if let Some(s) = state.net.as_ref().and_then(|n| n.stage.as_ref()) {
+        // The mailbox's server applies requests to this heap from now on.
+        match &state.gpu {
+            Some(g) => s.serve_gpu(g, state.heap.base),
+            None => s.serve_host(state.heap.base),
+        }
+    }
+    if let Some(r) = ring {
+        let _ = state.proxy.set(proxy::Proxy::start(state, r));
+    }
+    STATE.store(state as *const State as *mut State, Release);
     if state.net.is_some() {
         wait::NET_PROGRESS.store(true, Relaxed);
     }
@@ -392,20 +412,36 @@ fn effective_spin(spin: u64, local_pes: usize) -> u64 {
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.
 pub fn finalize(func: &str) {
     let st = state(func);
+    if let Some(p) = st.proxy.get() {
+        // Kernels have finished: what they posted is run, then the thread stops.
+        p.stop();
+    }
     quiet();
     st.barrier();
     if let Some(n) = &st.net {
-        // This PE's last flags are delivered; its progress thread goes on serving the peers
-        // still leaving the barrier for a grace period, then stops.
+        // Every operation of this PE is complete at its target (no PE leaves the next barrier
+        // before this one arrives, so all are alive).
         n.quiet(func);
+        st.barrier();
+        // No PE has an operation outstanding but the flags of that barrier: this PE's are
+        // delivered to the PEs still waiting for them (a PE that has left needs none; errors
+        // from those are expected). The progress thread goes on serving the PEs still in the
+        // barrier for a grace period, then stops.
+        n.quiet_final();
         wait::NET_PROGRESS.store(false, Relaxed);
         n.retire(Duration::from_secs(2));
     }
     if let Some(g) = &st.gpu {
-        // Nobody uses a peer's heap after the barrier; nobody frees a heap a peer still maps.
+        // Nobody uses a peer's heap after the barrier; nobody frees a heap a peer still maps
+        // (only the PEs of this node map it: their barrier, not the world's, which would use
+        // the heaps just unmapped).
         cuda::binders::withdraw();
         g.unmap_peers(func);
-        st.barrier();
+        if let Some(s) = st.net.as_ref().and_then(|n| n.stage.as_ref()) {
+            s.close();
+        }
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).barrier() };
         g.release(func);
     }
     if let Ok(mut job) = st.job.lock() {
@@ -587,7 +623,12 @@ impl State {
     #[inline(always)]
     pub fn reach_atomic(&self, func: &str, what: &str, sym: usize, len: usize, pe: usize) -> Reach<'_> {
         if let Some(n) = &self.net {
-            return Reach::Net(n, pe, self.remote_at(func, what, sym, len));
+            // A staged heap is served with the node's own atomics: AMOs on it to a PE of
+            // this node stay on the node.
+            let on_node_staged = n.stage.is_some() && !self.off_node(pe) && self.heap.offset(sym, len).is_some();
+            if !on_node_staged {
+                return Reach::Net(n, pe, self.remote_at(func, what, sym, len));
+            }
         }
         self.reach(func, what, sym, len, pe, None)
     }

@@ -14,10 +14,16 @@
 //! same word (atomic with respect to every other AMO, which all go through the provider).
 //!
 //! Regions: 0 is the symmetric heap, 1 the symmetric data segment (when globals are
-//! symmetric); every PE registers them in this order, so the ids agree.
+//! symmetric); every PE registers them in this order, so the ids agree. When the heap is
+//! staged (`core::stage`: the GPU heap, or `ISHMEM_OFI_STAGING=always`), region 0 is the
+//! staging mailbox instead, and every operation on the heap of a PE of another node (AMOs
+//! too) is a request in that PE's mailbox, applied by its progress thread; AMOs on the heap of
+//! a PE of this node then stay on the node (GPU or CPU atomics, as the server's).
 
 use crate::bootstrap::Exchange;
 use crate::ffi::fatal;
+use super::stage::{self, Stage};
+use crate::transport::cuda::AmoOp;
 use crate::transport::fabric::{AtomicKind, AtomicOp, Dtype, Fabric, Options, Remote};
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
@@ -43,8 +49,10 @@ pub enum Rmw {
 /// The running network side of a PE.
 pub struct Net {
     pub fab: Arc<Fabric>,
-    /// The heap offset of every PE's abort word.
+    /// The region-0 offset of every PE's abort word.
     abort_off: usize,
+    /// The staging mailbox, when the heap is staged.
+    pub stage: Option<Arc<Stage>>,
     stop: Arc<AtomicBool>,
     /// Milliseconds since the thread started after which it stops (u64::MAX: never).
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
@@ -67,6 +75,9 @@ pub struct NetParams<'a> {
     pub check_ms: u64,
     /// The heap offset of every PE's abort word (`team::W_ABORT` of the world team area).
     pub abort_off: usize,
+    /// Stage the heap through the mailbox (`core::stage`); `others` are the PEs of other nodes.
+    pub staged: bool,
+    pub others: Vec<usize>,
 }
 
 impl Net {
@@ -75,9 +86,20 @@ impl Net {
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
         let opts = Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, ..Options::default() };
         let fab = Fabric::open_with(&opts)?;
-        // SAFETY: the heap and data segment are mapped for the life of the process (never
-        // unmapped before the Fabric is dropped at finalize).
-        let heap = unsafe { fab.register(p.heap.0 as *mut u8, p.heap.1) }?;
+        let stage = if p.staged {
+            let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
+            Some(Arc::new(Stage::new(p.me, p.npes, p.heap.1, p.others.clone(), lay)?))
+        } else {
+            None
+        };
+        // Region 0: the heap, or the mailbox in its place.
+        let (r0, abort_word, abort_off) = match &stage {
+            Some(s) => (s.region(), s.abort_word(), stage::ABORT_OFF),
+            None => (p.heap, p.heap.0 + p.abort_off, p.abort_off),
+        };
+        // SAFETY: the heap, the mailbox and the data segment are mapped for the life of the
+        // process (never unmapped before the Fabric is dropped at finalize).
+        let heap = unsafe { fab.register(r0.0 as *mut u8, r0.1) }?;
         // SAFETY: as above.
         let data = match p.data {
             Some((b, l)) => Some(unsafe { fab.register(b as *mut u8, l) }?),
@@ -123,10 +145,12 @@ impl Net {
         let manual = fab.info().data_progress_manual;
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
-            let period = if manual { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
+            let st = stage.clone();
+            // The mailbox is served by this thread whatever the provider's progress.
+            let period = if manual || stage.is_some() { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
             let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
             let me = p.me;
-            let abort_word = p.heap.0 + p.abort_off;
+
             // A live peer answers within microseconds (its progress thread runs every
             // ISHMEM_OFI_PROGRESS_US); a dead one never.
             let probe_limit = Duration::from_millis((50 * p.check_ms).max(5000));
@@ -146,10 +170,13 @@ impl Net {
                         } else {
                             std::thread::sleep(period);
                         }
+                        if let Some(st) = &st {
+                            st.serve_some(&f, "ishmem progress thread");
+                        }
                         // SAFETY: the abort word is an aligned word of this PE's heap, mapped
                         // for the life of the process.
                         let failed = unsafe { std::sync::atomic::AtomicU64::from_ptr(abort_word as *mut u64) }.load(Acquire);
-                        if failed != 0 && d.load(Acquire) == u64::MAX {
+                        if failed != 0 && failed as usize - 1 != me && d.load(Acquire) == u64::MAX {
                             let pe = failed as usize - 1;
                             crate::ffi::exit_after_peer(&format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"), pe);
                         }
@@ -176,7 +203,7 @@ impl Net {
                 })
                 .ok()
         };
-        Ok(Net { fab, abort_off: p.abort_off, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
+        Ok(Net { fab, abort_off, stage, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
     }
 
     /// Lets the progress thread run for `grace` more, then stop (finalize: peers may still be
@@ -214,14 +241,44 @@ impl Net {
 
     /// Completes every outstanding network operation of this PE.
     pub fn quiet(&self, func: &str) {
+        if let Some(s) = &self.stage {
+            s.quiet(&self.fab, func);
+        }
         if let Err(e) = self.fab.quiet() {
             fatal(func, &format!("network: {e}"))
         }
     }
 
+    /// The quiet of finalize after the last barrier: this PE's last writes reach the PEs
+    /// still waiting for them; PEs that have left may be gone, so errors are not reported and
+    /// the wait is short. The mailbox stops reporting errors of its replies.
+    pub fn quiet_final(&self) {
+        if let Some(s) = &self.stage {
+            s.finishing();
+        }
+        self.fab.with_stall_timeout(Duration::from_secs(1), |f| {
+            let _ = f.quiet();
+        });
+    }
+
     /// Orders this PE's earlier puts and AMOs before its later ones, per target.
     pub fn fence(&self) {
+        if let Some(s) = &self.stage {
+            s.fence();
+        }
         self.fab.fence()
+    }
+
+    /// The mailbox when `at` is on the staged heap; before a direct operation on another
+    /// region, the staged requests before the last fence are waited for.
+    #[inline]
+    fn staged(&self, func: &str, pe: usize, at: Remote) -> Option<&Stage> {
+        let s = self.stage.as_deref()?;
+        if at.region == HEAP {
+            return Some(s);
+        }
+        s.wait_fenced(&self.fab, func, pe);
+        None
     }
 
     /// A put of `n` bytes from local `src` (complete at quiet).
@@ -229,11 +286,53 @@ impl Net {
     /// # Safety
     /// `src` must be readable for `n` bytes until the call returns.
     pub unsafe fn put(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
-        // SAFETY: forwarded contract (the binding copies or injects the source before a
-        // bounded return, or registers it for the life of the operation).
+        // SAFETY: forwarded contract.
+        unsafe { self.put_nbi(func, pe, src, n, at) };
+        // The source is free on return: wait until the provider has read it (small puts are
+        // injected, staged ones copied).
+        let staged = self.stage.is_some() && at.region == HEAP;
+        if !staged && n > self.fab.info().inject_size {
+            if let Err(e) = self.fab.wait_local_writes() {
+                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+            }
+        }
+    }
+
+    /// A put of `n` bytes from local `src` that may still read `src` until the next quiet.
+    ///
+    /// # Safety
+    /// `src` must be readable, and unchanged, for `n` bytes until the next quiet.
+    pub unsafe fn put_nbi(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        if let Some(s) = self.staged(func, pe, at) {
+            // SAFETY: forwarded contract (the mailbox copies the source before it returns).
+            return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
+        }
+        if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(src as usize, n)) {
+            // A device source: through a host buffer, read by the provider before return.
+            let mut b = vec![0u8; n];
+            g.copy(func, b.as_mut_ptr() as usize, src as usize, n);
+            // SAFETY: b is readable for n bytes until the wait below returns.
+            let r = unsafe { self.fab.put(pe, b.as_ptr(), n, at) }.and_then(|_| self.fab.wait_local_writes());
+            if let Err(e) = r {
+                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+            }
+            return;
+        }
+        // SAFETY: forwarded contract (the binding injects small sources, registers or bounces
+        // the others for the life of the operation).
         if let Err(e) = unsafe { self.fab.put(pe, src, n, at) } {
             fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
         }
+    }
+
+    /// A blocking get into a device buffer, through a host buffer.
+    fn get_to_device(&self, func: &str, g: &crate::transport::cuda::Gpu, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+        let mut b = vec![0u8; n];
+        // SAFETY: b is writable for n bytes.
+        if let Err(e) = unsafe { self.fab.get(pe, b.as_mut_ptr(), n, at) } {
+            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+        }
+        g.copy(func, dst as usize, b.as_ptr() as usize, n);
     }
 
     /// A blocking get of `n` bytes into local `dst`.
@@ -241,8 +340,33 @@ impl Net {
     /// # Safety
     /// `dst` must be writable for `n` bytes.
     pub unsafe fn get(&self, func: &str, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+        if let Some(s) = self.staged(func, pe, at) {
+            // SAFETY: forwarded contract.
+            return unsafe { s.get(&self.fab, func, pe, dst, n, at.offset) };
+        }
+        if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(dst as usize, n)) {
+            return self.get_to_device(func, g, pe, dst, n, at);
+        }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get(pe, dst, n, at) } {
+            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+        }
+    }
+
+    /// A get of `n` bytes into local `dst` that completes by the next quiet.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `n` bytes, and not otherwise accessed, until the next quiet.
+    pub unsafe fn get_nbi(&self, func: &str, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+        if let Some(s) = self.staged(func, pe, at) {
+            // SAFETY: forwarded contract (complete at return).
+            return unsafe { s.get(&self.fab, func, pe, dst, n, at.offset) };
+        }
+        if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(dst as usize, n)) {
+            return self.get_to_device(func, g, pe, dst, n, at);
+        }
+        // SAFETY: forwarded contract.
+        if let Err(e) = unsafe { self.fab.get_nbi(pe, dst, n, at) } {
             fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
     }
@@ -263,6 +387,9 @@ impl Net {
 
     /// Compare-and-swap: stores `value` where the word equals `cond`; returns the old value.
     pub fn cas(&self, func: &str, pe: usize, at: Remote, width: usize, cond: u64, value: u64) -> u64 {
+        if let Some(s) = self.staged(func, pe, at) {
+            return s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Cas, value, cond, true);
+        }
         let dt = Self::dtype(func, width);
         self.fab.compare_atomic(pe, AtomicOp::Cswap, dt, at, cond, value).unwrap_or_else(|e| Self::failed(func, "compare-swap", pe, e))
     }
@@ -287,6 +414,9 @@ impl Net {
 
     /// Atomic read.
     pub fn fetch(&self, func: &str, pe: usize, at: Remote, width: usize) -> u64 {
+        if let Some(s) = self.staged(func, pe, at) {
+            return s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Fetch, 0, 0, true);
+        }
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Read, dt, AtomicKind::Fetch) {
             return self.fab.fetch_atomic(pe, AtomicOp::Read, dt, at, 0).unwrap_or_else(|e| Self::failed(func, "fetch", pe, e));
@@ -297,6 +427,10 @@ impl Net {
 
     /// Atomic write (non-blocking: complete at quiet, ordered by fence).
     pub fn set(&self, func: &str, pe: usize, at: Remote, width: usize, value: u64) {
+        if let Some(s) = self.staged(func, pe, at) {
+            s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Set, value, 0, false);
+            return;
+        }
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
@@ -309,6 +443,9 @@ impl Net {
 
     /// Atomic swap: returns the old value.
     pub fn swap(&self, func: &str, pe: usize, at: Remote, width: usize, value: u64) -> u64 {
+        if let Some(s) = self.staged(func, pe, at) {
+            return s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Swap, value, 0, true);
+        }
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Fetch) {
             return self.fab.fetch_atomic(pe, AtomicOp::Write, dt, at, value).unwrap_or_else(|e| Self::failed(func, "swap", pe, e));
@@ -325,6 +462,15 @@ impl Net {
         }
     }
 
+    fn gpu_op(r: Rmw) -> AmoOp {
+        match r {
+            Rmw::Add => AmoOp::Add,
+            Rmw::And => AmoOp::And,
+            Rmw::Or => AmoOp::Or,
+            Rmw::Xor => AmoOp::Xor,
+        }
+    }
+
     fn apply(r: Rmw, old: u64, v: u64) -> u64 {
         match r {
             Rmw::Add => old.wrapping_add(v),
@@ -336,6 +482,9 @@ impl Net {
 
     /// Fetching read-modify-write: returns the old value.
     pub fn fetch_rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) -> u64 {
+        if let Some(s) = self.staged(func, pe, at) {
+            return s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, true);
+        }
         let dt = Self::dtype(func, width);
         let op = Self::op_of(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Fetch) {
@@ -346,6 +495,10 @@ impl Net {
 
     /// Non-fetching read-modify-write (non-blocking where the provider has it).
     pub fn rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) {
+        if let Some(s) = self.staged(func, pe, at) {
+            s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, false);
+            return;
+        }
         let dt = Self::dtype(func, width);
         let op = Self::op_of(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Write) {
@@ -355,6 +508,22 @@ impl Net {
             return;
         }
         self.fetch_rmw(func, pe, at, width, r, v);
+    }
+
+    /// How other nodes reach the heap, for `ISHMEM_INFO`.
+    pub fn heap_path(&self) -> String {
+        match &self.stage {
+            None => "direct (the provider reads and writes the registered heap)".into(),
+            Some(s) => {
+                let l = s.layout();
+                format!(
+                    "staged (requests in the target's mailbox, applied by its progress thread; heap AMOs to PEs of this node stay on the node; {} slots of {} KiB per peer, {} KiB mailbox)",
+                    l.slots,
+                    l.pay >> 10,
+                    l.bytes() >> 10
+                )
+            }
+        }
     }
 
     /// Which path each AMO takes on this provider, for `ISHMEM_INFO` and the docs.

@@ -40,6 +40,35 @@ pub unsafe fn get(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, p
     }
 }
 
+/// `put` whose network form may read `src` until the next quiet (the nbi forms: complete at
+/// quiet, with a bounded number in flight).
+///
+/// # Safety
+/// `src` must be readable, and unchanged, for `n` bytes until the next quiet.
+#[inline]
+pub unsafe fn put_nbi(st: &State, func: &str, dest: usize, src: *const u8, n: usize, pe: usize) {
+    match st.reach(func, "dest", dest, n, pe, Some(src as usize)) {
+        // SAFETY: forwarded contract.
+        Reach::Net(net, pe, at) => unsafe { net.put_nbi(func, pe, src, n, at) },
+        // SAFETY: forwarded contract (mapped and GPU copies complete at return).
+        _ => unsafe { put(st, func, dest, src, n, pe) },
+    }
+}
+
+/// `get` whose network form completes by the next quiet.
+///
+/// # Safety
+/// `dest` must be writable for `n` bytes, and not otherwise accessed, until the next quiet.
+#[inline]
+pub unsafe fn get_nbi(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, pe: usize) {
+    match st.reach(func, "source", src, n, pe, Some(dest as usize)) {
+        // SAFETY: forwarded contract.
+        Reach::Net(net, pe, at) => unsafe { net.get_nbi(func, pe, dest, n, at) },
+        // SAFETY: forwarded contract.
+        _ => unsafe { get(st, func, dest, src, n, pe) },
+    }
+}
+
 /// One side of a strided transfer: an address, the distance between block starts and the
 /// bytes it spans (`(nblocks - 1) * stride + block`), all in bytes.
 pub struct Strided {

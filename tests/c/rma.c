@@ -303,6 +303,25 @@ static void rma_overlap_and_large(void) {
     free(lb);
     ishmem_barrier_all();
     ishmem_free(bb);
+
+    /* A blocking put's source may be reused as soon as the call returns (across nodes the
+     * provider reads a large source after the call was posted). */
+    size_t mb = (size_t)1 << 20;
+    unsigned char *md = ishmem_calloc(mb, 1);
+    unsigned char *ms = malloc(mb);
+    for (size_t k = 0; k < mb; k++)
+        ms[k] = pat(t_me, k);
+    ishmem_barrier_all();
+    ishmem_putmem(md, ms, mb, next);
+    memset(ms, 0xEE, mb);
+    ishmem_barrier_all();
+    bad = 0;
+    for (size_t k = 0; k < mb; k++)
+        bad += md[k] != pat(prev, k);
+    CHECK(bad == 0, "1 MiB putmem, source overwritten after return: %zu bytes wrong", bad);
+    free(ms);
+    ishmem_barrier_all();
+    ishmem_free(md);
 }
 
 int main(void) {

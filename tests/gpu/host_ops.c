@@ -12,7 +12,7 @@
  * fetch/set/swap, nbi fetch), concurrent fetch_inc from every PE, put_signal + wait,
  * signal_fetch/set, wait_until / test_any / wait_until_all on GPU ivars, a second thread
  * calling the API (context push), symmetric globals (host) incl. a heap -> global put,
- * ishmem_ptr as a device address, calloc zeroing, free; teams and collectives (a reduction
+ * ishmem_ptr as a device address (NULL for a PE of another node), calloc zeroing, free; teams and collectives (a reduction
  * large enough to be sliced from 3 PEs on, in place, into a symmetric global; broadcast,
  * fcollect, collect, alltoall, scans; a split team's sync and reduction). */
 #include <ishmem.h>
@@ -345,9 +345,10 @@ int main(void) {
         ishmem_free(cs);
     }
 
-    /* ---- ishmem_ptr ---- */
+    /* ---- ishmem_ptr (NULL for a PE of another node: fabric mode, ISHMEM_NODE_SPLIT) ---- */
+    int peer_on_node = ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, peer, ISHMEM_TEAM_SHARED) >= 0;
     int *pb = (int *)ishmem_ptr(buf, peer);
-    CHECK(pb != NULL, "ishmem_ptr(heap, peer) is NULL");
+    CHECK((pb != NULL) == peer_on_node, "ishmem_ptr(heap, peer) is %p, peer on this node: %d", (void *)pb, peer_on_node);
 #ifndef GPU_TEST_NO_CUDART
     if (expect_gpu && pb) {
         int v = -1;
@@ -356,7 +357,7 @@ int main(void) {
               (int)ce, v, ishmem_int_g(&buf[9], peer));
     }
 #endif
-    CHECK(ishmem_ptr(global_arr, peer) != NULL, "ishmem_ptr(global, peer) is NULL");
+    CHECK((ishmem_ptr(global_arr, peer) != NULL) == peer_on_node, "ishmem_ptr(global, peer): wrong for a peer on node %d", peer_on_node);
 
     ishmem_barrier_all();
     ishmem_free(tb);

@@ -229,6 +229,15 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 }
 CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return unmap_at(p, 0); }
 
+/* Only CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2): device (2) inside a mock allocation, else the
+ * driver's answer for memory it does not know (CUDA_ERROR_INVALID_VALUE). */
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    if (attr != 2) return 801;
+    if (shadow_of((uintptr_t)p) == (void *)(uintptr_t)p) return 1;
+    *(unsigned *)data = 2;
+    return OK;
+}
+
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     (void)s;
     CUresult r = need_ctx();
@@ -273,7 +282,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const c
     (void)m;
     if (strcmp(name, "ishmemi_dstate")) return E_NOT_FOUND;
     *p = (CUdeviceptr)(uintptr_t)global_token;
-    *bytes = 552;
+    *bytes = 560;
     return OK;
 }
 

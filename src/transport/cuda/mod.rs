@@ -121,6 +121,8 @@ pub struct Gpu {
     result: Mutex<usize>,
     max_pitch: usize,
     debug: bool,
+    /// The proxy ring (pinned host memory) when the job spans nodes, else 0.
+    proxy_ring: u64,
 }
 
 // SAFETY: the CUDA handles (context, stream, module, function, device pointers) are
@@ -298,6 +300,7 @@ impl Gpu {
             result: Mutex::new(result as usize),
             max_pitch,
             debug: p.debug,
+            proxy_ring: 0,
         };
         gpu.memset(func, heap as usize, state::SYNC_BYTES);
         if p.debug {
@@ -317,13 +320,16 @@ impl Gpu {
         GpuSlot { ordinal: self.ordinal, bus_id, ipc: self.ipc, heap_off: self.heap - self.alloc_base }
     }
 
-    /// Maps every peer's heap (all PEs have published their slots: after the join barrier).
-    pub fn map_peers(&mut self, func: &str, slots: &[GpuSlot]) {
+    /// Maps the heap of every PE of this node (all have published their slots: after the join
+    /// barrier); `slots[l]` is the slot of world PE `members[l]`, of `npes` in the job. The
+    /// tables are by world PE, 0 for the PEs of other nodes.
+    pub fn map_peers(&mut self, func: &str, slots: &[GpuSlot], members: &[usize], npes: usize) {
         let _c = self.enter(func);
         let mine = self.slot();
-        let mut peers = vec![0u64; slots.len()];
-        let mut opened = vec![0u64; slots.len()];
-        for (q, s) in slots.iter().enumerate() {
+        let mut peers = vec![0u64; npes];
+        let mut opened = vec![0u64; npes];
+        for (l, s) in slots.iter().enumerate() {
+            let q = members[l];
             if q == self.me {
                 peers[q] = self.heap;
                 continue;
@@ -363,7 +369,23 @@ impl Gpu {
 
     /// The device state kernels read.
     pub fn dev_state(&self) -> state::DevState {
-        state::DevState::new(self.me, self.heap, self.heap_len, &self.peers)
+        let mut d = state::DevState::new(self.me, self.heap, self.heap_len, &self.peers);
+        d.proxy_ring = self.proxy_ring;
+        d
+    }
+
+    /// Allocates the proxy ring (zeroed pinned host memory the GPU reaches under unified
+    /// addressing) and publishes it in the device state; returns its address. Freed by
+    /// `release`.
+    pub fn alloc_proxy_ring(&mut self, func: &str, bytes: usize) -> usize {
+        let _c = self.enter(func);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: allocates `bytes` of pinned host memory into p.
+        check(func, "cuMemAllocHost (proxy ring)", unsafe { sys::cuMemAllocHost_v2(&mut p, bytes) });
+        // SAFETY: p holds `bytes` writable bytes.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
+        self.proxy_ring = p as u64;
+        p as usize
     }
 
     /// Makes the library's context current for the length of a host call.
@@ -501,6 +523,9 @@ impl Gpu {
             unsafe {
                 warn_on(func, "cuMemFree", sys::cuMemFree_v2(self.alloc_base));
                 warn_on(func, "cuMemFreeHost", sys::cuMemFreeHost(result as *mut c_void));
+                if self.proxy_ring != 0 {
+                    warn_on(func, "cuMemFreeHost (proxy ring)", sys::cuMemFreeHost(self.proxy_ring as *mut c_void));
+                }
                 if self.amo_fn.is_ok() {
                     warn_on(func, "cuModuleUnload", sys::cuModuleUnload(self.module));
                 }

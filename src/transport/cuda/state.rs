@@ -13,6 +13,22 @@ pub const SYNC_BARRIER_EPOCH: usize = 1;
 /// offset of team slot 0's area and the number of team slots (written at init).
 pub const SYNC_TEAM_AREA: usize = 2;
 pub const SYNC_TEAMS_MAX: usize = 3;
+/// `ISHMEMI_SYNC_PROXY_TICKET` and `ISHMEMI_SYNC_PROXY_QUIET`: the proxy ring's ticket counter
+/// and the tickets taken at the last proxy quiet (words of each PE's own sync area).
+pub const SYNC_PROXY_TICKET: usize = 4;
+pub const SYNC_PROXY_QUIET: usize = 5;
+/// `ishmemi_proxy_slot_t` and the ring's constants (`ISHMEMI_PROXY_*`).
+pub const PROXY_SLOTS: usize = 1024;
+pub const PROXY_HELD: u64 = 1 << 63;
+pub const PROXY_REPLY: u64 = 1 << 24;
+pub const PROXY_PUT: u8 = 1;
+pub const PROXY_GET: u8 = 2;
+pub const PROXY_P: u8 = 3;
+pub const PROXY_G: u8 = 4;
+pub const PROXY_AMO: u8 = 5;
+pub const PROXY_FENCE: u8 = 6;
+pub const PROXY_QUIET: u8 = 7;
+pub const PROXY_PUT_SIGNAL: u8 = 8;
 
 /// `ishmemi_dev_state_t`.
 #[repr(C)]
@@ -30,10 +46,12 @@ pub struct DevState {
     pub reserved: u32,
     /// Each PE's heap as mapped in this process, 0 where not reachable.
     pub peer_base: [u64; MAX_LOCAL_PES],
+    /// The proxy ring (pinned host memory) when the job spans nodes, else 0.
+    pub proxy_ring: u64,
 }
 
-const _: () = assert!(size_of::<DevState>() == 552);
-const _: () = assert!(size_of::<DevState>() == 40 + 8 * MAX_LOCAL_PES);
+const _: () = assert!(size_of::<DevState>() == 560);
+const _: () = assert!(size_of::<DevState>() == 48 + 8 * MAX_LOCAL_PES);
 const _: () = assert!(std::mem::offset_of!(DevState, my_pe) == 0);
 const _: () = assert!(std::mem::offset_of!(DevState, n_pes) == 4);
 const _: () = assert!(std::mem::offset_of!(DevState, heap_base) == 8);
@@ -42,6 +60,7 @@ const _: () = assert!(std::mem::offset_of!(DevState, sync_offset) == 24);
 const _: () = assert!(std::mem::offset_of!(DevState, initialized) == 32);
 const _: () = assert!(std::mem::offset_of!(DevState, reserved) == 36);
 const _: () = assert!(std::mem::offset_of!(DevState, peer_base) == 40);
+const _: () = assert!(std::mem::offset_of!(DevState, proxy_ring) == 552);
 const _: () = assert!(align_of::<DevState>() == 8);
 
 impl DevState {
@@ -60,6 +79,7 @@ impl DevState {
             initialized: 1,
             reserved: 0,
             peer_base,
+            proxy_ring: 0,
         }
     }
 
@@ -81,7 +101,7 @@ mod tests {
         assert_eq!((s.my_pe, s.n_pes, s.initialized, s.sync_offset), (1, 3, 1, 0));
         assert_eq!(&s.peer_base[..4], &[0x1000, 0x7000_0000_0000, 0x3000, 0]);
         let b = s.as_bytes();
-        assert_eq!(b.len(), 552);
+        assert_eq!(b.len(), 560);
         assert_eq!(&b[4..8], &3i32.to_ne_bytes());
         assert_eq!(&b[40..48], &0x1000u64.to_ne_bytes());
         assert_eq!(&b[32..36], &1u32.to_ne_bytes());

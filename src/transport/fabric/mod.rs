@@ -428,6 +428,12 @@ thread_local! {
 }
 
 impl Fabric {
+    /// How long a wait in which nothing completes may last before it fails (this thread's
+    /// `with_stall_timeout` limit, else the one the Fabric was opened with).
+    pub fn stall_limit(&self) -> Duration {
+        STALL.with(|c| c.get()).unwrap_or(self.stall_timeout)
+    }
+
     /// Runs `f` with waits of this thread failing after `limit` without any completion instead
     /// of `Options::stall_timeout` (a liveness probe: a dead peer's operations never complete,
     /// rxm keeps answering -FI_EAGAIN while it retries the connection).
@@ -896,13 +902,30 @@ impl Fabric {
         addr: u64,
         key: u64,
     ) -> Result<(), String> {
+        let fence = self.fence_flags(CLASS_RMA)?;
+        self.post_write_flags(pe, dest, src, len, desc, addr, key, fence)
+    }
+
+    /// `post_write` with `fence` (FI_FENCE and the like, or 0) instead of the shared fence.
+    #[allow(clippy::too_many_arguments)]
+    fn post_write_flags(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+        fence: u64,
+    ) -> Result<(), String> {
         let writemsg = has_op!(
             // SAFETY: ep is live.
             unsafe { (*self.objs.ep).rma },
             fi_ops_rma,
             writemsg
         )?;
-        let flags = self.fence_flags(CLASS_RMA)?
+        let flags = fence
             | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
         self.reserve(false)?;
@@ -955,6 +978,44 @@ impl Fabric {
             off += n;
         }
         Ok(())
+    }
+
+    /// A put of `len` bytes from `body` to `body_at`, then of the 8-byte `flag` to `flag_at`
+    /// on the same PE, such that a target that sees the flag sees the whole body: the flag is
+    /// FI_FENCE'd where the provider has it, needs nothing where it orders RMA writes
+    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. Thread-safe on its
+    /// own (it does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
+    ///
+    /// # Safety
+    /// As [`Fabric::put`] for `body`.
+    pub unsafe fn put_ordered(&self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote) -> Result<(), String> {
+        // SAFETY: forwarded contract.
+        unsafe { self.put(pe, body, len, body_at)? };
+        let fence = if self.info.fence && self.info.inject_size >= 8 {
+            FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 }
+        } else if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
+            0
+        } else {
+            self.complete_writes()?;
+            0
+        };
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, flag_at, 8)?;
+        drop(t);
+        let v = flag;
+        if self.info.inject_size >= 8 {
+            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence)
+        } else {
+            // SAFETY: v lives until the write completes (drained before return).
+            unsafe { self.put(pe, &v as *const u64 as *const u8, 8, flag_at)? };
+            self.drain_writes()
+        }
+    }
+
+    /// Waits until every put issued so far has read its source (local completion): after it,
+    /// the source buffers of earlier puts may be reused.
+    pub fn wait_local_writes(&self) -> Result<(), String> {
+        self.drain_writes()
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
