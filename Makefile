@@ -1,7 +1,7 @@
 # ishmem: a thin wrapper over cargo (the library and tools) and CMake/ctest (the C suite).
 #   make                      build libishmem.so, ishmrun, ishmem-info (release)
 #   make install PREFIX=dir   install lib/, include/, bin/, pkg-config and CMake files
-#   make check-sockets        the fabric-mode runs over the sockets provider (slow, stalls under load)
+#   make check-sockets        only the fabric-mode runs over the sockets provider
 #   make check                generated-file check, Rust tests, C test suite (ctest), the CUDA
 #                             backend on a mock libcuda (scripts/mock-gpu-check.sh), then a
 #                             summary whose last line is the verdict (scripts/check.sh)
@@ -46,7 +46,7 @@ test-c: install
 	cmake --build build/tests -j 2
 	cd build/tests && ctest $(CTEST_ARGS)
 
-# The fabric-mode runs over libfabric's sockets provider (not in `check`: see tests/fabric.cmake).
+# Only the fabric-mode runs over libfabric's sockets provider (`check` runs them too).
 check-sockets: install
 	cmake -S tests -B build/tests-sockets -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DISHMEM_TEST_SOCKETS=ON
 	cmake --build build/tests-sockets -j 2

@@ -33,6 +33,10 @@ use std::time::Duration;
 pub const HEAP: usize = 0;
 pub const DATA: usize = 1;
 
+/// The longest the progress thread of a manual-progress provider sleeps on the provider's
+/// wait fd before it looks at the abort word and its own clock again.
+const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
+
 /// The read-modify-write operators of an AMO.
 #[derive(Clone, Copy, Debug)]
 pub enum Rmw {
@@ -159,8 +163,12 @@ impl Net {
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
                     let mut last = std::time::Instant::now();
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
+                        // Manual progress: progress, then sleep until something arrives (or
+                        // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress();
+                            f.progress_wait(period, PROGRESS_WAIT_MAX);
+                        } else {
+                            std::thread::sleep(period);
                         }
                         if let Some(st) = &st {
                             st.serve_some(&f, "ishmem progress thread");
@@ -191,7 +199,6 @@ impl Net {
                                 }
                             }
                         }
-                        std::thread::sleep(period);
                     }
                 })
                 .ok()

@@ -33,9 +33,11 @@
 //!   FI_COMPLETION and a context that points to a boxed waiter; whoever reads the CQ marks it
 //!   done (a waiter that stalls is leaked, since the provider may still complete it). The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
 //!   entry unless they fail (then their context, an odd tagged integer, names kind and PE).
-//! - **Fence**: with FI_FENCE in the provider's caps, [`Fabric::fence`] marks the next put or
-//!   AMO FI_FENCE (and FI_DELIVERY_COMPLETE where puts are flushed). Without it, where
-//!   msg_order has FI_ORDER_WAW nothing is needed; otherwise the next put/AMO first makes the
+//! - **Fence**: where msg_order has FI_ORDER_WAW nothing is needed (FI_FENCE is then not
+//!   used even where offered: sockets' FI_FENCE deadlocks two PEs that fence towards each
+//!   other, see [`Fabric::fence`]). Otherwise, with FI_FENCE in the provider's caps,
+//!   [`Fabric::fence`] marks the next put or AMO FI_FENCE (and FI_DELIVERY_COMPLETE where
+//!   puts are flushed); without it the next put/AMO first makes the
 //!   outstanding writes complete at their targets (as quiet does), unless every write since
 //!   then is of its own class (RMA or atomic) and the provider orders that class WAW
 //!   (tcp;ofi_rxm orders RMA after RMA and atomic after atomic, not across).
@@ -195,6 +197,9 @@ pub struct Info {
     /// quiet reads 8 bytes from every PE written since the last quiet (the provider orders
     /// reads after writes); false, every put asks FI_DELIVERY_COMPLETE.
     pub put_flush: bool,
+    /// Manual progress with a CQ wait fd: the progress thread sleeps until something arrives
+    /// ([`Fabric::progress_wait`]) instead of waking on a timer.
+    pub wait_fd: bool,
 }
 
 impl Info {
@@ -214,7 +219,7 @@ impl std::fmt::Display for Info {
         write!(
             f,
             "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
-             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}",
+             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}{}",
             self.provider,
             self.provider_version.0,
             self.provider_version.1,
@@ -230,7 +235,12 @@ impl std::fmt::Display for Info {
             if self.hmem { "yes" } else { "no" },
             if self.fence { "yes" } else { "no" },
             self.inject_size,
-            if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" }
+            if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" },
+            match (self.data_progress_manual, self.wait_fd) {
+                (true, true) => ", progress thread wakes on arrival (CQ wait fd)",
+                (true, false) => ", progress thread on a timer (no CQ wait fd)",
+                _ => "",
+            }
         )
     }
 }
@@ -287,6 +297,11 @@ struct Scratch {
     get_off: usize,
     get_len: usize,
 }
+
+/// Waits under automatic progress: yield this long, then sleep from MIN doubling to MAX.
+const AUTO_YIELD: Duration = Duration::from_micros(50);
+const AUTO_NAP_MIN: Duration = Duration::from_micros(2);
+const AUTO_NAP_MAX: Duration = Duration::from_micros(100);
 
 const SLOTS: usize = 256;
 const SLOT_BYTES: usize = 32;
@@ -463,6 +478,7 @@ impl Fabric {
             max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
             msg_order: tx.msg_order,
             put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
+            wait_fd: objs.wait_fd >= 0,
         };
         let mr_mode = dom.mr_mode;
         // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
@@ -690,7 +706,10 @@ impl Fabric {
 
     /// Drives progress until `done`; `Err` (the time waited) when nothing at all completes
     /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
-    /// peer may need this core.
+    /// peer may need this core. With automatic progress the provider's own thread does the
+    /// work, so after a short yielding phase the waiter sleeps (doubling from 2 us to
+    /// 100 us): a waiter that only yields stays runnable and competes with that thread for
+    /// the cores (the sockets provider on 2 cores under load).
     fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
         let stall_timeout = STALL.with(|c| c.get()).unwrap_or(self.stall_timeout);
         if done(self) {
@@ -705,6 +724,8 @@ impl Fabric {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(&self.waiting);
         let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
+        let (start, mut nap) = (since, AUTO_NAP_MIN);
+        let manual = self.info.data_progress_manual;
         loop {
             if done(self) {
                 return Ok(());
@@ -715,7 +736,12 @@ impl Fabric {
                 std::hint::spin_loop();
                 continue;
             }
-            std::thread::yield_now();
+            if manual || start.elapsed() < AUTO_YIELD {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(AUTO_NAP_MAX);
+            }
             if spins % 64 == 0 {
                 let now =
                     self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
@@ -831,7 +857,12 @@ impl Fabric {
     /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
     /// see the module comment for how.
     pub fn fence(&self) {
-        if self.info.fence || self.info.msg_order & FI_ORDER_WAW == 0 {
+        // Where the provider orders every write after earlier writes (FI_ORDER_WAW), a fence
+        // needs nothing, and FI_FENCE is not used even where offered: the sockets provider
+        // (1.17) lets a fenced operation take its connection while it waits for the earlier
+        // ones, which blocks the acknowledgements this PE owes the peer on that connection;
+        // two PEs fencing towards each other then wait for each other for ever.
+        if self.info.msg_order & FI_ORDER_WAW == 0 {
             self.fence_pending.store(true, Ordering::Release);
         }
     }
@@ -1459,6 +1490,53 @@ impl Fabric {
         }
         self.completed_w();
         self.poll_cq();
+    }
+
+    /// Whether [`Fabric::progress_wait`] can sleep until the provider has work (a
+    /// manual-progress provider whose CQ has a wait fd).
+    pub fn has_wait_fd(&self) -> bool {
+        self.objs.wait_fd >= 0
+    }
+
+    /// The progress thread's step for a manual-progress provider: [`Fabric::progress`], then
+    /// a sleep until the provider has work (the CQ's wait fd, after fi_trywait says nothing
+    /// is pending) or for at most `max`, so that a passive target serves an arriving
+    /// operation at once rather than at the thread's next turn. Without a wait fd, or while
+    /// another thread of this Fabric waits (it drives progress), a plain sleep of `idle`.
+    pub fn progress_wait(&self, idle: Duration, max: Duration) {
+        let fd = self.objs.wait_fd;
+        if fd < 0 || self.waiting.load(Ordering::Relaxed) > 0 {
+            self.progress();
+            std::thread::sleep(idle);
+            return;
+        }
+        self.completed_w();
+        self.poll_cq();
+        // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
+        let r = unsafe {
+            let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
+                std::thread::sleep(idle);
+                return;
+            };
+            let mut f = &mut (*self.objs.cq).fid as *mut fid;
+            trywait(self.objs.fabric, &mut f, 1)
+        };
+        if r != 0 {
+            // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
+            // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
+            // more than the timer did).
+            std::thread::sleep(idle);
+            return;
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
+        // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+            // Apply what arrived now, so that the caller's checks after this step (abort
+            // word, staging mailbox) see it.
+            self.completed_w();
+            self.poll_cq();
+        }
     }
 
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`

@@ -214,6 +214,9 @@ pub(super) struct Objects {
     pub put_cntr: *mut fid_cntr,
     pub get_cntr: *mut fid_cntr,
     pub ep: *mut fid_ep,
+    /// The CQ's wait fd (FI_WAIT_FD, opened for manual-progress providers where the provider
+    /// has it): readable when the provider has something to progress; -1 when none.
+    pub wait_fd: c_int,
 }
 
 impl Objects {
@@ -228,6 +231,7 @@ impl Objects {
             put_cntr: ptr::null_mut(),
             get_cntr: ptr::null_mut(),
             ep: ptr::null_mut(),
+            wait_fd: -1,
         };
         match o.open_inner(lib, av_count) {
             Ok(()) => Ok(o),
@@ -260,17 +264,32 @@ impl Objects {
             let av_open = has_op!(dops, fi_ops_domain, av_open)?;
             check(lib, "fi_av_open", av_open(self.domain, &mut av_attr, &mut self.av, ptr::null_mut()))?;
 
-            let mut cq_attr = fi_cq_attr {
+            let cq_attr = |wait_obj| fi_cq_attr {
                 size: 0,
                 flags: 0,
                 format: FI_CQ_FORMAT_CONTEXT,
-                wait_obj: FI_WAIT_NONE,
+                wait_obj,
                 signaling_vector: 0,
                 wait_cond: 0,
                 wait_set: ptr::null_mut(),
             };
             let cq_open = has_op!(dops, fi_ops_domain, cq_open)?;
-            check(lib, "fi_cq_open", cq_open(self.domain, &mut cq_attr, &mut self.cq, ptr::null_mut()))?;
+            // Manual progress: a CQ with a wait fd lets the progress thread sleep until the
+            // provider has work (fi_trywait, then poll) instead of polling on a timer; where
+            // the provider has no such CQ, the plain one.
+            let manual = (*(*info).domain_attr).data_progress == FI_PROGRESS_MANUAL;
+            let mut waited = false;
+            if manual {
+                let mut a = cq_attr(FI_WAIT_FD);
+                waited = cq_open(self.domain, &mut a, &mut self.cq, ptr::null_mut()) == 0;
+                if !waited {
+                    self.cq = ptr::null_mut();
+                }
+            }
+            if !waited {
+                let mut a = cq_attr(FI_WAIT_NONE);
+                check(lib, "fi_cq_open", cq_open(self.domain, &mut a, &mut self.cq, ptr::null_mut()))?;
+            }
 
             let cntr_open = has_op!(dops, fi_ops_domain, cntr_open)?;
             for c in [&mut self.put_cntr, &mut self.get_cntr] {
@@ -291,6 +310,16 @@ impl Objects {
             bind(lib, "fi_ep_bind(put counter)", ep, &mut (*self.put_cntr).fid, FI_WRITE)?;
             bind(lib, "fi_ep_bind(get counter)", ep, &mut (*self.get_cntr).fid, FI_READ)?;
             enable(lib, "fi_enable(endpoint)", ep)?;
+            if waited {
+                let mut fd: c_int = -1;
+                let got = match (*(*self.cq).fid.ops).control {
+                    Some(control) => control(&mut (*self.cq).fid, FI_GETWAIT, (&mut fd as *mut c_int).cast()),
+                    None => -1,
+                };
+                if got == 0 && fd >= 0 {
+                    self.wait_fd = fd;
+                }
+            }
         }
         Ok(())
     }

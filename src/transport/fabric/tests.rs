@@ -274,6 +274,13 @@ fn info_of_tcp_and_sockets() {
     assert_eq!(s.info().provider, SOCKETS);
     assert!(!s.info().data_progress_manual);
     assert!(s.info().fence, "sockets has FI_FENCE");
+    assert!(i.wait_fd, "tcp;ofi_rxm's CQ has a wait fd: the progress thread sleeps on it");
+    assert!(!s.info().wait_fd, "automatic progress: no wait fd asked");
+    assert_eq!(
+        std::env::var("FI_SOCKETS_PE_WAITTIME").as_deref(),
+        Ok("0"),
+        "set by the first load of libfabric (sys::PROVIDER_DEFAULTS)"
+    );
     println!("msg_order: tcp {:#x}, sockets {:#x}", i.msg_order, s.info().msg_order);
     // The default is the first provider with RDM+RMA+ATOMIC (tcp;ofi_rxm here).
     let d = Fabric::open(None, 2).unwrap();
@@ -648,6 +655,61 @@ fn bad_key_shm() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("bad_key_shm", 120);
     bad_key(SHM, false);
+}
+
+/// Both endpoints put, fence, add to the other's flag and read it back, towards each other at
+/// the same time, round after round; each waits for the other's flag and checks that the data
+/// of that round is there. Over sockets with FI_FENCE this deadlocked: a fenced operation holds
+/// its connection while it waits, so neither side could send the acknowledgement the other's
+/// earlier operation waited for.
+fn fence_both_ways(provider: &str, rounds: u64) {
+    const LEN: usize = 1024;
+    let g = group(provider, 2, 2 * LEN);
+    let heaps = [g.heaps[0].0.as_ptr() as usize, g.heaps[1].0.as_ptr() as usize];
+    thread::scope(|s| {
+        for me in 0..2usize {
+            let f = g.fabs[me].clone();
+            let mine = heaps[me];
+            s.spawn(move || {
+                let other = 1 - me;
+                for round in 1..=rounds {
+                    let data = vec![round as u8; LEN];
+                    put(&f, other, &data, at(0)).unwrap();
+                    f.fence();
+                    f.atomic(other, AtomicOp::Sum, Dtype::U64, at(LEN), 1).unwrap();
+                    let seen = f.fetch_atomic(other, AtomicOp::Read, Dtype::U64, at(LEN), 0).unwrap();
+                    assert!(seen >= round, "{provider}: PE {me} round {round}: flag read back as {seen}");
+                    f.quiet().unwrap();
+                    let flag = (mine + LEN) as *const AtomicU64;
+                    // SAFETY: the flag word is inside this endpoint's heap, alive until the
+                    // group drops (after the scope).
+                    while unsafe { &*flag }.load(Ordering::Acquire) < round {
+                        thread::yield_now();
+                    }
+                    // SAFETY: as above. The other side is at this round or the next one.
+                    let d = unsafe { std::slice::from_raw_parts(mine as *const u8, LEN) };
+                    assert!(
+                        d.iter().all(|&x| x as u64 == round % 256 || x as u64 == (round + 1) % 256),
+                        "{provider}: PE {me} round {round}: flag seen before the data"
+                    );
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn fence_both_ways_sockets() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("fence_both_ways_sockets", 240);
+    fence_both_ways(SOCKETS, 200);
+}
+
+#[test]
+fn fence_both_ways_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("fence_both_ways_tcp", 240);
+    fence_both_ways(TCP, 200);
 }
 
 #[test]
