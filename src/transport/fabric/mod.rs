@@ -991,10 +991,11 @@ impl Fabric {
     pub unsafe fn put_ordered(&self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote) -> Result<(), String> {
         // SAFETY: forwarded contract.
         unsafe { self.put(pe, body, len, body_at)? };
-        let fence = if self.info.fence && self.info.inject_size >= 8 {
-            FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 }
-        } else if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
+        // Ordered writes first: FI_FENCE can deadlock the sockets provider (see `fence`).
+        let fence = if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
             0
+        } else if self.info.fence && self.info.inject_size >= 8 {
+            FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 }
         } else {
             self.complete_writes()?;
             0
