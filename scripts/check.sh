@@ -29,7 +29,7 @@ need cmake cmake
 need pkg-config pkg-config
 if [ -n "$missing" ]; then
     pkgs=$(printf '%s\n' $pkgs | sort -u | tr '\n' ' ')
-    echo "make check: cannot run:$missing not found: install them first (Debian/Ubuntu: apt-get install ${pkgs% })" >&2
+    echo "make check: cannot run:$missing not found; install (Debian/Ubuntu): apt-get install ${pkgs% }" >&2
     exit 2
 fi
 if ! command -v "${CARGO:-cargo}" >/dev/null 2>&1; then

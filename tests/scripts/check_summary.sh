@@ -77,7 +77,7 @@ out=$(PATH="$tmp/bin" MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$
 st=$?
 echo "    $out"
 [ "$st" = 2 ] || bad "exit status $st without cmake"
-[ "$out" = "make check: cannot run: cmake pkg-config not found: install them first (Debian/Ubuntu: apt-get install cmake pkg-config)" ] ||
+[ "$out" = "make check: cannot run: cmake pkg-config not found; install (Debian/Ubuntu): apt-get install cmake pkg-config" ] ||
     bad "the message without cmake: '$out'"
 ls "$tmp/logs"/*.log >/dev/null 2>&1 && bad "stages ran without cmake"
 [ "$fail" = 0 ] && echo "PASS: make check summary"
