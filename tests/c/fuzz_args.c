@@ -49,11 +49,11 @@ static char *heap_block; /* a symmetric block of 4 KiB */
 /* An address that is not symmetric (local side of nothing): a stack or malloc'ed buffer, a
  * low unmapped address, the top of the address space, NULL. Never dereferenced by this
  * program. */
+static long *main_stack; /* an array on main's stack */
 static void *outside(void) {
-    long local[8];
     void *p;
     switch (below(6)) {
-    case 0: p = local; what = "a stack address"; break;
+    case 0: p = main_stack; what = "a stack address"; break;
     case 1: p = malloc(256); what = "a malloc'ed address"; break;
     case 2: p = (void *)(uintptr_t)(0x1000 + 8 * below(4096)); what = "a low unmapped address"; break;
     case 3: p = (void *)(UINTPTR_MAX - 4095 - 8 * below(64)); what = "the top of the address space"; break;
@@ -131,6 +131,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     rng = strtoull(argv[1], NULL, 0);
+    long stack_local[8] = {0};
+    main_stack = stack_local;
     test_init();
     heap_block = ishmem_calloc(4096, 1);
     long *lb = (long *)heap_block;
