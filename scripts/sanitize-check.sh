@@ -7,7 +7,8 @@
 #         (libishmem.so, ishmrun, the unit tests) with -Zsanitizer=address, the C/C++ tests
 #         with -fsanitize=address,undefined (their libasan serves the library's checks too).
 #   tsan: ThreadSanitizer: the library with -Zsanitizer=thread, the C/C++ tests with
-#         -fsanitize=thread; by default only the threaded tests (ctest -R 'threads|setup_thread3').
+#         -fsanitize=thread; by default only the threaded tests of one node (ctest
+#         -R 'threads|setup_thread3' -E 'fabric|pretend', see below).
 #
 # The Rust flags are unstable: they are used on the stable toolchain with RUSTC_BOOTSTRAP=1 and
 # an explicit --target (so build scripts stay uninstrumented). Rust's std comes prebuilt and
@@ -17,7 +18,8 @@
 # Every report goes to a file under build/<san>/reports (so a report inside a test that is
 # expected to fail is counted too); the run passes when the tests pass and there is no report.
 # Suppressions, each with its reason: tests/sanitizers/*.supp.
-# Environment: SAN_CTEST_ARGS (default for asan: the whole suite; tsan: the threaded tests),
+# Environment: SAN_CTEST_ARGS (default for asan: the whole suite but install.*; tsan: the
+# threaded tests),
 # SAN_SKIP_RUST=1 (no Rust unit tests), CARGO, CARGO_BUILD_JOBS.
 set -u
 cd "$(dirname "$0")/.."
@@ -104,7 +106,14 @@ elif [ -n "${SAN_CTEST_ARGS:-}" ]; then
     # shellcheck disable=SC2086
     set -- $SAN_CTEST_ARGS
 elif [ "$san" = tsan ]; then
-    set -- -R 'threads|setup_thread3'
+    # (not the runs across pretend nodes: the fabric's AMO slots are handed over through a
+    # std::sync::Mutex, whose synchronization TSan cannot see in the uninstrumented std: each
+    # such run gives false race reports; an instrumented std, -Zbuild-std, needs rust-src)
+    set -- -R 'threads|setup_thread3' -E 'fabric|pretend'
+else
+    # (the install.* tests compile programs without the sanitizer's flags and check that the
+    # installed library is stripped: they cannot pass against this build by construction)
+    set -- -E '^install\.'
 fi
 echo "==== sanitize-check $san: C suite (ctest $*)"
 (cd "$out/tests" && ctest --output-on-failure "$@") 2>&1 | tee "$reports/../ctest.log"
