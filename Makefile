@@ -6,6 +6,10 @@
 #                             backend on a mock libcuda (scripts/mock-gpu-check.sh), then a
 #                             summary whose last line is the verdict (scripts/check.sh)
 #   scripts/gpu-check.sh      the CUDA backend on a GPU machine (no cargo needed there)
+#   make check-asan           the Rust unit tests and the C suite under ASan+UBSan (+LSan)
+#   make check-tsan           the threaded C tests under ThreadSanitizer (scripts/sanitize-check.sh)
+#   make fuzz-args            random invalid arguments: 1,000 jobs under ishmrun, 500 under
+#                             mpirun and 500 under mpiexec (FUZZ_JOBS=1000)
 #   make run-example NP=4     build examples/hello.c against the install and run it on NP PEs
 #   make soak                 the 10-minute soak at 4 PEs under ishmrun, mpirun and mpiexec
 #   make reliability          soak, fabric soak, faults, 1,000 init/finalize jobs, long stress
@@ -19,7 +23,8 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean soak reliability test-c-build
+.PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean \
+	soak reliability test-c-build check-asan check-tsan fuzz-args
 
 all: build
 
@@ -71,6 +76,24 @@ reliability: test-c-build
 test-c-build: install
 	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build/tests -j 2
+
+# Sanitizers (docs/RELIABILITY.md): the library, ishmrun and the C suite rebuilt with them under
+# build/asan, build/tsan (RUSTC_BOOTSTRAP=1 on the stable toolchain); any report fails the run.
+# SAN_CTEST_ARGS picks the ctest subset (check-asan: the whole suite by default).
+check-asan:
+	scripts/sanitize-check.sh asan
+
+check-tsan:
+	scripts/sanitize-check.sh tsan
+
+# Fuzzed bad arguments, longer than the suite's fuzz_args tests: FUZZ_JOBS seeds per launcher.
+FUZZ_JOBS ?= 1000
+fuzz-args: install
+	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build/tests --target fuzz_args
+	tests/scripts/fuzz_args.sh -n $(FUZZ_JOBS) -s 1 build/tests/fuzz_args $(PREFIX)/bin/ishmrun --timeout 60 -n 3
+	tests/scripts/fuzz_args.sh -n $$(( $(FUZZ_JOBS) / 2 )) -s 100001 build/tests/fuzz_args mpirun.openmpi --allow-run-as-root --oversubscribe -np 2
+	tests/scripts/fuzz_args.sh -n $$(( $(FUZZ_JOBS) / 2 )) -s 200001 build/tests/fuzz_args mpiexec.mpich -n 2
 
 run-example: install
 	install -d build/example

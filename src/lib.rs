@@ -13,3 +13,6 @@ pub mod ffi;
 pub mod heap;
 pub mod table;
 pub mod transport;
+
+#[cfg(test)]
+mod proptests;

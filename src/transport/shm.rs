@@ -506,7 +506,8 @@ impl ShmJob {
                 watchdog: None,
             };
             watch(&view, &pids, &stop2, period);
-            std::mem::forget(view);
+            // (the view owns only its vectors: dropping it frees them and unmaps nothing)
+            drop(view);
         });
         if let Ok(handle) = spawn {
             self.watchdog = Some((stop, handle));

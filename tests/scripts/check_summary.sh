@@ -30,7 +30,19 @@ esac
 exit 0
 MAKE
 chmod +x "$tmp/make"
-out=$(MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" sh "$repo/scripts/check.sh")
+# A PATH of its own (issue 12, a fresh machine): stand-ins for the tools check.sh looks for,
+# and the real tools the script itself uses.
+mkdir "$tmp/bin"
+for t in cc c++ make cmake pkg-config cargo mpirun.openmpi mpiexec.mpich; do
+    printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/$t"
+    chmod +x "$tmp/bin/$t"
+done
+for t in cat tee awk sed grep mkdir sort tr dirname rm tail head; do
+    ln -s "$(command -v $t)" "$tmp/bin/$t"
+done
+SH=$(command -v sh)
+
+out=$(PATH="$tmp/bin" MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" $SH "$repo/scripts/check.sh")
 st=$?
 echo "$out" | sed 's/^/    /'
 [ "$st" = 0 ] || bad "exit status $st for a passing run"
@@ -41,10 +53,32 @@ echo "$out" | grep -q "^  C suite (ctest): 100% tests passed, 0 tests failed out
 echo "$out" | grep -q "^    skipped abi.manifest: the API manifest /x/ishmem-api.tsv does not exist (set ISHMEM_MANIFEST)$" ||
     bad "the skip reason is not printed"
 echo "$out" | grep -q "^  CUDA backend on the mock driver: 8 passed, 0 failed$" || bad "no mock GPU count"
-out=$(FAKE_FAIL=ctest MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" sh "$repo/scripts/check.sh")
+out=$(FAKE_FAIL=ctest PATH="$tmp/bin" MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" $SH "$repo/scripts/check.sh")
 st=$?
 [ "$st" = 1 ] || bad "exit status $st for a failing stage"
 last=$(echo "$out" | tail -n 1)
 [ "$last" = "make check: FAILED: ctest" ] || bad "last line of a failing run: '$last'"
+
+# No OpenMPI: the rest runs, the group is shown as skipped with the reason, the verdict says so.
+rm "$tmp/bin/mpirun.openmpi"
+out=$(PATH="$tmp/bin" MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" $SH "$repo/scripts/check.sh")
+st=$?
+[ "$st" = 0 ] || bad "exit status $st for a passing run without OpenMPI"
+echo "$out" | grep -q "^    skipped launcher group openmpi (its tests are not registered): mpirun.openmpi not found (Debian/Ubuntu: apt-get install openmpi-bin)$" ||
+    bad "no skip line for the openmpi group: $(echo "$out" | grep -i openmpi)"
+echo "$out" | grep -q "mpich" && bad "a skip line for mpich, which is there"
+last=$(echo "$out" | tail -n 1)
+[ "$last" = "make check: PASSED (generated files, Rust unit tests, C suite, mock GPU; launcher groups skipped, see above)" ] ||
+    bad "last line without OpenMPI: '$last'"
+
+# No CMake and no pkg-config: one line saying what to install, at once (no stage runs).
+rm "$tmp/bin/cmake" "$tmp/bin/pkg-config" "$tmp/logs"/*.log
+out=$(PATH="$tmp/bin" MAKE="$tmp/make" CHECK_LOGS="$tmp/logs" CHECK_CTEST_LOG="$tmp/LastTest.log" $SH "$repo/scripts/check.sh" 2>&1)
+st=$?
+echo "    $out"
+[ "$st" = 2 ] || bad "exit status $st without cmake"
+[ "$out" = "make check: cannot run: cmake pkg-config not found; install (Debian/Ubuntu): apt-get install cmake pkg-config" ] ||
+    bad "the message without cmake: '$out'"
+ls "$tmp/logs"/*.log >/dev/null 2>&1 && bad "stages ran without cmake"
 [ "$fail" = 0 ] && echo "PASS: make check summary"
 exit $fail
