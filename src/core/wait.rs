@@ -95,7 +95,7 @@ mod tests {
             b.snooze();
         }
         assert!(b.yield_until.is_some());
-        assert!(!b.is_sleeping());
+        // (Whether it sleeps yet depends on how long the snoozes took: not asserted.)
         std::thread::sleep(YIELD_PHASE);
         assert!(b.is_sleeping());
         for _ in 0..6 {
