@@ -654,7 +654,7 @@ __device__ __noinline__ inline void print(const char *file, long line, const cha
         return;
     }
     if (type == 0 && !(ishmemi_dstate.flags & ISHMEMI_DEV_F_DEBUG)) return;
-    if (n > 0 && out[n - 1] == '\n') n--; /* one line per message */
+    bool nl = n > 0 && out[n - 1] == '\n'; /* one line per message (device printf has no %.*s) */
     const char *kind = type == 0 ? "DEBUG" : type == 1 ? "WARNING" : "ERROR";
     char pe[12] = "?";
     if (ishmemi_dstate.initialized) {
@@ -664,10 +664,11 @@ __device__ __noinline__ inline void print(const char *file, long line, const cha
         for (unsigned j = 0; j < k; j++) pe[j] = d[k - 1 - j];
         pe[k] = 0;
     }
-    if (file)
-        printf("[PE %s] %s: %s:%ld: %s: %.*s\n", pe, kind, file, line, func ? func : "?", n, out);
-    else
-        printf("[PE %s] %s: %.*s\n", pe, kind, n, out);
+    const char *fn_ = func ? func : "?";
+    if (file && nl) printf("[PE %s] %s: %s:%ld: %s: %s", pe, kind, file, line, fn_, out);
+    else if (file) printf("[PE %s] %s: %s:%ld: %s: %s\n", pe, kind, file, line, fn_, out);
+    else if (nl) printf("[PE %s] %s: %s", pe, kind, out);
+    else printf("[PE %s] %s: %s\n", pe, kind, out);
     if (type == 2) __trap();
 }
 
