@@ -229,6 +229,27 @@ impl Net {
         }
     }
 
+    /// A collective's flag: an 8-byte put of `v`, ordered after this PE's earlier puts to
+    /// `pe` (behind a fence where the provider does not order writes), which quiet does not
+    /// flush (see `Fabric::put_flag`).
+    pub fn flag(&self, func: &str, pe: usize, at: Remote, v: u64) {
+        if let Err(e) = self.fab.put_flag(pe, v, at) {
+            fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
+        }
+    }
+
+    /// Waits until every put issued so far completed locally (their sources are free).
+    pub fn complete_local(&self, func: &str) {
+        if let Err(e) = self.fab.complete_local() {
+            fatal(func, &format!("network: {e}"))
+        }
+    }
+
+    /// Puts longer than this read their source until they complete locally.
+    pub fn inject_size(&self) -> usize {
+        self.fab.info().inject_size
+    }
+
     /// A blocking get of `n` bytes into local `dst`.
     ///
     /// # Safety
