@@ -100,6 +100,10 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// Elements combined per pass of a reduction across nodes (bytes): a round trip per pass and
 /// member costs more than the cache misses of a larger pass.
 const NET_CHUNK_BYTES: usize = 4 << 20;
+/// Across nodes, broadcasts of at most `RING_SLOT` bytes go through a ring of `RING` slots
+/// over the two parity slots of the broadcast scratch (`broadcast_push`).
+const RING: usize = 16;
+const RING_SLOT: usize = 2 * team::BCAST_SLOT / RING;
 /// Teams across nodes up to this size take the push paths of broadcast, fcollect and alltoall
 /// at any size (`push_ok`); larger ones the scatter and pull algorithms, which spread the
 /// root's sends.
@@ -715,6 +719,12 @@ impl<'a> Team<'a> {
         self.gpu.is_none() && (2..=team::PUSH_PES).contains(&self.n) && max > 0 && (nb <= max || self.spans && self.n <= NET_PUSH_PES)
     }
 
+    /// Stores `v` into this PE's own-use word `w` of the team area (read back by `load`).
+    fn set_own(&self, w: usize, v: u64) {
+        // SAFETY: an aligned word of this PE's team area, written only by this PE.
+        unsafe { AtomicU64::from_ptr(self.word(w) as *mut u64) }.store(v, Relaxed);
+    }
+
     /// Starts a push collective of `class`: its count on this PE (1, 2, ...).
     fn push_begin(&self, class: usize) -> u64 {
         let w = team::W_PUSH_COUNT + class;
@@ -799,20 +809,44 @@ impl<'a> Team<'a> {
     /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
     /// call ahead, so a member waits for one transfer per call instead of a round trip.
     /// Larger blocks go straight into the member's `dst` once it entered this call.
+    ///
+    /// Across nodes, where the member's announcement takes a network latency, blocks of at
+    /// most `RING_SLOT` bytes go to a ring of `RING` slots laid over the two parity slots
+    /// instead (slot c mod RING): the root writes slot c once the member entered count
+    /// c-RING+1 (so it has read the slot's last contents), and stays up to RING-1 calls ahead.
+    /// A ring slot and a parity slot overlap, so each PE records the last count that used
+    /// the ring and the last that used a parity slot (`W_BCAST_RING`, `W_BCAST_PAR`: every PE
+    /// sees the same sequence of sizes), and the root also waits until the member entered the
+    /// count after the last use of the other kind.
     fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
         let c = self.push_begin(team::PUSH_BCAST);
         let fw = Self::flag_word(team::PUSH_BCAST, root);
-        let slot = (nb <= team::BCAST_SLOT).then(|| self.area + team::BCAST_SCRATCH + (c as usize & 1) * team::BCAST_SLOT);
+        let base = self.area + team::BCAST_SCRATCH;
+        let ring = self.spans && nb <= RING_SLOT;
+        // The count each member must have entered before the root writes this call's slot.
+        let (slot, need) = if ring {
+            let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
+            self.set_own(team::W_BCAST_RING, c);
+            (Some(base + (c as usize % RING) * RING_SLOT), need)
+        } else if nb <= team::BCAST_SLOT {
+            let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
+            if self.spans {
+                self.set_own(team::W_BCAST_PAR, c);
+            }
+            (Some(base + (c as usize & 1) * team::BCAST_SLOT), need)
+        } else {
+            (None, c)
+        };
         if self.me == root {
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
                 let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
                 match slot {
                     Some(slot) => {
-                        self.wait_tag_from(ready, c - 1, c, j);
-                        // PE j's broadcast slot of this parity (in its team area, nb <=
-                        // BCAST_SLOT), which PE j read for count c-2 before it entered count c-1
-                        // (seen above) and reads again only after the flag below.
+                        self.wait_tag_from(ready, need, c, j);
+                        // PE j's slot of this count (in its team area), which PE j last read
+                        // for an earlier count before it entered count `need` (seen above) and
+                        // reads again only after the flag below.
                         self.push(slot, src as *const u8, j, nb);
                     }
                     None => {
