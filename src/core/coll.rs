@@ -861,7 +861,9 @@ impl<'a> Team<'a> {
             }
             self.release_sources();
         } else {
-            self.post_ready(team::PUSH_BCAST, root, c);
+            if self.must_announce(root, c, need) {
+                self.post_ready(team::PUSH_BCAST, root, c);
+            }
             self.wait_tag(fw, c, root);
             if let Some(slot) = slot {
                 // The slot holds the root's block of count c (its flag seen) until this PE
@@ -869,6 +871,28 @@ impl<'a> Team<'a> {
                 self.put_local(dst, slot as *const u8, nb);
             }
         }
+    }
+
+    /// Whether a member announces its entry into broadcast `c` to `root`, whose wait for it
+    /// needs count `need` (computed alike on every PE). On one node: always. Across nodes,
+    /// each announcement is a network message, so a member announces only when the root
+    /// needs it (its last announcement to this root is below `need`) or when its last one
+    /// is RING/2 counts old: in a run of ring broadcasts from one root (need = c-RING+1)
+    /// every RING/2 calls, which keeps the root from waiting, since every window of RING
+    /// counts the root may wait in holds an announcement. No deadlock: the root of count c
+    /// sent every earlier count, so the member reaches every count up to c and announces by
+    /// then. The last announcement (root + 1, count) is in own-use words of the team area.
+    fn must_announce(&self, root: usize, c: u64, need: u64) -> bool {
+        if !self.spans {
+            return true;
+        }
+        let last = if self.load(team::W_BCAST_ANN_ROOT) == root as u64 + 1 { self.load(team::W_BCAST_ANN_COUNT) } else { 0 };
+        if last >= need && c - last < RING as u64 / 2 {
+            return false;
+        }
+        self.set_own(team::W_BCAST_ANN_ROOT, root as u64 + 1);
+        self.set_own(team::W_BCAST_ANN_COUNT, c);
+        true
     }
 
     /// fcollect or alltoall (as `move_push`) of at most one scratch slot per PE, in the
