@@ -26,7 +26,8 @@
 //! - The sync count of a collective depends only on arguments every PE passes equally (sizes of
 //!   broadcast, fcollect, alltoall, reductions; never collect's per-PE sizes).
 //! - Push collectives (CPU backend, teams of 2..=`PUSH_PES`, at most ISHMEM_COLL_SMALL_MAX bytes
-//!   per PE; the choice depends only on arguments every PE passes equally): no team sync. Each
+//!   per PE, or any size in a team across nodes of at most `NET_PUSH_PES`; the choice depends
+//!   only on arguments every PE passes equally): no team sync. Each
 //!   PE counts the collectives of each push class it starts on the team (own word, the same
 //!   sequence on every member since all call the same collectives in the same order). A sender
 //!   stores its data into a member's memory, then stores the count with Release into the
