@@ -98,9 +98,6 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 /// Elements combined per pass of a reduction (bytes): small enough to stay in cache.
 const CHUNK_BYTES: usize = 64 << 10;
-/// Elements combined per pass of a reduction across nodes (bytes): a round trip per pass and
-/// member costs more than the cache misses of a larger pass.
-const NET_CHUNK_BYTES: usize = 4 << 20;
 /// Across nodes, broadcasts of at most `RING_SLOT` bytes go through a ring of `RING` slots
 /// over the two parity slots of the broadcast scratch (`broadcast_push`).
 const RING: usize = 16;
@@ -1262,12 +1259,6 @@ impl<'a> Team<'a> {
         total
     }
 
-    /// Bytes of a reduction's pass: `CHUNK_BYTES`, or across nodes `NET_CHUNK_BYTES` (each pass
-    /// is one blocking network get per member of another node: a round trip each).
-    fn chunk_bytes(&self) -> usize {
-        if self.spans { NET_CHUNK_BYTES } else { CHUNK_BYTES }
-    }
-
     /// Combines elements `[first, first+len)` of every team PE's `src`, in team order, into
     /// `acc` (`len` elements).
     fn combine_into<T: Copy + Default>(&self, acc: &mut [T], src: usize, first: usize, upto: usize, comb: fn(&mut [T], &[T])) {
@@ -1303,7 +1294,7 @@ impl<'a> Team<'a> {
         self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);
-            let chunk = (self.chunk_bytes() / es).max(1);
+            let chunk = (CHUNK_BYTES / es).max(1);
             let mut acc: Vec<T> = Vec::new();
             let mut c = 0;
             while c < len {
@@ -1321,7 +1312,7 @@ impl<'a> Team<'a> {
             }
         } else {
             let mut acc: Vec<T> = buffer(nelem);
-            let chunk = (self.chunk_bytes() / es).max(1);
+            let chunk = (CHUNK_BYTES / es).max(1);
             for (i, part) in acc.chunks_mut(chunk).enumerate() {
                 self.combine_into(part, src, i * chunk, self.n, comb);
             }
@@ -1350,7 +1341,7 @@ impl<'a> Team<'a> {
         self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
             let (s0, len) = slice(nelem, self.n, self.me);
-            let chunk = (self.chunk_bytes() / es).max(1);
+            let chunk = (CHUNK_BYTES / es).max(1);
             let (mut acc, mut cur): (Vec<T>, Vec<T>) = (Vec::new(), Vec::new());
             let mut c = 0;
             while c < len {
@@ -1385,7 +1376,7 @@ impl<'a> Team<'a> {
             let upto = if inclusive { self.me + 1 } else { self.me };
             let mut acc: Vec<T> = buffer(nelem);
             if upto > 0 {
-                let chunk = (self.chunk_bytes() / es).max(1);
+                let chunk = (CHUNK_BYTES / es).max(1);
                 for (i, part) in acc.chunks_mut(chunk).enumerate() {
                     self.combine_into(part, src, i * chunk, upto, comb);
                 }
