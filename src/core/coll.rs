@@ -26,7 +26,8 @@
 //! - The sync count of a collective depends only on arguments every PE passes equally (sizes of
 //!   broadcast, fcollect, alltoall, reductions; never collect's per-PE sizes).
 //! - Push collectives (CPU backend, teams of 2..=`PUSH_PES`, at most ISHMEM_COLL_SMALL_MAX bytes
-//!   per PE; the choice depends only on arguments every PE passes equally): no team sync. Each
+//!   per PE, or any size in a team across nodes of at most `NET_PUSH_PES`; the choice depends
+//!   only on arguments every PE passes equally): no team sync. Each
 //!   PE counts the collectives of each push class it starts on the team (own word, the same
 //!   sequence on every member since all call the same collectives in the same order). A sender
 //!   stores its data into a member's memory, then stores the count with Release into the
@@ -58,6 +59,26 @@
 //!   receiver that sees a value of its own count with another signature knows the sender is
 //!   in a different call.
 //!
+//! Across nodes (a team with a member on another node, `spans`): the same algorithms, with
+//! the accesses to such a member through the network (`net_member`): data stores are network
+//! puts, pulls network gets, and flag stores (`store_at`) 8-byte puts (`Net::flag`), not
+//! atomics. A flag put arrives after this PE's earlier puts to the same PE: the provider
+//! orders writes to a target (FI_ORDER_WAW, as tcp;ofi_rxm does) or `Net::fence` after each
+//! data put orders them, so "data, then flag" needs no completion in between, and the
+//! receiver's Acquire poll of its own word, which the target's provider writes, sees the data
+//! once it sees the flag (the provider writes both from one thread, in order). A flag is read
+//! while the network may be writing it; its bytes land in address order, so a torn read shows
+//! the old high bytes and is smaller than the value awaited (values only grow). Flags are not
+//! flushed by quiet (`Fabric::put_flag`): their target sees them by waiting for them; the
+//! barrier before a process leaves (`State::barrier`) sends its flags as atomic writes, which
+//! quiet waits to be acknowledged (`sync_delivered`).
+//! A network put longer than the provider's inject size reads its source until it completes
+//! locally, so push collectives wait for that before they return (`release_sources`); the
+//! synchronized ones complete their puts in the sync's quiet. Waits poll local memory and
+//! drive the provider (`wait::NET_PROGRESS`). Teams of at most `NET_PUSH_PES` PEs take the push
+//! paths of broadcast, fcollect and alltoall at any size (`push_ok`). The sync is two-level
+//! (`sync_nodes`): shared memory inside a node, dissemination among the nodes' leaders.
+//!
 //! Call agreement (every PE of a team must call the same collectives in the same order with
 //! the same sizes and root): at entry each PE records its call in its team area (`enter`:
 //! count on the team, kind, arguments, function name). Three checks end the job with an error
@@ -77,6 +98,14 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 /// Elements combined per pass of a reduction (bytes): small enough to stay in cache.
 const CHUNK_BYTES: usize = 64 << 10;
+/// Across nodes, broadcasts of at most `RING_SLOT` bytes go through a ring of `RING` slots
+/// over the two parity slots of the broadcast scratch (`broadcast_push`).
+const RING: usize = 16;
+const RING_SLOT: usize = 2 * team::BCAST_SLOT / RING;
+/// Teams across nodes up to this size take the push paths of broadcast, fcollect and alltoall
+/// at any size (`push_ok`); larger ones the scatter and pull algorithms, which spread the
+/// root's sends.
+const NET_PUSH_PES: usize = 4;
 /// Byte slices of the scatter broadcast are multiples of this.
 const SLICE_ALIGN: usize = 64;
 
@@ -100,6 +129,11 @@ pub struct Team<'a> {
     gpu: Option<&'a Gpu>,
     /// Whether some member is on another node (reached through the network).
     spans: bool,
+    /// Whether a network put since the last `release_sources` reads its source until it
+    /// completes locally (longer than the provider's inject size).
+    lent: Cell<bool>,
+    /// Whether network flags must be known to have arrived at the next quiet (`sync_delivered`).
+    flush_flags: Cell<bool>,
 }
 
 /// Which host collective a PE entered (`Team::enter`); the record names it in a mismatch.
@@ -266,7 +300,8 @@ impl<'a> Team<'a> {
         let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
         let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
-        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area), spans }
+        let (lent, flush_flags) = (Cell::new(false), Cell::new(false));
+        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area), spans, lent, flush_flags }
     }
 
     /// The world team.
@@ -567,11 +602,21 @@ impl<'a> Team<'a> {
         }
     }
 
-    /// Stores `v` into team PE `i`'s word `w` (Release; on the GPU heap a system-scope atomic).
+    /// Stores `v` into team PE `i`'s word `w` (Release; on the GPU heap a system-scope atomic;
+    /// on another node an 8-byte put, which arrives after this PE's earlier puts to that PE:
+    /// see `push`).
     fn store_at(&self, w: usize, i: usize, v: u64) {
         if let Some((n, pe)) = self.net_member(i) {
             let at = self.st.remote_at(self.func, "team sync word", self.word(w), 8);
-            return n.set(self.func, pe, at, 8, v);
+            if self.flush_flags.get() {
+                // An atomic write asks delivery completion: its acknowledgement leaves the
+                // target when the value lands, before the target can see it and leave (a flush
+                // read posted later could find the target gone). Ordered after this PE's
+                // earlier flag puts to the word by the fence.
+                n.fence();
+                return n.set(self.func, pe, at, 8, v);
+            }
+            return n.flag(self.func, pe, at, v);
         }
         let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
         match self.gpu {
@@ -594,6 +639,14 @@ impl<'a> Team<'a> {
         self.sync();
     }
 
+    /// `sync` whose network flags are known to have arrived once the next quiet returns (the
+    /// last barrier before a process leaves the job: a flag still on its way must not be lost).
+    pub fn sync_delivered(&self) {
+        self.flush_flags.set(true);
+        self.sync();
+        self.flush_flags.set(false);
+    }
+
     /// The team sync (see the ordering contract above).
     pub fn sync(&self) {
         // Members read this PE's record once the sync is done (`check_neighbour`).
@@ -612,22 +665,85 @@ impl<'a> Team<'a> {
         }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
+        if self.spans {
+            return self.sync_nodes(e);
+        }
+        self.disseminate(e, self.n, self.me, |i| i);
+    }
+
+    /// The dissemination rounds of sync epoch `e` among `n` team PEs, of which this PE is the
+    /// `me`-th and the `i`-th is team PE `pe(i)`.
+    fn disseminate(&self, e: u64, n: usize, me: usize, pe: impl Fn(usize) -> usize) {
         let (mut k, mut dist) = (0, 1);
-        while dist < self.n {
-            self.store_at(team::W_ROUND + k, (self.me + dist) % self.n, e);
+        while dist < n {
+            self.store_at(team::W_ROUND + k, pe((me + dist) % n), e);
             self.wait_ge(team::W_ROUND + k, e);
             k += 1;
             dist <<= 1;
         }
     }
 
+    /// The sync of a team across nodes, in two levels: the members of each node arrive at
+    /// their leader (the node's lowest team PE) through shared memory (an atomic add to its
+    /// `W_NODE_ARRIVE` word, Release); the leaders run the dissemination rounds among
+    /// themselves over the network (flags as puts); each leader then releases its node
+    /// (epoch `e` into its `W_NODE_RELEASE`, Release, which the members poll with Acquire).
+    /// Network latency is paid log2(nodes) times instead of log2(PEs), and no flag of a PE
+    /// that is not a leader crosses the network. The happens-before chains of the flat sync
+    /// hold: arrival (Release) -> leader (Acquire) -> leaders' rounds -> release (Release) ->
+    /// member (Acquire). The arrival count cannot run ahead: a member arrives for epoch e+1
+    /// only after its leader released epoch e, which it did after counting every arrival of e.
+    fn sync_nodes(&self, e: u64) {
+        let node_of = |i: usize| self.st.nodes.node_of[self.d.world(i)];
+        let mine = self.st.my_node;
+        // The leaders in team order, this PE's leader, and its node's member count.
+        let mut leaders: Vec<usize> = Vec::new();
+        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let (mut leader, mut members) = (usize::MAX, 0u64);
+        for i in 0..self.n {
+            let node = node_of(i);
+            if seen.insert(node) {
+                leaders.push(i);
+            }
+            if node == mine {
+                leader = leader.min(i);
+                members += 1;
+            }
+        }
+        if leader != self.me {
+            let a = self.remote("team sync word", self.word(team::W_NODE_ARRIVE), 8, leader);
+            // SAFETY: a is the aligned arrival word of the leader's team area, mapped here (a
+            // PE of this node).
+            unsafe { AtomicU64::from_ptr(a as *mut u64) }.fetch_add(1, AcqRel);
+            return self.wait(|| self.load_at(team::W_NODE_RELEASE, leader) >= e);
+        }
+        if members > 1 {
+            self.wait_ge(team::W_NODE_ARRIVE, e * (members - 1));
+        }
+        let li = leaders.iter().position(|&l| l == self.me).unwrap_or(0);
+        self.disseminate(e, leaders.len(), li, |k| leaders[k]);
+        if members > 1 {
+            self.store_at(team::W_NODE_RELEASE, self.me, e);
+        }
+    }
+
     // ---------------------------------------------------------------- push collectives
 
     /// Whether a collective of `nb` bytes per PE takes the push path (see the contract): the
-    /// CPU backend (peers' memory is mapped here), 2..=PUSH_PES PEs, at most
-    /// ISHMEM_COLL_SMALL_MAX bytes. Every PE decides alike.
+    /// CPU backend (peers' memory is mapped here, or reached by network puts), 2..=PUSH_PES
+    /// PEs, at most ISHMEM_COLL_SMALL_MAX bytes (not 0). A team across nodes of at most
+    /// `NET_PUSH_PES` PEs pushes blocks of any size: the alternative, two syncs around pulls,
+    /// costs two network latencies and a round trip more, where a push costs the member's
+    /// announcement. Every PE decides alike.
     fn push_ok(&self, nb: usize) -> bool {
-        self.gpu.is_none() && !self.spans && (2..=team::PUSH_PES).contains(&self.n) && nb <= self.st.cfg.coll_small_max && self.st.cfg.coll_small_max > 0
+        let max = self.st.cfg.coll_small_max;
+        self.gpu.is_none() && (2..=team::PUSH_PES).contains(&self.n) && max > 0 && (nb <= max || self.spans && self.n <= NET_PUSH_PES)
+    }
+
+    /// Stores `v` into this PE's own-use word `w` of the team area (read back by `load`).
+    fn set_own(&self, w: usize, v: u64) {
+        // SAFETY: an aligned word of this PE's team area, written only by this PE.
+        unsafe { AtomicU64::from_ptr(self.word(w) as *mut u64) }.store(v, Relaxed);
     }
 
     /// Starts a push collective of `class`: its count on this PE (1, 2, ...).
@@ -714,25 +830,45 @@ impl<'a> Team<'a> {
     /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
     /// call ahead, so a member waits for one transfer per call instead of a round trip.
     /// Larger blocks go straight into the member's `dst` once it entered this call.
+    ///
+    /// Across nodes, where the member's announcement takes a network latency, blocks of at
+    /// most `RING_SLOT` bytes go to a ring of `RING` slots laid over the two parity slots
+    /// instead (slot c mod RING): the root writes slot c once the member entered count
+    /// c-RING+1 (so it has read the slot's last contents), and stays up to RING-1 calls ahead.
+    /// A ring slot and a parity slot overlap, so each PE records the last count that used
+    /// the ring and the last that used a parity slot (`W_BCAST_RING`, `W_BCAST_PAR`: every PE
+    /// sees the same sequence of sizes), and the root also waits until the member entered the
+    /// count after the last use of the other kind.
     fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
         let c = self.push_begin(team::PUSH_BCAST);
         let fw = Self::flag_word(team::PUSH_BCAST, root);
-        let slot = (nb <= team::BCAST_SLOT).then(|| self.area + team::BCAST_SCRATCH + (c as usize & 1) * team::BCAST_SLOT);
+        let base = self.area + team::BCAST_SCRATCH;
+        let ring = self.spans && nb <= RING_SLOT;
+        // The count each member must have entered before the root writes this call's slot.
+        let (slot, need) = if ring {
+            let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
+            self.set_own(team::W_BCAST_RING, c);
+            (Some(base + (c as usize % RING) * RING_SLOT), need)
+        } else if nb <= team::BCAST_SLOT {
+            let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
+            if self.spans {
+                self.set_own(team::W_BCAST_PAR, c);
+            }
+            (Some(base + (c as usize & 1) * team::BCAST_SLOT), need)
+        } else {
+            (None, c)
+        };
         if self.me == root {
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
                 let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
                 match slot {
                     Some(slot) => {
-                        self.wait_tag_from(ready, c - 1, c, j);
-                        if nb > 0 {
-                            let r = self.st.remote(self.func, "team broadcast slot", slot, nb, self.d.world(j));
-                            // SAFETY: r..r+nb is PE j's broadcast slot of this parity (mapped, in
-                            // its team area, nb <= BCAST_SLOT), which PE j read for count c-2
-                            // before it entered count c-1 (seen above) and reads again only after
-                            // the flag below; src..src+nb is this PE's checked source.
-                            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, r as *mut u8, nb) };
-                        }
+                        self.wait_tag_from(ready, need, c, j);
+                        // PE j's slot of this count (in its team area), which PE j last read
+                        // for an earlier count before it entered count `need` (seen above) and
+                        // reads again only after the flag below.
+                        self.push(slot, src as *const u8, j, nb);
                     }
                     None => {
                         self.wait_tag(ready, c, j);
@@ -744,8 +880,11 @@ impl<'a> Team<'a> {
             if dst != src {
                 self.put_local(dst, src as *const u8, nb);
             }
+            self.release_sources();
         } else {
-            self.post_ready(team::PUSH_BCAST, root, c);
+            if self.must_announce(root, c, need) {
+                self.post_ready(team::PUSH_BCAST, root, c);
+            }
             self.wait_tag(fw, c, root);
             if let Some(slot) = slot {
                 // The slot holds the root's block of count c (its flag seen) until this PE
@@ -753,6 +892,28 @@ impl<'a> Team<'a> {
                 self.put_local(dst, slot as *const u8, nb);
             }
         }
+    }
+
+    /// Whether a member announces its entry into broadcast `c` to `root`, whose wait for it
+    /// needs count `need` (computed alike on every PE). On one node: always. Across nodes,
+    /// each announcement is a network message, so a member announces only when the root
+    /// needs it (its last announcement to this root is below `need`) or when its last one
+    /// is RING/2 counts old: in a run of ring broadcasts from one root (need = c-RING+1)
+    /// every RING/2 calls, which keeps the root from waiting, since every window of RING
+    /// counts the root may wait in holds an announcement. No deadlock: the root of count c
+    /// sent every earlier count, so the member reaches every count up to c and announces by
+    /// then. The last announcement (root + 1, count) is in own-use words of the team area.
+    fn must_announce(&self, root: usize, c: u64, need: u64) -> bool {
+        if !self.spans {
+            return true;
+        }
+        let last = if self.load(team::W_BCAST_ANN_ROOT) == root as u64 + 1 { self.load(team::W_BCAST_ANN_COUNT) } else { 0 };
+        if last >= need && c - last < RING as u64 / 2 {
+            return false;
+        }
+        self.set_own(team::W_BCAST_ANN_ROOT, root as u64 + 1);
+        self.set_own(team::W_BCAST_ANN_COUNT, c);
+        true
     }
 
     /// fcollect or alltoall (as `move_push`) of at most one scratch slot per PE, in the
@@ -787,6 +948,7 @@ impl<'a> Team<'a> {
             self.store_at(fw, j, self.tag(c));
         }
         self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb);
+        self.release_sources();
         self.wait_all(team::PUSH_MOVE, c);
     }
 
@@ -799,15 +961,12 @@ impl<'a> Team<'a> {
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
-            if nb > 0 {
-                let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), nb, self.d.world(j));
-                // SAFETY: r..r+nb is PE j's scratch slot for this PE and parity (mapped, in its
-                // team area; nb <= slot_bytes), which PE j does not read until it sees the flag
-                // below; block(j)..+nb is this PE's checked source.
-                unsafe { std::ptr::copy_nonoverlapping(block(j) as *const u8, r as *mut u8, nb) };
-            }
+            // PE j's scratch slot for this PE and parity (in its team area; nb <= slot_bytes),
+            // which PE j does not read until it sees the flag below.
+            self.push(self.slot_at(c, self.me), block(j) as *const u8, j, nb);
             self.store_at(fw, j, self.tag(c));
         }
+        self.release_sources();
         self.wait_all(team::PUSH_REDUCE, c);
         c
     }
@@ -884,8 +1043,17 @@ impl<'a> Team<'a> {
         }
         if let Some((net, pe)) = self.net_member(i) {
             let at = self.st.remote_at(self.func, "dest", dst, n);
-            // SAFETY: src is a host buffer of n bytes.
-            return unsafe { net.put(self.func, pe, src, n, at) };
+            // SAFETY: src is a host buffer of n bytes; a put longer than the inject size reads
+            // it until it completes locally, which `release_sources` (or a sync's quiet) waits
+            // for before the collective returns.
+            unsafe { net.put(self.func, pe, src, n, at) };
+            if n > net.inject_size() {
+                self.lent.set(true);
+            }
+            // The flag that announces the data to PE i comes after it (nothing to do where the
+            // provider orders writes to a target, as tcp;ofi_rxm does).
+            net.fence();
+            return;
         }
         let r = self.remote("dest", dst, n, i);
         match self.st.gpu_heap(dst) {
@@ -893,6 +1061,16 @@ impl<'a> Team<'a> {
             // SAFETY: r..r+n is mapped symmetric memory (checked); src is a host buffer of n
             // bytes.
             None => unsafe { copy::copy(r as *mut u8, src, n, self.st.cfg.nt_copy_min) },
+        }
+    }
+
+    /// Before a push collective returns: waits until the network puts that read a source of
+    /// this call (the caller's, or a staging buffer) are done reading it.
+    fn release_sources(&self) {
+        if self.lent.replace(false) {
+            if let Some(n) = &self.st.net {
+                n.complete_local(self.func);
+            }
         }
     }
 
@@ -1044,8 +1222,21 @@ impl<'a> Team<'a> {
         let c = self.push_begin(team::PUSH_REDUCE);
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         let inline = if nb <= cap { nb } else { 0 };
+        // What goes to members on other nodes: the size, then the inline block, in one put.
+        let mut msg: Vec<u8> = Vec::new();
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
+            if self.net_member(j).is_some() {
+                if msg.is_empty() {
+                    msg.extend_from_slice(&(nb as u64).to_ne_bytes());
+                    // SAFETY: src..src+nb is this PE's checked source (inline <= nb).
+                    msg.extend_from_slice(unsafe { std::slice::from_raw_parts(src as *const u8, inline) });
+                }
+                // PE j's scratch slot for this PE and parity, read only after the flag below.
+                self.push(self.slot_at(c, self.me), msg.as_ptr(), j, msg.len());
+                self.store_at(fw, j, self.tag(c));
+                continue;
+            }
             let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), 8 + inline, self.d.world(j));
             // SAFETY: r..r+8+inline is PE j's scratch slot for this PE and parity (mapped, in its
             // team area, 8 + inline <= slot_bytes, 64-byte aligned), which PE j reads only after
@@ -1056,6 +1247,9 @@ impl<'a> Team<'a> {
             }
             self.store_at(fw, j, self.tag(c));
         }
+        // msg lives until its puts no longer read it.
+        self.release_sources();
+        drop(msg);
         self.wait_all(team::PUSH_REDUCE, c);
         let sizes: Vec<usize> = (0..self.n)
             .map(|j| {

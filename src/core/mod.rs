@@ -492,8 +492,9 @@ impl State {
     /// The cross-process barrier of the whole job.
     pub fn barrier(&self) {
         if self.net.is_some() {
-            // Across nodes: the world team's dissemination sync, through the network.
-            return coll::Team::world(self, "ishmem_barrier_all").sync();
+            // Across nodes: the world team's sync, through the network; its flags are known
+            // to have arrived at the next quiet (finalize leaves the job after it).
+            return coll::Team::world(self, "ishmem_barrier_all").sync_delivered();
         }
         // SAFETY: job_ptr points to the ShmJob inside self.job (set at init, never moved);
         // barrier only touches shared atomics, so it may run beside a lock holder.

@@ -335,6 +335,32 @@ impl Net {
         g.copy(func, dst as usize, b.as_ptr() as usize, n);
     }
 
+    /// A collective's flag: an 8-byte put of `v`, ordered after this PE's earlier puts to
+    /// `pe` (behind a fence where the provider does not order writes), which quiet does not
+    /// flush (see `Fabric::put_flag`).
+    pub fn flag(&self, func: &str, pe: usize, at: Remote, v: u64) {
+        if let Some(s) = self.staged(func, pe, at) {
+            // A staged heap: a request, served in order after the earlier ones.
+            // SAFETY: v is a local of 8 bytes, copied into the outbox before return.
+            return unsafe { s.put(&self.fab, func, pe, &v as *const u64 as *const u8, 8, at.offset) };
+        }
+        if let Err(e) = self.fab.put_flag(pe, v, at) {
+            fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
+        }
+    }
+
+    /// Waits until every put issued so far completed locally (their sources are free).
+    pub fn complete_local(&self, func: &str) {
+        if let Err(e) = self.fab.complete_local() {
+            fatal(func, &format!("network: {e}"))
+        }
+    }
+
+    /// Puts longer than this read their source until they complete locally.
+    pub fn inject_size(&self) -> usize {
+        self.fab.info().inject_size
+    }
+
     /// A blocking get of `n` bytes into local `dst`.
     ///
     /// # Safety

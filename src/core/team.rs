@@ -36,6 +36,19 @@ pub const SPLIT_WORDS: usize = 64;
 /// scans. Words `W_PUSH_FLAGS + 64 * class + j`: the count of that class that team PE j last
 /// delivered to this PE (written only by j, Release, values only grow).
 pub const W_PUSH_COUNT: usize = 128;
+/// Teams across nodes (`core::coll::Team::sync_nodes`, CPU backend only): in the team area of
+/// each node's leader (its lowest team PE), the count of arrivals of the node's other members
+/// (each adds 1 per sync) and the epoch of the last sync the leader released them from.
+pub const W_NODE_ARRIVE: usize = 131;
+pub const W_NODE_RELEASE: usize = 132;
+/// Teams across nodes (`core::coll::Team::broadcast_push`), own use: the last broadcast count
+/// that went through the small-slot ring, and the last that went through a parity slot.
+pub const W_BCAST_RING: usize = 133;
+pub const W_BCAST_PAR: usize = 134;
+/// Own use, teams across nodes: the root (+ 1) and count of this PE's last broadcast entry
+/// announcement (`core::coll::Team::must_announce`).
+pub const W_BCAST_ANN_ROOT: usize = 135;
+pub const W_BCAST_ANN_COUNT: usize = 136;
 pub const W_PUSH_FLAGS: usize = 192;
 /// Words `W_PUSH_READY + 64 * class + j` (classes `PUSH_BCAST`, `PUSH_MOVE`): the count of that
 /// class team PE j has entered, so that this PE may store into j's dest (written only by j).
@@ -55,6 +68,7 @@ pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 pub const BCAST_SLOT: usize = 1024;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_SPLIT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
+const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_NODE_ARRIVE && W_NODE_RELEASE < W_BCAST_RING && W_BCAST_PAR < W_BCAST_ANN_ROOT && W_BCAST_ANN_COUNT < W_PUSH_FLAGS);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);
 const _: () = assert!(AREA_BYTES == 12288);

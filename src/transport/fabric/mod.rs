@@ -903,10 +903,12 @@ impl Fabric {
         key: u64,
     ) -> Result<(), String> {
         let fence = self.fence_flags(CLASS_RMA)?;
-        self.post_write_flags(pe, dest, src, len, desc, addr, key, fence)
+        self.post_write_flags(pe, dest, src, len, desc, addr, key, fence, true)
     }
 
-    /// `post_write` with `fence` (FI_FENCE and the like, or 0) instead of the shared fence.
+    /// `post_write` with `fence` (FI_FENCE and the like, or 0) instead of the shared fence;
+    /// `flush` false leaves the target unmarked, so that quiet does not flush it for this
+    /// write (see [`Fabric::put_flag`]).
     #[allow(clippy::too_many_arguments)]
     fn post_write_flags(
         &self,
@@ -918,6 +920,7 @@ impl Fabric {
         addr: u64,
         key: u64,
         fence: u64,
+        flush: bool,
     ) -> Result<(), String> {
         let writemsg = has_op!(
             // SAFETY: ep is live.
@@ -946,7 +949,7 @@ impl Fabric {
         // readable until completion (FI_INJECT: until return) by the caller's contract.
         self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
         self.issued_w.fetch_add(1, Ordering::Release);
-        if self.info.put_flush {
+        if self.info.put_flush && flush {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);
             }
@@ -1005,7 +1008,7 @@ impl Fabric {
         drop(t);
         let v = flag;
         if self.info.inject_size >= 8 {
-            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence)
+            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, true)
         } else {
             // SAFETY: v lives until the write completes (drained before return).
             unsafe { self.put(pe, &v as *const u64 as *const u8, 8, flag_at)? };
@@ -1016,6 +1019,35 @@ impl Fabric {
     /// Waits until every put issued so far has read its source (local completion): after it,
     /// the source buffers of earlier puts may be reused.
     pub fn wait_local_writes(&self) -> Result<(), String> {
+        self.drain_writes()
+    }
+
+    /// An 8-byte put of `value` (a flag of the core's collectives), ordered after this PE's
+    /// earlier puts to `pe` as any put is (write-after-write order, or a [`Fabric::fence`]
+    /// before it). [`Fabric::quiet`] waits only for its local completion and reads nothing back
+    /// from `pe` for it: the target sees its arrival by waiting for the value, and a loop of
+    /// barriers then costs no flush read. (A caller that must know it arrived uses an atomic
+    /// write, which asks delivery completion.)
+    pub fn put_flag(&self, pe: usize, value: u64, at: Remote) -> Result<(), String> {
+        let bytes = value.to_ne_bytes();
+        if self.info.inject_size < bytes.len() {
+            // Not injectable: an ordinary put, whose source must live until it completes.
+            // SAFETY: bytes lives until drain_writes returns (the put completed locally).
+            unsafe { self.put(pe, bytes.as_ptr(), bytes.len(), at) }?;
+            return self.drain_writes();
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, bytes.len())?;
+        drop(t);
+        // Injected (len <= inject_size): the source is copied before the call returns.
+        let fence = self.fence_flags(CLASS_RMA)?;
+        self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
+    }
+
+    /// Waits until every put and AMO issued so far has completed locally: the sources of puts
+    /// are free again (puts longer than `inject_size` read theirs until then). Unlike
+    /// [`Fabric::quiet`] it reads nothing back from the targets.
+    pub fn complete_local(&self) -> Result<(), String> {
         self.drain_writes()
     }
 
