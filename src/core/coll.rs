@@ -665,7 +665,9 @@ impl<'a> Team<'a> {
         }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
-        if self.spans {
+        if self.spans && self.gpu.is_none() {
+            // (Its node-local arrivals are CPU atomics on host memory: not the GPU heap, whose
+            // teams take the dissemination below.)
             return self.sync_nodes(e);
         }
         self.disseminate(e, self.n, self.me, |i| i);
