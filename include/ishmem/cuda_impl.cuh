@@ -137,8 +137,6 @@ __device__ __forceinline__ char *proxy_bounce(uint64_t t) {
     uint64_t off = *(volatile uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
     return (char *)(uintptr_t)(ishmemi_dstate.heap_base + off + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
 }
-/* Posts one request; returns its ticket. */
-__device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6);
 /* Fills the slot of ticket t (taken by proxy_take) and publishes it. */
 __device__ __noinline__ inline void proxy_publish(uint64_t t, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
                                                   uint64_t w6) {
@@ -152,6 +150,7 @@ __device__ __noinline__ inline void proxy_publish(uint64_t t, uint64_t w1, uint6
     __threadfence_system();
     s[0] = t + 1;
 }
+/* Posts one request; returns its ticket. */
 __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
     uint64_t t = proxy_take();
     proxy_publish(t, w1, w2, w3, w4, w5, w6);
