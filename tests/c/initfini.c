@@ -26,7 +26,7 @@ static long count_fds(void) {
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        char path[64], target[256] = "";
+        char path[300], target[256] = "";
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t k = readlink(path, target, sizeof target - 1);
         if (k > 0) target[k] = 0;
@@ -41,7 +41,7 @@ static void list_fds(void) {
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        char path[64], target[256] = "";
+        char path[300], target[256] = "";
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t k = readlink(path, target, sizeof target - 1);
         if (k > 0) target[k] = 0;
