@@ -14,21 +14,30 @@ fn check_ptr(func: &str, what: &str, p: *const u8) {
     }
 }
 
+/// The checks every contiguous put and get makes: the state, PE `pe` in range, the byte count
+/// (None when it is 0: nothing to do), the local buffer (`what`) not NULL.
+#[inline(always)]
+fn contiguous(func: &str, nelems: usize, elem: usize, pe: c_int, what: &str, local: *const u8) -> Option<(&'static crate::core::State, usize, usize)> {
+    let st = state(func);
+    let pe = st.check_pe(func, pe);
+    let n = bytes(func, nelems, elem);
+    if n == 0 {
+        return None;
+    }
+    check_ptr(func, what, local);
+    Some((st, pe, n))
+}
+
 /// Copies `nelems * elem` bytes from local `src` to symmetric `dest` on `pe`.
 ///
 /// # Safety
 /// `src` must be readable for the length; `dest` is checked against the symmetric regions.
 #[inline]
 pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
-    let st = state(func);
-    let pe = st.check_pe(func, pe);
-    let n = bytes(func, nelems, elem);
-    if n == 0 {
-        return;
+    if let Some((st, pe, n)) = contiguous(func, nelems, elem, pe, "source", src) {
+        // SAFETY: src is readable for n bytes per the caller.
+        unsafe { rma::put(st, func, dest as usize, src, n, pe) }
     }
-    check_ptr(func, "source", src);
-    // SAFETY: src is readable for n bytes per the caller.
-    unsafe { rma::put(st, func, dest as usize, src, n, pe) }
 }
 
 /// Copies `nelems * elem` bytes from symmetric `src` on `pe` to local `dest`.
@@ -37,15 +46,10 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
 /// `dest` must be writable for the length; `src` is checked against the symmetric regions.
 #[inline]
 pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
-    let st = state(func);
-    let pe = st.check_pe(func, pe);
-    let n = bytes(func, nelems, elem);
-    if n == 0 {
-        return;
+    if let Some((st, pe, n)) = contiguous(func, nelems, elem, pe, "dest", dest) {
+        // SAFETY: dest is writable for n bytes per the caller.
+        unsafe { rma::get(st, func, dest, src as usize, n, pe) }
     }
-    check_ptr(func, "dest", dest);
-    // SAFETY: dest is writable for n bytes per the caller.
-    unsafe { rma::get(st, func, dest, src as usize, n, pe) }
 }
 
 /// `put` for the nbi forms: the network may read `src` until the next quiet.
@@ -54,15 +58,10 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
 /// `src` must be readable, and unchanged, for the length until the next quiet.
 #[inline]
 pub unsafe fn put_nbi(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
-    let st = state(func);
-    let pe = st.check_pe(func, pe);
-    let n = bytes(func, nelems, elem);
-    if n == 0 {
-        return;
+    if let Some((st, pe, n)) = contiguous(func, nelems, elem, pe, "source", src) {
+        // SAFETY: forwarded contract.
+        unsafe { rma::put_nbi(st, func, dest as usize, src, n, pe) }
     }
-    check_ptr(func, "source", src);
-    // SAFETY: forwarded contract.
-    unsafe { rma::put_nbi(st, func, dest as usize, src, n, pe) }
 }
 
 /// `get` for the nbi forms: the network may write `dest` until the next quiet.
@@ -71,15 +70,10 @@ pub unsafe fn put_nbi(func: &str, dest: *mut u8, src: *const u8, nelems: usize, 
 /// `dest` must be writable for the length, and not otherwise accessed, until the next quiet.
 #[inline]
 pub unsafe fn get_nbi(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int) {
-    let st = state(func);
-    let pe = st.check_pe(func, pe);
-    let n = bytes(func, nelems, elem);
-    if n == 0 {
-        return;
+    if let Some((st, pe, n)) = contiguous(func, nelems, elem, pe, "dest", dest) {
+        // SAFETY: forwarded contract.
+        unsafe { rma::get_nbi(st, func, dest, src as usize, n, pe) }
     }
-    check_ptr(func, "dest", dest);
-    // SAFETY: forwarded contract.
-    unsafe { rma::get_nbi(st, func, dest, src as usize, n, pe) }
 }
 
 /// Bytes spanned by `nblocks` blocks of `bsize` elements spaced `stride` elements apart.

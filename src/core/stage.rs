@@ -295,7 +295,7 @@ impl Stage {
     }
 
     /// Copies `n` bytes between local memory of any kind (host, or device memory under the
-    /// CUDA backend) and the region.
+    /// CUDA backend: this PE's heap, a caller's buffer) and the region (never overlapping).
     fn local_copy(&self, func: &str, dst: usize, src: usize, n: usize) {
         match self.mem.get() {
             Some(Mem::Gpu { gpu, .. }) => gpu.copy(func, dst, src, n),
@@ -461,23 +461,15 @@ impl Stage {
                 if len > self.lay.pay {
                     bad("payload too long");
                 }
-                match gpu {
-                    Some(g) => g.copy(func, heap + off, pay, len),
-                    // SAFETY: [off, off+len) is inside this PE's heap (checked); the payload
-                    // is in the region.
-                    None => unsafe { std::ptr::copy(pay as *const u8, (heap + off) as *mut u8, len) },
-                }
+                // [off, off+len) is inside this PE's heap (checked); the payload is in the region.
+                self.local_copy(func, heap + off, pay, len);
                 (0, 0, 0)
             }
             k if k == Kind::Get as u8 => {
                 if len > self.lay.pay {
                     bad("payload too long");
                 }
-                match gpu {
-                    Some(g) => g.copy(func, pay, heap + off, len),
-                    // SAFETY: as above, the other way.
-                    None => unsafe { std::ptr::copy((heap + off) as *const u8, pay as *mut u8, len) },
-                }
+                self.local_copy(func, pay, heap + off, len);
                 (pay, len, reply + HDR)
             }
             k if k == Kind::Amo as u8 => {

@@ -19,36 +19,27 @@ static int driver_fd(const char *target) {
                         !strncmp(target, "pipe:", 5));
 }
 
-static long count_fds(void) {
+/* Counts this process's descriptors, the CUDA driver's left out; `list`: prints each. */
+static long walk_fds(int list) {
     long n = 0;
     DIR *d = opendir("/proc/self/fd");
     if (!d) return -1;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
+        if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d)) continue;
         char path[300], target[256] = "";
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t k = readlink(path, target, sizeof target - 1);
         if (k > 0) target[k] = 0;
         if (!driver_fd(target)) n++;
+        if (list) fprintf(stderr, "  [PE %d] fd %s -> %s%s\n", t_me, e->d_name, target, driver_fd(target) ? " (CUDA driver)" : "");
     }
     closedir(d);
-    return n - 1; /* the directory's own descriptor */
+    return n;
 }
 
-static void list_fds(void) {
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char path[300], target[256] = "";
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t k = readlink(path, target, sizeof target - 1);
-        if (k > 0) target[k] = 0;
-        fprintf(stderr, "  [PE %d] fd %s -> %s%s\n", t_me, e->d_name, target, driver_fd(target) ? " (CUDA driver)" : "");
-    }
-    if (d) closedir(d);
-}
+static long count_fds(void) { return walk_fds(0); }
+static void list_fds(void) { walk_fds(1); }
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 0;
