@@ -12,7 +12,10 @@
  * bench/peer_nvshmem.h maps them (and the few BENCH_* hooks) onto NVSHMEM.
  * bench/run_gpu.sh builds and runs it; bench/README-gpu.md explains the rows.
  *
- * PE 0 drives, PE 1 is the target (npes >= 2; PEs >= 2 only join barriers).
+ * PE 0 drives, PE 1 is the target (PEs >= 2 only join barriers). With one PE (NPES=1: the
+ * one-GPU side-by-side mode of run_gpu.sh, since NVSHMEM hangs with 2 PEs on one GPU) PE 0
+ * targets itself: every row runs the whole API path, but the "remote" side is local HBM, the
+ * collectives run on a team of one, and put_signal is a round trip to itself.
  * Phase A (one-sided rows): PE 0 alone, the others sleep-poll a flag; phase B
  * (put_signal, barrier_all*, collectives): every PE, in lockstep through host
  * barriers.
@@ -44,7 +47,7 @@
  *
  * Usage: gpu_bench [--quick] [--ops a,b,...] [--scopes thread,warp,block]
  *                  [--grids 1,8,32,132] [--reps N] [--target-ms X]
- *                  [--max-bytes N] [--no-header]
+ *                  [--max-bytes N] [--coll-sizes 8,4096,...] [--no-header]
  * Process model: fork mode (default): the program forks NPES (default 2)
  * PEs before any CUDA call; rank 0 (the parent) makes the unique id and hands
  * it over a pipe; PE r uses GPU r % ngpus. Launcher mode: RANK=r NRANKS=n
@@ -116,6 +119,9 @@ static inline cudaError_t bench_collective_launch(const void *fn, dim3 grid, dim
 #define MAX_ITERS 10000000L
 
 static int g_me = -1, g_npes = 0;
+/* The target of the one-sided rows: PE 1, or PE 0 itself in a job of one PE (the one-GPU
+ * side-by-side mode: NVSHMEM cannot run 2 PEs on one GPU, so both libraries target themselves). */
+static int g_tgt = 1;
 
 #define CK(x)                                                                               \
     do {                                                                                    \
@@ -307,7 +313,7 @@ __global__ void k_pingpong(uint64_t *rbuf, uint64_t *sbuf, uint64_t *sig, uint64
             *(volatile uint64_t *)sbuf = pp_payload(seed, v, 0);
             ishmem_putmem_signal_nbi(rbuf, sbuf, sizeof(uint64_t), sig, v, ISHMEM_SIGNAL_SET, peer);
             ishmem_signal_wait_until(sig, ISHMEM_CMP_EQ, v);
-            bad += *(volatile uint64_t *)rbuf != pp_payload(seed, v, 1);
+            bad += *(volatile uint64_t *)rbuf != pp_payload(seed, v, peer);
         } else {
             ishmem_signal_wait_until(sig, ISHMEM_CMP_EQ, v);
             bad += *(volatile uint64_t *)rbuf != pp_payload(seed, v, 0);
@@ -453,7 +459,7 @@ struct Opts {
     int quick = 0, header = 1, reps = 7;
     double target_s = 5e-3;
     size_t max_bytes = (size_t)1 << 30;
-    std::string ops, scopes, grids;
+    std::string ops, scopes, grids, coll_sizes;
 };
 static Opts g_o;
 
@@ -634,7 +640,7 @@ static void run_bw(const BwRow &r) {
 
     fill_region(A, span, seed);
     if (!r.put) { /* the pattern goes to PE 1's B; A is cleared */
-        ishmem_putmem(B, A, span, 1);
+        ishmem_putmem(B, A, span, g_tgt);
         ishmem_quiet();
         CK(cudaMemsetAsync(A, 0, span, st));
         CK(cudaStreamSynchronize(st));
@@ -650,7 +656,7 @@ static void run_bw(const BwRow &r) {
             t = time_events([&] {
                 size_t c = pos;
                 for (long i = 0; i < it; i++) {
-                    ishmemx_putmem_on_queue(dst + c * n, src + c * n, n, 1, st);
+                    ishmemx_putmem_on_queue(dst + c * n, src + c * n, n, g_tgt, st);
                     if (++c == nchunks) c = 0;
                 }
                 ishmemx_quiet_on_queue(st);
@@ -659,7 +665,7 @@ static void run_bw(const BwRow &r) {
             t = 0;
 #endif
         } else {
-            Xfer x = {dst, src, n, nchunks, pos, it, 1};
+            Xfer x = {dst, src, n, nchunks, pos, it, g_tgt};
             t = time_events([&] { launch_bw_any(r, x); });
         }
         pos = (size_t)(((unsigned long long)pos + (unsigned long long)it) % nchunks);
@@ -674,7 +680,7 @@ static void run_bw(const BwRow &r) {
     if (r.put) {
         CK(cudaMemsetAsync(A, 0, covered, st));
         CK(cudaStreamSynchronize(st));
-        ishmem_getmem(A, B, covered, 1);
+        ishmem_getmem(A, B, covered, g_tgt);
     }
     const char *base_op = r.put ? (queue ? "putmem_on_queue" : "putmem_nbi") : "getmem_nbi";
     if (g_inject && !g_injected && !strcmp(g_inject, base_op)) {
@@ -708,9 +714,9 @@ static void run_lat_p() {
     int want = 0;
     auto run = [&](long it) -> double {
         int base = (int)(mix64(++g_run) & 0xffffff);
-        double t = time_events([&] { k_p<<<1, 1, 0, st>>>(ibuf, base, it, 1); });
+        double t = time_events([&] { k_p<<<1, 1, 0, st>>>(ibuf, base, it, g_tgt); });
         want = base + (int)(it - 1);
-        int got = host_get_int(ibuf, 1);
+        int got = host_get_int(ibuf, g_tgt);
         if (got != want) verify_failed("p", "thread", 4, "last value %d, expected %d", got, want);
         return t;
     };
@@ -722,8 +728,8 @@ static void run_lat_p() {
 static void run_lat_putmem_quiet() {
     auto run = [&](long it) -> double {
         uint64_t base = mix64(++g_run) >> 8;
-        double t = time_events([&] { k_putmem_quiet<<<1, 1, 0, st>>>(u8dst, u8src, base, it, 1); });
-        uint64_t got = host_get_u64(u8dst, 1), want = base + (uint64_t)(it - 1);
+        double t = time_events([&] { k_putmem_quiet<<<1, 1, 0, st>>>(u8dst, u8src, base, it, g_tgt); });
+        uint64_t got = host_get_u64(u8dst, g_tgt), want = base + (uint64_t)(it - 1);
         if (got != want)
             verify_failed("putmem_quiet", "thread", 8, "last value %llu, expected %llu", (unsigned long long)got,
                           (unsigned long long)want);
@@ -737,7 +743,7 @@ static void run_lat_putmem_quiet() {
 static void run_lat_g() {
     auto run = [&](long it) -> double {
         int start = (int)(mix64(++g_run) & (CHAIN_N - 1));
-        double t = time_events([&] { k_g<<<1, 1, 0, st>>>(chain, start, it, 1, dint); });
+        double t = time_events([&] { k_g<<<1, 1, 0, st>>>(chain, start, it, g_tgt, dint); });
         int got;
         CK(cudaMemcpy(&got, dint, sizeof got, cudaMemcpyDeviceToHost));
         int want = start;
@@ -753,14 +759,14 @@ static void run_lat_g() {
 static void run_lat_amo(bool cswap) {
     const char *op = cswap ? "compare_swap" : "fetch_add";
     auto run = [&](long it) -> double {
-        uint64_t before = host_get_u64(ctr, 1);
+        uint64_t before = host_get_u64(ctr, g_tgt);
         double t = time_events([&] {
-            if (cswap) k_compare_swap<<<1, 1, 0, st>>>(ctr, it, 1, dres);
-            else k_fetch_add<<<1, 1, 0, st>>>(ctr, it, 1, dres);
+            if (cswap) k_compare_swap<<<1, 1, 0, st>>>(ctr, it, g_tgt, dres);
+            else k_fetch_add<<<1, 1, 0, st>>>(ctr, it, g_tgt, dres);
         });
         unsigned long long bad;
         CK(cudaMemcpy(&bad, dres, sizeof bad, cudaMemcpyDeviceToHost));
-        uint64_t after = host_get_u64(ctr, 1);
+        uint64_t after = host_get_u64(ctr, g_tgt);
         uint64_t want = before + (uint64_t)(cswap ? it - 1 : it);
         if (bad || after != want)
             verify_failed(op, "thread", 8, "%llu results out of sequence; target %llu, expected %llu", bad,
@@ -783,7 +789,7 @@ static void run_queue_small(bool pipelined) {
         set_u64(u8src, v);
         double t0 = now_s();
         for (long i = 0; i < it; i++) {
-            ishmemx_putmem_on_queue(u8dst, u8src, sizeof(uint64_t), 1, st);
+            ishmemx_putmem_on_queue(u8dst, u8src, sizeof(uint64_t), g_tgt, st);
             if (!pipelined) {
                 ishmemx_quiet_on_queue(st);
                 CK(cudaStreamSynchronize(st));
@@ -794,7 +800,7 @@ static void run_queue_small(bool pipelined) {
             CK(cudaStreamSynchronize(st));
         }
         double t = now_s() - t0;
-        uint64_t got = host_get_u64(u8dst, 1);
+        uint64_t got = host_get_u64(u8dst, g_tgt);
         if (got != v)
             verify_failed(op, "queue", 8, "value %llu, expected %llu", (unsigned long long)got,
                           (unsigned long long)v);
@@ -812,10 +818,10 @@ static void run_host_putmem() {
         uint64_t v = mix64(++g_run);
         set_u64(u8src, v);
         double t0 = now_s();
-        for (long i = 0; i < it; i++) ishmem_putmem(u8dst, u8src, sizeof(uint64_t), 1);
+        for (long i = 0; i < it; i++) ishmem_putmem(u8dst, u8src, sizeof(uint64_t), g_tgt);
         ishmem_quiet();
         double t = now_s() - t0;
-        uint64_t got = host_get_u64(u8dst, 1);
+        uint64_t got = host_get_u64(u8dst, g_tgt);
         if (got != v)
             verify_failed("putmem_blocking", "host", 8, "value %llu, expected %llu", (unsigned long long)got,
                           (unsigned long long)v);
@@ -887,7 +893,7 @@ static int run_put_signal() {
         g_sigbase += (uint64_t)N;
         double t = lockstep_run([&] {
             if (g_me < 2)
-                k_pingpong<<<1, 1, 0, st>>>(pp_r, pp_s, sig, seed, base, N, g_me, 1 - g_me, dres);
+                k_pingpong<<<1, 1, 0, st>>>(pp_r, pp_s, sig, seed, base, N, g_me, g_npes == 1 ? 0 : 1 - g_me, dres);
         });
         if (g_me < 2) {
             unsigned long long bad;
@@ -953,7 +959,15 @@ template <class F> static double lockstep_calibrated(F &&run, long max_iters, lo
 /* sizes per PE of the collective rows (host_bench's) */
 static std::vector<size_t> coll_sizes() {
     std::vector<size_t> s;
-    if (g_o.quick) s = {8, 4096, 262144};
+    if (!g_o.coll_sizes.empty()) {
+        for (size_t p = 0; p <= g_o.coll_sizes.size();) {
+            size_t e = g_o.coll_sizes.find(',', p);
+            if (e == std::string::npos) e = g_o.coll_sizes.size();
+            size_t v = strtoull(g_o.coll_sizes.substr(p, e - p).c_str(), NULL, 0);
+            if (v) s.push_back(v);
+            p = e + 1;
+        }
+    } else if (g_o.quick) s = {8, 4096, 262144};
     else s = {8, 64, 512, 4096, 32768, 262144, (size_t)1 << 20};
     std::vector<size_t> out;
     for (size_t n : s)
@@ -1225,10 +1239,8 @@ static int run_pe(int rank, int nranks, const ishmemx_uniqueid_t *uid) {
     g_me = ishmem_my_pe();
     g_npes = ishmem_n_pes();
     note("initialised in %.2f s (pe %d of %d)", now_s() - t_init, g_me, g_npes);
-    if (g_npes < 2) {
-        note("needs at least 2 PEs (got %d)", g_npes);
-        finish(2);
-    }
+    g_tgt = g_npes == 1 ? 0 : 1;
+    if (g_npes == 1) note("one PE: every row targets PE 0 itself (the one-GPU side-by-side mode)");
 
     /* symmetric allocations: same order and sizes on every PE */
     A = (char *)ishmem_malloc(g_buf);
@@ -1428,10 +1440,10 @@ static void usage() {
     fprintf(stderr,
             "usage: gpu_bench [--quick] [--ops a,b,...] [--scopes thread,warp,block]\n"
             "                 [--grids 1,8,32,132] [--reps N] [--target-ms X] [--max-bytes N]\n"
-            "                 [--no-header]\n"
+            "                 [--coll-sizes 8,4096,...] [--no-header]\n"
             "ops:");
     for (const char *op : ALL_OPS) fprintf(stderr, " %s", op);
-    fprintf(stderr, "\nenv: NPES (fork mode, default 2) or RANK/NRANKS/UID_FILE (launcher mode)\n");
+    fprintf(stderr, "\nenv: NPES (fork mode, 1..8, default 2) or RANK/NRANKS/UID_FILE (launcher mode)\n");
 }
 
 int main(int argc, char **argv) {
@@ -1444,6 +1456,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--ops") && more) g_o.ops = argv[++i];
         else if (!strcmp(a, "--scopes") && more) g_o.scopes = argv[++i];
         else if (!strcmp(a, "--grids") && more) g_o.grids = argv[++i];
+        else if (!strcmp(a, "--coll-sizes") && more) g_o.coll_sizes = argv[++i];
         else if (!strcmp(a, "--reps") && more) { g_o.reps = atoi(argv[++i]); reps_set = true; }
         else if (!strcmp(a, "--target-ms") && more) { g_o.target_s = atof(argv[++i]) * 1e-3; target_set = true; }
         else if (!strcmp(a, "--max-bytes") && more) g_o.max_bytes = strtoull(argv[++i], NULL, 0);
@@ -1499,8 +1512,8 @@ int main(int argc, char **argv) {
     if (r) { /* launcher mode: the id goes through a file */
         int rank = atoi(r), n = getenv("NRANKS") ? atoi(getenv("NRANKS")) : 0;
         const char *f = getenv("UID_FILE");
-        if (n < 2 || !f) {
-            fprintf(stderr, "gpu_bench: launcher mode needs NRANKS >= 2 and UID_FILE\n");
+        if (n < 1 || !f) {
+            fprintf(stderr, "gpu_bench: launcher mode needs NRANKS >= 1 and UID_FILE\n");
             return 2;
         }
         std::string tmp = std::string(f) + ".tmp";
@@ -1522,8 +1535,8 @@ int main(int argc, char **argv) {
 
     /* fork mode: children are made before any CUDA call; pipes carry the id */
     int n = getenv("NPES") ? atoi(getenv("NPES")) : 2;
-    if (n < 2 || n > MAX_PES) {
-        fprintf(stderr, "gpu_bench: NPES must be 2..%d\n", MAX_PES);
+    if (n < 1 || n > MAX_PES) {
+        fprintf(stderr, "gpu_bench: NPES must be 1..%d\n", MAX_PES);
         return 2;
     }
     fflush(stdout);

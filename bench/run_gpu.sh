@@ -7,6 +7,19 @@
 #   bash bench/run_gpu.sh --only nvshmem  # or --only ishmem
 #   bash bench/run_gpu.sh --no-shared-probe
 #   bash bench/run_gpu.sh -- --ops p,g    # everything after -- goes to gpu_bench
+#   bash bench/run_gpu.sh --one-gpu       # the one-GPU side-by-side mode (below); chosen by
+#                                         # itself when one GPU is visible (--two-pe: never)
+#
+# One-GPU side-by-side mode (issue 16; kinds nvidia-h100-x1 and nvidia-h200). NVSHMEM hangs
+# with 2 PEs on one GPU, so each library runs ONE PE whose target is itself, through the
+# whole API path (on-queue put to self, collectives on a team of one, thread and block
+# collectives, reductions 8 B .. 1 MiB), REPEAT times (default 3), the libraries alternating
+# (nvshmem, ishmem, then ishmem, nvshmem, ...), all in this one call. Then ishmem alone with 2
+# PEs on the GPU (a case NVSHMEM cannot run) REPEAT_2PE times (default 1). With
+# ISHMEM_BASE_PREFIX=<an older install> a third build, "ishmem_base", joins the alternation:
+# the A/B of a library change inside one call. bench/onegpu_table.py writes
+# $OUT/onegpu-table.md: per row the median and range of each library, and the ratio.
+#   ONE_ARGS="..."  gpu_bench arguments of the mode (default: the rows of issue 16, --quick)
 #
 # What it does:
 #  1. records nvidia-smi, nvidia-smi topo -m, nvcc and NVSHMEM versions into $OUT;
@@ -47,6 +60,7 @@ OUT=${OUT:-$BENCH/results}
 QUICK=()
 ONLY=""
 PROBE=1
+ONE=""
 EXTRA=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,6 +68,8 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift ;;
         --only=*) ONLY=${1#--only=} ;;
         --no-shared-probe) PROBE=0 ;;
+        --one-gpu) ONE=1 ;;
+        --two-pe) ONE=0 ;;
         --) shift; EXTRA=("$@"); break ;;
         -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "run_gpu.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
@@ -96,6 +112,7 @@ nvidia-smi topo -m >"$OUT/nvidia-smi-topo.txt" 2>&1 || echo "nvidia-smi topo -m 
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 note "GPUs visible: $NGPU"
+[ -z "$ONE" ] && { [ "$NGPU" -lt 2 ] && ONE=1 || ONE=0; }
 
 # ---------------------------------------------------------------- toolchain
 PY=${PYTHON:-}
@@ -194,21 +211,34 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
     fi
 fi
 
+# the A/B base: gpu_bench built against an older install (its own headers: the device API is
+# header-only), run beside the current one in the one-GPU mode
+if [ -n "${ISHMEM_BASE_PREFIX:-}" ] && [ -f "$ISHMEM_BASE_PREFIX/lib/libishmem.so" ]; then
+    note "building gpu_bench against the base install $ISHMEM_BASE_PREFIX"
+    if "$NVCC" "${NVCCFLAGS[@]}" -DBENCH_VERSION_SUFFIX="\"-base\"" -I"$ISHMEM_BASE_PREFIX/include" \
+        "$BENCH/gpu_bench.cu" -o "$BUILD/gpu_bench_ishmem_base" \
+        -L"$ISHMEM_BASE_PREFIX/lib" -lishmem -Xlinker -rpath,"$ISHMEM_BASE_PREFIX/lib" >"$OUT/build-ishmem-base.log" 2>&1; then
+        libs+=(ishmem_base)
+    else
+        warn "base build failed:"; tail -20 "$OUT/build-ishmem-base.log" >&2; status=1
+    fi
+fi
+
 # ---------------------------------------------------------------- run
 # run_one LIB TIMEOUT CSV LOG: runs gpu_bench_LIB with "${RUN_ENV[@]}" in its
 # environment and "${RUN_ARGS[@]}" as arguments, under `timeout`; an init
 # that has not finished on both PEs after INIT_TIMEOUT seconds is a hang and
 # is killed at once. Sets RC (exit status; 124 = timed out) and HUNG (1/0).
 run_one() {
-    local lib=$1 t=$2 csv=$3 log=$4 t1 pid n waited=0
+    local lib=$1 t=$2 csv=$3 log=$4 t1 pid n waited=0 bin=${RUN_BIN:-$1}
     t=$(cap "$t"); HUNG=0
     if [ "$t" -lt 10 ]; then warn "no time left for $lib"; RC=124; return; fi
     note "$lib: ${RUN_ENV[*]} gpu_bench ${RUN_ARGS[*]} (timeout ${t}s) -> $csv"
     t1=$(date +%s)
-    env "${RUN_ENV[@]}" timeout -k 5 "$t" "$BUILD/gpu_bench_$lib" "${RUN_ARGS[@]}" >"$csv" 2>"$log" &
+    env "${RUN_ENV[@]}" timeout -k 5 "$t" "$BUILD/gpu_bench_$bin" "${RUN_ARGS[@]}" >"$csv" 2>"$log" &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
-        n=$(grep -c 'initialised in' "$log" 2>/dev/null); [ "${n:-0}" -ge 2 ] && break
+        n=$(grep -c 'initialised in' "$log" 2>/dev/null); [ "${n:-0}" -ge "${RUN_NPES:-2}" ] && break
         if [ "$waited" -ge "$INIT_TIMEOUT" ]; then
             note "$lib: the PEs did not finish init within ${INIT_TIMEOUT}s: hang, killing it"
             HUNG=1; kill -TERM "$pid" 2>/dev/null; break
@@ -232,7 +262,53 @@ hang_note() { # hang_note FILE WHAT LOG: describes the last run_one
 }
 
 csvs=()
+if [ "$ONE" = 1 ]; then
+    # ------------------------------------------------ the one-GPU side-by-side mode
+    REPEAT=${REPEAT:-3}; REPEAT_2PE=${REPEAT_2PE:-1}
+    if [ -n "${ONE_ARGS:-}" ]; then read -r -a OA <<<"$ONE_ARGS"; else
+        OA=(--quick --scopes thread,block --grids 32 --max-bytes 16777216 --coll-sizes 8,64,4096,32768,1048576
+            --ops putmem_nbi,getmem_nbi,p,putmem_quiet,g,fetch_add,compare_swap,put_signal,barrier_all,putmem_on_queue,putmem_on_queue_lat,putmem_on_queue_pipelined,barrier_all_on_queue,putmem_blocking,broadcast,fcollect,alltoall,sum_reduce,team_sync,broadcast_on_queue,fcollect_on_queue,alltoall_on_queue,sum_reduce_on_queue,team_sync_on_queue)
+    fi
+    KIND=${BENCH_MACHINE:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '_')-x1}
+    onecsvs=()
+    for i in $(seq 1 "$REPEAT"); do
+        order=("${libs[@]}")
+        # alternate: odd rounds in build order, even rounds reversed
+        if [ $((i % 2)) = 0 ]; then mapfile -t order < <(printf '%s\n' "${libs[@]}" | tac); fi
+        for lib in "${order[@]}"; do
+            csv="$OUT/one-$lib-$i.csv"; log="$OUT/one-$lib-$i.log"
+            RUN_ENV=(NPES=1 BENCH_MACHINE="$KIND"); RUN_ARGS=("${OA[@]}" "${EXTRA[@]}"); RUN_NPES=1; RUN_BIN=$lib
+            run_one "$lib" "$ISHMEM_TIMEOUT" "$csv" "$log"
+            if grep -q 'VERIFY FAILED' "$log" || [ "$RC" != 0 ]; then
+                warn "$lib (1 PE, round $i) failed, exit status $RC:"; grep 'VERIFY FAILED' "$log" | head -3 >&2; tail -3 "$log" >&2
+                status=1
+            fi
+            [ "$(wc -l <"$csv")" -gt 1 ] && onecsvs+=("$csv")
+        done
+    done
+    for lib in "${libs[@]}"; do
+        [ "$lib" = nvshmem ] && continue # hangs with 2 PEs on one GPU (DEVICE-NOTES)
+        for i in $(seq 1 "$REPEAT_2PE"); do
+            csv="$OUT/two-$lib-$i.csv"; log="$OUT/two-$lib-$i.log"
+            RUN_ENV=(NPES=2 BENCH_MACHINE="$KIND"); RUN_ARGS=("${OA[@]}" "${EXTRA[@]}"); RUN_NPES=2; RUN_BIN=$lib
+            run_one "$lib" "$ISHMEM_TIMEOUT" "$csv" "$log"
+            if grep -q 'VERIFY FAILED' "$log" || [ "$RC" != 0 ]; then
+                warn "$lib (2 PEs on one GPU, round $i) failed, exit status $RC"; tail -3 "$log" >&2; status=1
+            fi
+            [ "$(wc -l <"$csv")" -gt 1 ] && onecsvs+=("$csv")
+        done
+    done
+    unset RUN_NPES RUN_BIN
+    if [ ${#onecsvs[@]} -gt 0 ]; then
+        "$PY" "$BENCH/onegpu_table.py" --kind "$KIND" --command "bench/run_gpu.sh --one-gpu (REPEAT=$REPEAT)" \
+            --out "$OUT/onegpu-table.md" "${onecsvs[@]}" 2>"$OUT/onegpu-table.log" && cat "$OUT/onegpu-table.md" ||
+            { warn "onegpu_table.py failed:"; tail -5 "$OUT/onegpu-table.log" >&2; status=1; }
+    fi
+    note "done in $(( $(date +%s) - T0 ))s; outputs in $OUT (exit status $status)"
+    exit $status
+fi
 for lib in "${libs[@]}"; do
+    [ "$lib" = ishmem_base ] && continue
     csv="$OUT/gpu-$lib.csv"; log="$OUT/gpu-$lib.log"
     to=$RUN_TIMEOUT; [ "$lib" = ishmem ] && to=$ISHMEM_TIMEOUT
     # with one GPU both PEs share it: NVSHMEM 3.4.5 hung in init there

@@ -368,6 +368,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     if state.cfg.info && state.me == 0 {
         eprint!("{}", crate::api::setup::info_text(Some(state)));
     }
+    queue::stats::enable(state.cfg.queue_stats);
     let state: &'static State = state;
     if let Some(s) = state.net.as_ref().and_then(|n| n.stage.as_ref()) {
         // The mailbox's server applies requests to this heap from now on.
@@ -421,6 +422,9 @@ fn effective_spin(spin: u64, local_pes: usize) -> u64 {
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.
 pub fn finalize(func: &str) {
     let st = state(func);
+    if let Some(line) = queue::stats::report() {
+        crate::ffi::info(func, &line);
+    }
     if let Some(p) = st.proxy.get() {
         // Kernels have finished: what they posted is run, then the thread stops.
         p.stop();

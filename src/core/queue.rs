@@ -99,9 +99,63 @@ pub(crate) fn ctx(func: &str) -> (&'static State, &'static Gpu, &'static Kernels
     }
 }
 
+/// `ISHMEM_QUEUE_STATS=1`: counts of what the `_on_queue` forms hand the CUDA driver, per PE,
+/// printed at finalize, to see where an on-queue call's time goes (launches, copies, queries)
+/// without a system profiler.
+pub(crate) mod stats {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    /// What is counted (index into COUNTS).
+    #[derive(Clone, Copy)]
+    pub(crate) enum Ev {
+        Call,
+        Launch,
+        Copy,
+        Memset,
+        PtrQuery,
+        CtxPush,
+    }
+    const NAMES: [&str; 6] =
+        ["on_queue calls", "kernel launches", "copy-engine copies", "memsets", "pointer-type queries", "context pushes"];
+    static COUNTS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
+
+    /// Turns counting on or off (init, from the configuration).
+    pub(crate) fn enable(on: bool) {
+        for c in &COUNTS {
+            c.store(0, Relaxed);
+        }
+        ON.store(on, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn count(e: Ev) {
+        if ON.load(Relaxed) {
+            COUNTS[e as usize].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The counts as one line (None when counting is off).
+    pub(crate) fn report() -> Option<String> {
+        if !ON.load(Relaxed) {
+            return None;
+        }
+        let calls = COUNTS[0].load(Relaxed);
+        let mut s = format!("ISHMEM_QUEUE_STATS: {calls} {}", NAMES[0]);
+        for (i, name) in NAMES.iter().enumerate().skip(1) {
+            let n = COUNTS[i].load(Relaxed);
+            let per = if calls > 0 { format!(" ({:.2} per call)", n as f64 / calls as f64) } else { String::new() };
+            s.push_str(&format!(", {n} {name}{per}"));
+        }
+        Some(s)
+    }
+}
+use stats::{count, Ev};
+
 /// The running state and its GPU, or the error of an _on_queue form on the CPU backend.
 pub(crate) fn gpu_of(func: &str) -> (&'static State, &'static Gpu) {
     let st = state(func);
+    count(Ev::Call);
     let Some(gpu) = st.gpu.as_ref() else {
         fatal(func, "the _on_queue forms need the CUDA backend, and this PE runs the CPU backend (no GPU in use)")
     };
@@ -110,12 +164,33 @@ pub(crate) fn gpu_of(func: &str) -> (&'static State, &'static Gpu) {
 
 /// Launches `f` on the queue with the given parameter pointers.
 pub(crate) fn launch(func: &str, gpu: &Gpu, f: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void], q: Queue) {
-    let _c = gpu.enter(func);
+    let _c = enter(func, gpu);
+    count(Ev::Launch);
     // SAFETY: params point to locals matching the kernel's parameter list, which the driver
     // copies at launch; the addresses inside were checked by the caller.
     driver::check(func, "cuLaunchKernel", unsafe {
         sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, q.cast(), params.as_mut_ptr(), std::ptr::null_mut())
     });
+}
+
+/// Makes the library's context current for an on-queue call (counted when it had to be pushed).
+pub(crate) fn enter(func: &str, gpu: &Gpu) -> crate::transport::cuda::driver::CtxGuard {
+    let c = gpu.enter(func);
+    if c.pushed() {
+        count(Ev::CtxPush);
+    }
+    c
+}
+
+/// Enqueues a copy-engine copy of `n` bytes from `from` to `to` on the queue; the caller has
+/// made the context current.
+///
+/// # Safety
+/// Both ranges are device-accessible memory valid when the stream runs the copy.
+pub(crate) unsafe fn copy_async(func: &str, to: usize, from: usize, n: usize, q: Queue) {
+    count(Ev::Copy);
+    // SAFETY: as the caller promises.
+    driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(to as u64, from as u64, n, q.cast()) });
 }
 
 macro_rules! args {
@@ -126,6 +201,7 @@ pub(crate) use args;
 /// The CUDA memory type of `addr` (`CUmemorytype`), or None for memory CUDA does not know.
 pub(crate) fn memory_type(addr: usize) -> Option<u32> {
     let mut t: u32 = 0;
+    count(Ev::PtrQuery);
     // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
     let r = unsafe {
         sys::cuPointerGetAttribute(
@@ -161,9 +237,9 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.putmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
     } else {
-        let _c = gpu.enter(func);
+        let _c = enter(func, gpu);
         // SAFETY: the destination range was checked; the source is the caller's.
-        driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(r as u64, src as u64, n, q.cast()) });
+        unsafe { copy_async(func, r, src as usize, n, q) };
     }
 }
 
@@ -181,9 +257,9 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.getmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
     } else {
-        let _c = gpu.enter(func);
+        let _c = enter(func, gpu);
         // SAFETY: the source range was checked; the destination is the caller's.
-        driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(dest as u64, r as u64, n, q.cast()) });
+        unsafe { copy_async(func, dest as usize, r, n, q) };
     }
 }
 
@@ -211,7 +287,8 @@ unsafe fn strided(
     } else {
         (dest as usize, st.remote(func, "source", src as usize, span, pe))
     };
-    let _c = gpu.enter(func);
+    let _c = enter(func, gpu);
+    count(Ev::Copy);
     // SAFETY: the rows span the checked symmetric range and the caller's local one; pitches
     // beyond the device's 2D limit are copied row by row on the same stream.
     unsafe { gpu.copy_2d_async(func, d, dst * elem, s, sst * elem, bsize * elem, nblocks, q.cast()) };

@@ -9,7 +9,8 @@
 //! NULL, must be memory the GPU can write (device, managed or registered host memory) and
 //! receives the return code when the stream reaches the collective.
 
-use super::queue::{args, gpu_of, launch, memory_type, Module, Queue};
+use super::queue::stats::{count, Ev};
+use super::queue::{args, copy_async, enter, gpu_of, launch, memory_type, Module, Queue};
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
 use crate::core::team::TeamDesc;
@@ -193,7 +194,7 @@ unsafe fn copy_engines(
     sync();
     let n = d.n();
     let me = d.my_pe as usize;
-    let _c = gpu.enter(func);
+    let _c = enter(func, gpu);
     let copy = |to: usize, from: usize| {
         if to != from {
             // SAFETY: both ranges lie in symmetric heaps mapped here (checked by the caller).
@@ -220,16 +221,6 @@ unsafe fn copy_engines(
     ret_ok(func, ret, q);
 }
 
-/// Enqueues a copy of `n` bytes from `from` to `to` on the queue (copy engines).
-///
-/// # Safety
-/// Both ranges are device-accessible memory (mapped symmetric heaps) valid when the stream
-/// runs the copy.
-unsafe fn copy_async(func: &str, to: usize, from: usize, n: usize, q: Queue) {
-    // SAFETY: as the caller promises.
-    driver::check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(to as u64, from as u64, n, q.cast()) });
-}
-
 /// Enqueues a team-sync kernel of `team` (no status).
 fn sync_kernel(func: &str, gpu: &Gpu, k: &CollKernels, team: c_int, q: Queue) {
     let (mut t, mut r) = (team, 0u64);
@@ -239,6 +230,7 @@ fn sync_kernel(func: &str, gpu: &Gpu, k: &CollKernels, team: c_int, q: Queue) {
 /// Enqueues the store of status 0 into `ret` (when not NULL).
 fn ret_ok(func: &str, ret: *mut c_int, q: Queue) {
     if !ret.is_null() {
+        count(Ev::Memset);
         // SAFETY: check_ret found ret to be memory the GPU can write.
         driver::check(func, "cuMemsetD32Async", unsafe { sys::cuMemsetD32Async(ret as u64, 0, 1, q.cast()) });
     }
@@ -278,7 +270,7 @@ unsafe fn reduce_split<T: QElem>(
     }
     sync_kernel(func, gpu, k, team, q);
     {
-        let _c = gpu.enter(func);
+        let _c = enter(func, gpu);
         for j in 1..np {
             let p = (me + j) % np;
             let (lo, len) = crate::core::coll::slice(n, np, p);

@@ -46,6 +46,11 @@ pub fn warn(func: &str, msg: &str) {
     emit(&format!("[PE {}] WARNING: {func}: {msg}", pe_tag()));
 }
 
+/// Prints `[PE n] INFO: func: msg` on stderr (what the user asked to see, e.g. profiling counts).
+pub fn info(func: &str, msg: &str) {
+    emit(&format!("[PE {}] INFO: {func}: {msg}", pe_tag()));
+}
+
 /// Whether `ISHMEM_DEBUG` is on: the running PE's setting, else the environment's (before
 /// init).
 pub fn debug_on() -> bool {

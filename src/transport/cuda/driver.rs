@@ -110,6 +110,13 @@ impl CtxGuard {
     }
 }
 
+impl CtxGuard {
+    /// Whether `enter` had to push the context (it was not current on this thread).
+    pub fn pushed(&self) -> bool {
+        self.pushed
+    }
+}
+
 impl Drop for CtxGuard {
     fn drop(&mut self) {
         if self.pushed {
