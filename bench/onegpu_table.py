@@ -6,7 +6,8 @@ two-<lib>-<round>.csv (ishmem with 2 PEs on the one GPU), <lib> nvshmem, ishmem 
 ishmem_base (an older ishmem build: the A/B of a change). Output: markdown with, per row
 (op, scope, bytes), each library's median over the rounds and its range [min-max], and the
 ratio ishmem / NVSHMEM in time (latency rows as they are, bandwidth rows inverted): below or
-at 1.00 ishmem is at or ahead of NVSHMEM.
+at 1.00 ishmem is at or ahead of NVSHMEM; likewise ishmem / each other variant (ishmem_base:
+an older build, ishmem_alt: the build with other settings).
 
     bench/onegpu_table.py --kind nvidia-h100-x1 --command "..." --out table.md CSV...
 """
@@ -89,8 +90,14 @@ def main():
     ap.add_argument("csvs", nargs="+")
     a = ap.parse_args()
     data, units, order = load(a.csvs)
-    libs1 = [l for l in ("nvshmem", "ishmem", "ishmem_base") if ("one", l) in data]
-    libs2 = [l for l in ("ishmem", "ishmem_base") if ("two", l) in data]
+    def libs_of(mode):
+        found = sorted(l for (m, l) in data if m == mode)
+        first = [l for l in ("nvshmem", "ishmem") if l in found]
+        return first + [l for l in found if l not in first]
+
+    libs1 = libs_of("one")
+    libs2 = libs_of("two")
+    others1 = [l for l in libs1 if l.startswith("ishmem_")]
     out = []
     out.append(f"### One GPU, 1 PE targeting itself: `{a.command}` on {a.kind}\n")
     out.append("Median over the rounds, [min-max], n = rounds. ratio = ishmem / NVSHMEM in time "
@@ -98,8 +105,9 @@ def main():
     hdr = ["op", "scope", "bytes"] + libs1
     if "nvshmem" in libs1 and "ishmem" in libs1:
         hdr.append("ratio")
-    if "ishmem_base" in libs1 and "ishmem" in libs1:
-        hdr.append("new/base")
+    for o in others1:
+        if "ishmem" in libs1:
+            hdr.append(f"ishmem/{o}")
     out.append("| " + " | ".join(hdr) + " |")
     out.append("|" + "---|" * len(hdr))
     behind = []
@@ -113,9 +121,10 @@ def main():
             row.append("-" if r is None else f"{r:.2f}")
             if r is not None and r > 1.0:
                 behind.append((key, r))
-        if "new/base" in hdr:
-            r = time_ratio(data[("one", "ishmem")].get(key), data[("one", "ishmem_base")].get(key), u)
-            row.append("-" if r is None else f"{r:.2f}")
+        for o in others1:
+            if "ishmem" in libs1:
+                r = time_ratio(data[("one", "ishmem")].get(key), data[("one", o)].get(key), u)
+                row.append("-" if r is None else f"{r:.2f}")
         out.append("| " + " | ".join(row) + " |")
     out.append("")
     seen = sorted({k[0] for k in order} & set(NOT_REPRESENTED))
@@ -132,7 +141,8 @@ def main():
         out.append("")
     if libs2:
         out.append(f"### One GPU, ishmem with 2 PEs on it (NVSHMEM cannot run this): {a.kind}\n")
-        hdr2 = ["op", "scope", "bytes"] + libs2 + (["new/base"] if len(libs2) == 2 else [])
+        others2 = [l for l in libs2 if l.startswith("ishmem_")]
+        hdr2 = ["op", "scope", "bytes"] + libs2 + [f"ishmem/{o}" for o in others2 if "ishmem" in libs2]
         out.append("| " + " | ".join(hdr2) + " |")
         out.append("|" + "---|" * len(hdr2))
         for key in order:
@@ -140,9 +150,10 @@ def main():
                 continue
             u = units[key]
             row = [key[0], key[1], str(key[2])] + [cell(data[("two", l)].get(key), u) for l in libs2]
-            if len(libs2) == 2:
-                r = time_ratio(data[("two", "ishmem")].get(key), data[("two", "ishmem_base")].get(key), u)
-                row.append("-" if r is None else f"{r:.2f}")
+            for o in others2:
+                if "ishmem" in libs2:
+                    r = time_ratio(data[("two", "ishmem")].get(key), data[("two", o)].get(key), u)
+                    row.append("-" if r is None else f"{r:.2f}")
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     with open(a.out, "w") as f:

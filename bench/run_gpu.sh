@@ -19,6 +19,8 @@
 # ISHMEM_BASE_PREFIX=<an older install> a third build, "ishmem_base", joins the alternation:
 # the A/B of a library change inside one call. bench/onegpu_table.py writes
 # $OUT/onegpu-table.md: per row the median and range of each library, and the ratio.
+# ISHMEM_ALT_ENV="VAR=value ..." adds "ishmem_alt": the current build run with that environment
+# (the A/B of a setting, e.g. ISHMEM_QUEUE_KERNEL_MAX=0).
 #   ONE_ARGS="..."  gpu_bench arguments of the mode (default: the rows of issue 16, --quick)
 #
 # What it does:
@@ -224,6 +226,13 @@ if [ -n "${ISHMEM_BASE_PREFIX:-}" ] && [ -f "$ISHMEM_BASE_PREFIX/lib/libishmem.s
     fi
 fi
 
+# a variant of the current build run with extra environment (ISHMEM_ALT_ENV="A=1 B=2"), in the
+# one-GPU mode: the A/B of a setting
+if [ -n "${ISHMEM_ALT_ENV:-}" ] && [[ " ${libs[*]} " == *" ishmem "* ]]; then
+    libs+=(ishmem_alt)
+    note "ishmem_alt: the ishmem build with $ISHMEM_ALT_ENV"
+fi
+
 # ---------------------------------------------------------------- run
 # run_one LIB TIMEOUT CSV LOG: runs gpu_bench_LIB with "${RUN_ENV[@]}" in its
 # environment and "${RUN_ARGS[@]}" as arguments, under `timeout`; an init
@@ -278,6 +287,7 @@ if [ "$ONE" = 1 ]; then
         for lib in "${order[@]}"; do
             csv="$OUT/one-$lib-$i.csv"; log="$OUT/one-$lib-$i.log"
             RUN_ENV=(NPES=1 BENCH_MACHINE="$KIND"); RUN_ARGS=("${OA[@]}" "${EXTRA[@]}"); RUN_NPES=1; RUN_BIN=$lib
+            if [ "$lib" = ishmem_alt ]; then read -r -a alt <<<"$ISHMEM_ALT_ENV"; RUN_ENV+=("${alt[@]}"); RUN_BIN=ishmem; fi
             run_one "$lib" "$ISHMEM_TIMEOUT" "$csv" "$log"
             if grep -q 'VERIFY FAILED' "$log" || [ "$RC" != 0 ]; then
                 warn "$lib (1 PE, round $i) failed, exit status $RC:"; grep 'VERIFY FAILED' "$log" | head -3 >&2; tail -3 "$log" >&2
@@ -287,10 +297,12 @@ if [ "$ONE" = 1 ]; then
         done
     done
     for lib in "${libs[@]}"; do
-        [ "$lib" = nvshmem ] && continue # hangs with 2 PEs on one GPU (DEVICE-NOTES)
+        # NVSHMEM hangs with 2 PEs on one GPU (DEVICE-NOTES); ishmem_alt: a setting's A/B (1 PE)
+        case $lib in nvshmem|ishmem_alt) continue ;; esac
         for i in $(seq 1 "$REPEAT_2PE"); do
             csv="$OUT/two-$lib-$i.csv"; log="$OUT/two-$lib-$i.log"
             RUN_ENV=(NPES=2 BENCH_MACHINE="$KIND"); RUN_ARGS=("${OA[@]}" "${EXTRA[@]}"); RUN_NPES=2; RUN_BIN=$lib
+            if [ "$lib" = ishmem_alt ]; then read -r -a alt <<<"$ISHMEM_ALT_ENV"; RUN_ENV+=("${alt[@]}"); RUN_BIN=ishmem; fi
             run_one "$lib" "$ISHMEM_TIMEOUT" "$csv" "$log"
             if grep -q 'VERIFY FAILED' "$log" || [ "$RC" != 0 ]; then
                 warn "$lib (2 PEs on one GPU, round $i) failed, exit status $RC"; tail -3 "$log" >&2; status=1
@@ -308,7 +320,7 @@ if [ "$ONE" = 1 ]; then
     exit $status
 fi
 for lib in "${libs[@]}"; do
-    [ "$lib" = ishmem_base ] && continue
+    case $lib in ishmem_base|ishmem_alt) continue ;; esac
     csv="$OUT/gpu-$lib.csv"; log="$OUT/gpu-$lib.log"
     to=$RUN_TIMEOUT; [ "$lib" = ishmem ] && to=$ISHMEM_TIMEOUT
     # with one GPU both PEs share it: NVSHMEM 3.4.5 hung in init there

@@ -19,14 +19,16 @@ extern "C" __global__ void ishmemi_q_getmem(void *dest, const void *src, size_t 
     ishmemi::copy((char *)dest, r, bytes, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 }
 
-/* Put-with-signal in one block: the block copies, fences, and one thread updates the signal. */
+/* Put-with-signal in one block: the block copies, then one thread fences and updates the signal. */
 extern "C" __global__ void ishmemi_q_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
                                                 int sig_op, int pe) {
     const char *F = "ishmemx_putmem_signal_on_queue";
     if (bytes) ishmemi::copy(ishmemi::ptr(dest, bytes, pe, F), (const char *)src, bytes, threadIdx.x, blockDim.x);
-    __threadfence_system();
-    __syncthreads();
-    if (threadIdx.x == 0) ishmemi::signal_update(sig, value, sig_op, pe, F);
+    __syncthreads(); /* then one cumulative fence by the thread that signals */
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        ishmemi::signal_update(sig, value, sig_op, pe, F);
+    }
 }
 
 /* The signal alone, after a copy-engine copy earlier on the stream. */

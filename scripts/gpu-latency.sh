@@ -53,12 +53,16 @@ if [ -z "${NO_PROFILE:-}" ]; then
             >"$P/stats-$np.csv" 2>"$P/stats-$np.log"
         grep 'ISHMEM_QUEUE_STATS' "$P/stats-$np.log" | sed "s/^/NPES=$np /"
     done | tee "$P/queue-stats.txt"
+    # one thread's chains of loads, atomics and fences on its own GPU's memory, by form
+    NVCC_=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    "$NVCC_" -O2 -std=c++17 -arch=sm_90 bench/exp/scope_probe.cu -o "$B/scope_probe" >"$P/scope_probe.log" 2>&1 &&
+        timeout 60 "$B/scope_probe" | tee "$P/scope-probe.txt"
     # kernels per on-queue call: ncu lists every launch; the benchmark's own kernels (k_*) are
     # left out of the count
-    if command -v ncu >/dev/null; then
+    if command -v ncu >/dev/null && [ -n "${NCU_OPS-x}" ]; then
         for lib in nvshmem ishmem; do
             [ -x "$B/gpu_bench_$lib" ] || continue
-            for op in ${NCU_OPS:-putmem_on_queue_lat broadcast_on_queue}; do
+            for op in ${NCU_OPS-putmem_on_queue_lat broadcast_on_queue}; do
                 NPES=1 timeout "${NCU_TIMEOUT:-60}" ncu --launch-count 400 --metrics gpu__time_duration.sum --csv \
                     "$B/gpu_bench_$lib" --quick --reps 1 --target-ms 0.05 --ops "$op" --coll-sizes 8 \
                     >"$P/ncu-$lib-$op.csv" 2>"$P/ncu-$lib-$op.log"

@@ -502,14 +502,17 @@ fn ret_of(i: &Inst) -> String {
 }
 
 /// The work-group body: the group shares the copy, or every thread runs the test and the
-/// group synchronizes.
-fn wg_body(dev: &str) -> String {
+/// group synchronizes. The nbi forms of contiguous put and get (`nbi`) leave the group
+/// unsynchronized on return for direct (mapped) targets: their data is complete only at the
+/// next quiet, which synchronizes the group.
+fn wg_body(dev: &str, nbi: bool) -> String {
     if dev.contains("ishmemi::solo{}") {
         return dev.replace("ishmemi::solo{}", "group"); /* the collective synchronizes the group */
     }
+    let (wput, wget) = if nbi { ("ishmemi::wg_put_nbi(group, ", "ishmemi::wg_get_nbi(group, ") } else { ("ishmemi::wg_put(group, ", "ishmemi::wg_get(group, ") };
     for (from, to) in [
-        ("ishmemi::put(", "ishmemi::wg_put(group, "),
-        ("ishmemi::get(", "ishmemi::wg_get(group, "),
+        ("ishmemi::put(", wput),
+        ("ishmemi::get(", wget),
         ("ishmemi::strided(", "ishmemi::wg_strided(group, "),
         ("ishmemi::put_signal(", "ishmemi::wg_put_signal(group, "),
     ] {
@@ -572,7 +575,7 @@ fn cuda_device_header(hdr: &str) -> String {
                     s,
                     "template <class Group> __device__ __forceinline__ {} {}({}, const Group &group) {{\n    \
                      const char *F = \"{}\";\n    {};\n}}",
-                    ret_of(&i), wg_name(&i.name), params_of(&i), wg_name(&i.name), wg_body(&dev_body(&i))
+                    ret_of(&i), wg_name(&i.name), params_of(&i), wg_name(&i.name), wg_body(&dev_body(&i), i.name.contains("_nbi"))
                 );
             }
             if let Some(g) = op.generic {
@@ -583,7 +586,7 @@ fn cuda_device_header(hdr: &str) -> String {
                     s,
                     "template <class TYPE, class Group> __device__ __forceinline__ {ret} {}({params}, const Group &group) {{\n    \
                      const char *F = \"{}\";\n    {};\n}}",
-                    wg_name(g), wg_name(g), wg_body(&body)
+                    wg_name(g), wg_name(g), wg_body(&body, g.contains("_nbi"))
                 );
             }
         }
@@ -592,9 +595,9 @@ fn cuda_device_header(hdr: &str) -> String {
             "template <class Group> __device__ __forceinline__ uint64_t ishmemx_signal_wait_until_work_group(uint64_t *sig_addr, int cmp, uint64_t cmp_value, const Group &group) {\n    \
              uint64_t v = ishmem_signal_wait_until(sig_addr, cmp, cmp_value);\n    group.sync();\n    return v;\n}\n\
              template <class Group> __device__ __forceinline__ void ishmemx_fence_work_group(const Group &group) {\n    \
-             __threadfence_system();\n    group.sync();\n}\n\
+             ishmemi::wg_quiet(group);\n}\n\
              template <class Group> __device__ __forceinline__ void ishmemx_quiet_work_group(const Group &group) {\n    \
-             __threadfence_system();\n    group.sync();\n}\n",
+             ishmemi::wg_quiet(group);\n}\n",
         );
     }
     let _ = write!(s, "\n#endif /* {guard} */\n");
@@ -636,7 +639,7 @@ fn coll_work_group() -> String {
                  template <class Group> __device__ __forceinline__ {ret} {n}({}, const Group &group) {{\n    \
                  return {n}(ISHMEM_TEAM_WORLD, {}, group);\n}}",
                 params_of(&i),
-                wg_body(&dev_body(&i)),
+                wg_body(&dev_body(&i), false),
                 param_list(rest, i.ty),
                 names(rest),
                 ret = ret_of(&i),
@@ -652,7 +655,7 @@ fn coll_work_group() -> String {
                  template <class TYPE, class Group> __device__ __forceinline__ int {n}({}, const Group &group) {{\n    \
                  return {n}(ISHMEM_TEAM_WORLD, {}, group);\n}}",
                 template_params(op.params),
-                wg_body(&body),
+                wg_body(&body, false),
                 template_params(rest),
                 names(rest),
             );

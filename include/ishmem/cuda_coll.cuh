@@ -125,12 +125,19 @@ __device__ __noinline__ inline void team_sync_one(int t, const tdesc d, const ch
 }
 
 /* Team-wide barrier for a group: every thread's earlier writes (local and remote) are visible
- * to the team when any PE leaves it. */
+ * to the team when any PE leaves it. The group's barrier orders its threads' writes before the
+ * leader's system fence, which (being cumulative) makes them all visible before the leader's
+ * flag stores: one fence per group, not one per thread. A team of one PE has nobody to order
+ * against: the group barrier alone. */
 template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t, const tdesc &d, const char *fn) {
-    __threadfence_system();
     g.sync();
-    if (g.thread_rank() == 0) team_sync_one(t, d, fn);
-    g.sync();
+    if (d.size > 1) {
+        if (g.thread_rank() == 0) {
+            __threadfence_system();
+            team_sync_one(t, d, fn);
+        }
+        g.sync();
+    }
 }
 
 /* Checks that [addr, addr + len) lies in the symmetric heap (for buffers every PE reaches). */
@@ -251,6 +258,70 @@ template <int OP, class T> __device__ __forceinline__ T fold(const tdesc &d, con
     return acc;
 }
 
+/* 16-byte words of T, combined lane by lane. */
+template <class T> union vec16 {
+    int4 w;
+    T e[16 / sizeof(T)];
+};
+template <int OP, class T> __device__ __forceinline__ int4 combine16(int4 a, int4 b) {
+    vec16<T> x, y;
+    x.w = a;
+    y.w = b;
+#pragma unroll
+    for (int i = 0; i < (int)(16 / sizeof(T)); i++) x.e[i] = combine<OP, T>(x.e[i], y.e[i]);
+    return x.w;
+}
+/* 16-byte words in flight per thread and PE in the vector loop of fold_into: more for one
+ * thread (latency-bound: nothing else hides the loads), fewer for a group (registers: 1024
+ * threads of a block get 64 each). */
+template <class G> struct fold_unroll { static constexpr int value = 4; };
+template <> struct fold_unroll<solo> { static constexpr int value = 8; };
+
+/* dest[e] = src[e] of team PEs 0..upto-1 combined in team order, for the group's share of the
+ * n elements (dest disjoint from every PE's source). Where dest and src are 16-byte aligned
+ * (the same on every PE: symmetric addresses, heaps mapped at aligned bases), the bulk moves
+ * in 16-byte words, fold_unroll words per PE issued before any is combined, read through L2
+ * (ld.cg: the sources were published by the team sync before, and L1 is not coherent); the
+ * tail, or everything when unaligned, element by element. */
+template <int OP, class G, class T>
+__device__ __forceinline__ void fold_into(const G &g, const tdesc &d, T *dest, const T *src, size_t n, int upto) {
+    unsigned r = g.thread_rank(), nt = g.num_threads();
+    size_t done = 0;
+    if (upto > 0 && 16 % sizeof(T) == 0 && ((uintptr_t)dest % 16 | (uintptr_t)src % 16) == 0) {
+        constexpr int U = fold_unroll<G>::value;
+        const size_t nv = n * sizeof(T) / 16;
+        int4 *dv = (int4 *)dest;
+        for (size_t base = r; base < nv; base += (size_t)U * nt) {
+            int4 acc[U];
+            const int4 *s0 = (const int4 *)peer_raw(src, d.world(0));
+#pragma unroll
+            for (int k = 0; k < U; k++) {
+                size_t i = base + (size_t)k * nt;
+                acc[k] = i < nv ? __ldcg(s0 + i) : make_int4(0, 0, 0, 0);
+            }
+#pragma unroll 1
+            for (int p = 1; p < upto; p++) {
+                const int4 *sp = (const int4 *)peer_raw(src, d.world(p));
+                int4 v[U];
+#pragma unroll
+                for (int k = 0; k < U; k++) {
+                    size_t i = base + (size_t)k * nt;
+                    v[k] = i < nv ? __ldcg(sp + i) : make_int4(0, 0, 0, 0);
+                }
+#pragma unroll
+                for (int k = 0; k < U; k++) acc[k] = combine16<OP, T>(acc[k], v[k]);
+            }
+#pragma unroll
+            for (int k = 0; k < U; k++) {
+                size_t i = base + (size_t)k * nt;
+                if (i < nv) dv[i] = acc[k];
+            }
+        }
+        done = nv * 16 / sizeof(T);
+    }
+    for (size_t e = done + r; e < n; e += nt) dest[e] = upto > 0 ? fold<OP, T>(d, src, e, upto) : (T)0;
+}
+
 template <int OP, class G, class T>
 __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, size_t n, int mode, const char *fn) {
     tdesc d = team_get(t, fn);
@@ -262,7 +333,7 @@ __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, 
     sync_fenced(g, t, d, fn);
     unsigned r = g.thread_rank(), nt = g.num_threads();
     if (!overlap) {
-        for (size_t e = r; e < n; e += nt) dest[e] = upto > 0 ? fold<OP, T>(d, src, e, upto) : (T)0;
+        fold_into<OP>(g, d, dest, src, n, upto);
     } else {
         /* In place: each round computes up to K elements per thread into registers, waits for
          * every PE to finish reading them, then writes them (the next round reads other

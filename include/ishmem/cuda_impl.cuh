@@ -592,6 +592,32 @@ template <class G> __device__ __forceinline__ void wg_get(const G &g, void *dest
     g.sync();
 }
 
+/* The nbi forms: a direct copy leaves the group unsynchronized (the data is complete at the
+ * next quiet, which synchronizes the group); through the proxy, as the blocking form. */
+template <class G> __device__ __forceinline__ void wg_put_nbi(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes) {
+        char *r = rptr(dest, bytes, pe, fn);
+        if (r != NULL) return copy(r, (const char *)src, bytes, g.thread_rank(), g.num_threads());
+    }
+    wg_put(g, dest, src, bytes, pe, fn);
+}
+template <class G> __device__ __forceinline__ void wg_get_nbi(const G &g, void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+    if (bytes) {
+        char *r = rptr(src, bytes, pe, fn);
+        if (r != NULL) return copy((char *)dest, r, bytes, g.thread_rank(), g.num_threads());
+    }
+    wg_get(g, dest, src, bytes, pe, fn);
+}
+
+/* ishmemx_quiet_work_group and ishmemx_fence_work_group: the group barrier orders every
+ * thread's operations before the leader's quiet (a cumulative system fence, and the proxy's
+ * quiet when requests went through it), then the group leaves together. */
+template <class G> __device__ __forceinline__ void wg_quiet(const G &g) {
+    g.sync();
+    if (g.thread_rank() == 0) quiet();
+    g.sync();
+}
+
 template <class G>
 __device__ __forceinline__ void wg_strided(const G &g, bool is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
                                            size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn) {
@@ -629,9 +655,13 @@ __device__ __forceinline__ void wg_put_signal(const G &g, void *dest, const void
         return;
     }
     if (bytes) copy(ptr(dest, bytes, pe, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
-    __threadfence_system();
+    /* The group barrier orders every thread's stores before the leader's system fence, which
+     * is cumulative: one fence makes the whole group's data visible before the signal. */
     g.sync();
-    if (g.thread_rank() == 0) signal_update(sig, v, op, pe, fn);
+    if (g.thread_rank() == 0) {
+        __threadfence_system();
+        signal_update(sig, v, op, pe, fn);
+    }
     g.sync();
 }
 

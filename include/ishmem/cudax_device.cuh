@@ -1041,243 +1041,243 @@ template <class TYPE, class Group> __device__ __forceinline__ void ishmemx_iget_
 }
 template <class Group> __device__ __forceinline__ void ishmemx_float_put_nbi_work_group(float *dest, const float *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_float_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_double_put_nbi_work_group(double *dest, const double *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_double_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_char_put_nbi_work_group(char *dest, const char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_char_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_schar_put_nbi_work_group(signed char *dest, const signed char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_schar_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_short_put_nbi_work_group(short *dest, const short *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_short_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int_put_nbi_work_group(int *dest, const int *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_long_put_nbi_work_group(long *dest, const long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_long_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_longlong_put_nbi_work_group(long long *dest, const long long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_longlong_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uchar_put_nbi_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uchar_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ushort_put_nbi_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ushort_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint_put_nbi_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ulong_put_nbi_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ulong_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ulonglong_put_nbi_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ulonglong_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int8_put_nbi_work_group(int8_t *dest, const int8_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int8_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int16_put_nbi_work_group(int16_t *dest, const int16_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int16_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int32_put_nbi_work_group(int32_t *dest, const int32_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int32_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int64_put_nbi_work_group(int64_t *dest, const int64_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int64_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint8_put_nbi_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint8_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint16_put_nbi_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint16_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint32_put_nbi_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint32_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint64_put_nbi_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint64_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_size_put_nbi_work_group(size_t *dest, const size_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_size_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ptrdiff_put_nbi_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ptrdiff_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_put8_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put8_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_put16_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put16_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_put32_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put32_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_put64_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put64_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_put128_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put128_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 16, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 16, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_putmem_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_putmem_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class TYPE, class Group> __device__ __forceinline__ void ishmemx_put_nbi_work_group(TYPE *dest, const TYPE *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_put_nbi_work_group";
-    ishmemi::wg_put(group, dest, source, nelems * sizeof(TYPE), pe, F);
+    ishmemi::wg_put_nbi(group, dest, source, nelems * sizeof(TYPE), pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_float_get_nbi_work_group(float *dest, const float *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_float_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_double_get_nbi_work_group(double *dest, const double *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_double_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_char_get_nbi_work_group(char *dest, const char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_char_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_schar_get_nbi_work_group(signed char *dest, const signed char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_schar_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_short_get_nbi_work_group(short *dest, const short *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_short_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int_get_nbi_work_group(int *dest, const int *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_long_get_nbi_work_group(long *dest, const long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_long_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_longlong_get_nbi_work_group(long long *dest, const long long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_longlong_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uchar_get_nbi_work_group(unsigned char *dest, const unsigned char *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uchar_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ushort_get_nbi_work_group(unsigned short *dest, const unsigned short *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ushort_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint_get_nbi_work_group(unsigned int *dest, const unsigned int *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ulong_get_nbi_work_group(unsigned long *dest, const unsigned long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ulong_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ulonglong_get_nbi_work_group(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ulonglong_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int8_get_nbi_work_group(int8_t *dest, const int8_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int8_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int16_get_nbi_work_group(int16_t *dest, const int16_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int16_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int32_get_nbi_work_group(int32_t *dest, const int32_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int32_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_int64_get_nbi_work_group(int64_t *dest, const int64_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_int64_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint8_get_nbi_work_group(uint8_t *dest, const uint8_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint8_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint16_get_nbi_work_group(uint16_t *dest, const uint16_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint16_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint32_get_nbi_work_group(uint32_t *dest, const uint32_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint32_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_uint64_get_nbi_work_group(uint64_t *dest, const uint64_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_uint64_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_size_get_nbi_work_group(size_t *dest, const size_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_size_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_ptrdiff_get_nbi_work_group(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_ptrdiff_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_get8_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get8_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_get16_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get16_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 2, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 2, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_get32_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get32_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 4, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 4, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_get64_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get64_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 8, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 8, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_get128_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get128_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 16, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 16, pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_getmem_nbi_work_group(void *dest, const void *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_getmem_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * 1, pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * 1, pe, F);
 }
 template <class TYPE, class Group> __device__ __forceinline__ void ishmemx_get_nbi_work_group(TYPE *dest, const TYPE *source, size_t nelems, int pe, const Group &group) {
     const char *F = "ishmemx_get_nbi_work_group";
-    ishmemi::wg_get(group, dest, source, nelems * sizeof(TYPE), pe, F);
+    ishmemi::wg_get_nbi(group, dest, source, nelems * sizeof(TYPE), pe, F);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_float_ibput_work_group(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe, const Group &group) {
     const char *F = "ishmemx_float_ibput_work_group";
@@ -4546,12 +4546,10 @@ template <class Group> __device__ __forceinline__ uint64_t ishmemx_signal_wait_u
     return v;
 }
 template <class Group> __device__ __forceinline__ void ishmemx_fence_work_group(const Group &group) {
-    __threadfence_system();
-    group.sync();
+    ishmemi::wg_quiet(group);
 }
 template <class Group> __device__ __forceinline__ void ishmemx_quiet_work_group(const Group &group) {
-    __threadfence_system();
-    group.sync();
+    ishmemi::wg_quiet(group);
 }
 
 #endif /* ISHMEMX_CUDA_DEVICE_CUH */

@@ -444,14 +444,27 @@ pub unsafe fn signal_wait_until(func: &str, sig_addr: *mut u64, cmp: c_int, cmp_
     wait(func, sig_addr, 1, std::ptr::null_mut(), std::ptr::null(), cmp, Values::One(cmp_value), 0, std::ptr::null_mut(), q)
 }
 
-/// `ishmemx_quiet_on_queue`: a one-thread kernel completing this PE's stores, in stream order.
+/// `ishmemx_quiet_on_queue`: completes this PE's earlier operations on the queue before the
+/// queue's later work. In a job of one node every on-queue operation is a kernel or a copy of
+/// the stream, whose stores (local or to NVLink/PCIe peers) are performed when it completes, and
+/// the stream starts later work only after that: stream order already is the quiet, and nothing
+/// is enqueued (a kernel would cost a launch). With the proxy ring (a job across nodes) a
+/// one-thread kernel waits until the proxy has completed every request of this PE.
 pub fn quiet(func: &str, q: Queue) {
-    let (_, gpu, k) = ctx(func);
+    let (st, gpu, k) = ctx(func);
+    if st.proxy.get().is_none() {
+        return;
+    }
     launch(func, gpu, k.quiet, 1, 1, &mut [], q);
 }
 
-/// `ishmemx_barrier_all_on_queue` and `ishmemx_sync_all_on_queue`.
+/// `ishmemx_barrier_all_on_queue` and `ishmemx_sync_all_on_queue`: a one-thread barrier
+/// kernel. A job of one PE on one node has nobody to wait for, and stream order completes its
+/// earlier work (see `quiet`): nothing is enqueued.
 pub fn barrier_all(func: &str, q: Queue) {
-    let (_, gpu, k) = ctx(func);
+    let (st, gpu, k) = ctx(func);
+    if st.npes == 1 && st.proxy.get().is_none() {
+        return;
+    }
     launch(func, gpu, k.barrier, 1, 1, &mut [], q);
 }

@@ -121,8 +121,12 @@ fn check_ret(func: &str, ret: *mut c_int) {
 /// `ishmemx_team_sync_on_queue`.
 pub fn team_sync(func: &str, team: c_int, ret: *mut c_int, q: Queue) {
     let (st, gpu, k) = kernels(func);
-    st.team_desc(func, team);
+    let d = st.team_desc(func, team);
     check_ret(func, ret);
+    if d.size == 1 {
+        // Nobody to wait for; stream order completes the earlier work.
+        return ret_ok(func, gpu, ret, q);
+    }
     let (mut t, mut r) = (team, ret as u64);
     launch(func, gpu, k.team_sync, 1, BLOCK, &mut args!(t, r), q);
 }
@@ -160,9 +164,15 @@ pub unsafe fn data(
     if what == Move::Broadcast && (root < 0 || root >= d.size) {
         fatal(func, &format!("PE_root {root} out of range for the team of {} PEs", d.size));
     }
-    check_heap(st, func, "dest", dest as usize, dest_len);
+    check_heap(st, func, "dest", dest as usize, if d.size == 1 { nb } else { dest_len });
     check_heap(st, func, "source", src as usize, src_len);
     check_ret(func, ret);
+    if d.size == 1 {
+        // A team of one: dest = source, a copy-engine copy (nothing to synchronize).
+        // SAFETY: both ranges checked above; the caller keeps them alive until the stream runs.
+        unsafe { solo_copy(func, gpu, dest as usize, src as usize, nb, q) };
+        return ret_ok(func, gpu, ret, q);
+    }
     if what != Move::Collect && nb > st.cfg.queue_kernel_max {
         // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
         unsafe { copy_engines(st, gpu, k, func, what, team, &d, dest as usize, src as usize, nb, root, ret, q) };
@@ -218,7 +228,20 @@ unsafe fn copy_engines(
         Move::Collect => unreachable!("collect sizes are known on the device only"),
     }
     sync();
-    ret_ok(func, ret, q);
+    ret_ok(func, gpu, ret, q);
+}
+
+/// A collective of a team of one PE: `n` bytes from `src` to `dest` on the copy engines, unless
+/// they are the same (in place) or empty. `dest` and `src` are equal or disjoint.
+///
+/// # Safety
+/// Both ranges are this PE's heap, valid when the stream runs the copy.
+unsafe fn solo_copy(func: &str, gpu: &Gpu, dest: usize, src: usize, n: usize, q: Queue) {
+    if n > 0 && dest != src {
+        let _c = enter(func, gpu);
+        // SAFETY: as the caller promises.
+        unsafe { copy_async(func, dest, src, n, q) };
+    }
 }
 
 /// Enqueues a team-sync kernel of `team` (no status).
@@ -228,8 +251,9 @@ fn sync_kernel(func: &str, gpu: &Gpu, k: &CollKernels, team: c_int, q: Queue) {
 }
 
 /// Enqueues the store of status 0 into `ret` (when not NULL).
-fn ret_ok(func: &str, ret: *mut c_int, q: Queue) {
+fn ret_ok(func: &str, gpu: &Gpu, ret: *mut c_int, q: Queue) {
     if !ret.is_null() {
+        let _c = enter(func, gpu);
         count(Ev::Memset);
         // SAFETY: check_ret found ret to be memory the GPU can write.
         driver::check(func, "cuMemsetD32Async", unsafe { sys::cuMemsetD32Async(ret as u64, 0, 1, q.cast()) });
@@ -283,7 +307,7 @@ unsafe fn reduce_split<T: QElem>(
         }
     }
     sync_kernel(func, gpu, k, team, q);
-    ret_ok(func, ret, q);
+    ret_ok(func, gpu, ret, q);
 }
 
 /// A sum scan of `n` elements above ISHMEM_QUEUE_REDUCE_SPLIT_MIN bytes over the whole GPU: a
@@ -304,7 +328,7 @@ fn scan_split<T: QElem>(
         launch(func, gpu, f, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l, inc), q);
     }
     sync_kernel(func, gpu, k, team, q);
-    ret_ok(func, ret, q);
+    ret_ok(func, gpu, ret, q);
 }
 
 /// Reductions (`mode` 0) and sum scans (1 inclusive, 2 exclusive) of `n` elements on the queue;
@@ -329,6 +353,22 @@ pub unsafe fn reduce<T: QElem>(
     // source have the same relation on every PE.
     let (de, s) = (dest as usize, src as usize);
     let same_or_disjoint = de == s || de + len <= s || s + len <= de;
+    if d.size == 1 && same_or_disjoint {
+        // A team of one: a reduction or inclusive scan is the source itself, an exclusive scan
+        // zeros (copy engines, nothing to synchronize).
+        if mode == 2 {
+            if len > 0 {
+                let _c = enter(func, gpu);
+                count(Ev::Memset);
+                // SAFETY: dest was checked against the heap; the caller keeps it alive.
+                driver::check(func, "cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(de as u64, 0, len, q.cast()) });
+            }
+        } else {
+            // SAFETY: ranges checked above (equal or disjoint).
+            unsafe { solo_copy(func, gpu, de, s, len, q) };
+        }
+        return ret_ok(func, gpu, ret, q);
+    }
     if len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint {
         if mode == 0 {
             // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
