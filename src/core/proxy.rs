@@ -504,6 +504,66 @@ mod tests {
     #[repr(align(64))]
     struct Mem([u64; PROXY_SLOTS * 8]);
 
+    /// A collective request as the device posts it (cuda_coll.cuh: coll_post) reads back as
+    /// the collective it stands for, and is named by type and operator.
+    #[test]
+    fn coll_requests_decode_as_posted() {
+        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let p = Poster { base, ticket: &ticket };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        // coll_post: w1 = kind | width << 8 | op << 16 | REPLY | my_pe << 32; w2 dest; w3 source;
+        // w4 elements; w5 root; w6 = team | what << 32 | class << 40.
+        let w1 = |width: u64, op: u64, pe: u64| PROXY_COLL as u64 | width << 8 | op << 16 | PROXY_REPLY | pe << 32;
+        let w6 = |team: u32, what: u8, class: u8| team as u64 | (what as u64) << 32 | (class as u64) << 40;
+        let cases = [
+            ([w1(4, COLL_OP_SUM as u64, 3), 0x7000_1000, 0x7000_2000, 17, 0, w6(5, COLL_REDUCE, COLL_T_SIGNED)],
+             Coll { team: 5, what: COLL_REDUCE, class: COLL_T_SIGNED, width: 4, op: COLL_OP_SUM, root: 0, dest: 0x7000_1000, src: 0x7000_2000, n: 17 },
+             "a device int32 sum_reduce (through the proxy)"),
+            ([w1(1, 0, 0), 0x10, 0x20, 4096, 3, w6(0, COLL_BROADCAST, 0)],
+             Coll { team: 0, what: COLL_BROADCAST, class: 0, width: 1, op: 0, root: 3, dest: 0x10, src: 0x20, n: 4096 },
+             "a device broadcast (through the proxy)"),
+            ([w1(8, COLL_OP_SUM as u64, 1), 8, 8, 2, 0, w6(63, COLL_EXSCAN, COLL_T_FLOAT)],
+             Coll { team: 63, what: COLL_EXSCAN, class: COLL_T_FLOAT, width: 8, op: COLL_OP_SUM, root: 0, dest: 8, src: 8, n: 2 },
+             "a device double sum_exscan (through the proxy)"),
+            ([w1(1, COLL_OP_XOR as u64, 0), 1, 2, 3, 0, w6(2, COLL_REDUCE, COLL_T_UNSIGNED)],
+             Coll { team: 2, what: COLL_REDUCE, class: COLL_T_UNSIGNED, width: 1, op: COLL_OP_XOR, root: 0, dest: 1, src: 2, n: 3 },
+             "a device uint8 xor_reduce (through the proxy)"),
+            ([w1(1, 0, 0), 0, 0, 0, 0, w6(1, COLL_SYNC, 0)],
+             Coll { team: 1, what: COLL_SYNC, class: 0, width: 1, op: 0, root: 0, dest: 0, src: 0, n: 0 },
+             "a device team sync (through the proxy)"),
+            ([w1(2, COLL_OP_MIN as u64, 0), 0, 0, 1, 0, w6(0, COLL_INSCAN, COLL_T_SIGNED)],
+             Coll { team: 0, what: COLL_INSCAN, class: COLL_T_SIGNED, width: 2, op: COLL_OP_MIN, root: 0, dest: 0, src: 0, n: 1 },
+             "a device int16 min_inscan (through the proxy)"),
+            ([w1(3, 0, 0), 0, 0, 1, 0, w6(0, COLL_REDUCE, COLL_T_FLOAT)],
+             Coll { team: 0, what: COLL_REDUCE, class: COLL_T_FLOAT, width: 3, op: 0, root: 0, dest: 0, src: 0, n: 1 },
+             "a device reduction or scan (through the proxy)"),
+        ];
+        for (words, want, name) in cases {
+            let t = p.post(words);
+            let r = ring.poll(t).expect("posted");
+            assert!(r.reply && r.kind == PROXY_COLL);
+            let c = Coll::of(&r);
+            assert_eq!(c, want);
+            assert_eq!(c.name(), name);
+            // made once: the same string (the team record's name key is its address)
+            assert_eq!(c.name().as_ptr(), name_of(&c));
+            ring.done(&r, 0);
+            assert_eq!(p.wait(t), 0);
+        }
+        assert_eq!(Coll::of(&ring_req(u32::MAX)).team, -1);
+    }
+
+    fn name_of(c: &Coll) -> *const u8 {
+        c.name().as_ptr()
+    }
+
+    fn ring_req(team: u32) -> Req {
+        Req { ticket: 0, kind: PROXY_COLL, width: 1, op: 0, reply: true, pe: 0, sym: 0, local: 0, bytes: 0, value2: 0, sig: team as u64 }
+    }
+
     /// Many posting threads, a consumer that checks every request in ticket order and replies
     /// with a function of it; more requests than slots (wrap-around, back-pressure), a slow
     /// consumer phase, replies held until read.
