@@ -8,6 +8,8 @@
 # prints one line per check and "gpu-check: N passed, M failed" at the end. Logs (and, for a
 # failed run, its rerun with ISHMEM_DEBUG=1) go to $OUT/gpu-check/ (default build/gpu-check).
 #   scripts/gpu-check.sh            NVCC=..., ARCH=sm_90, NP=2 may be set
+#   ONLY=REGEX scripts/gpu-check.sh  builds everything, runs only the checks whose names match
+#                                    (e.g. ONLY='fabric' or ONLY='coll_ops|queue_ops|proxy_ops')
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -102,27 +104,31 @@ fi
 # ---- run ----
 RUN=("$PREFIX/bin/ishmrun" --timeout 90)
 MPIRUN=(mpirun --allow-run-as-root -np)
+# selected NAME: whether ONLY (a regex, unset: all) selects the check NAME.
+selected() { [ -z "${ONLY:-}" ] || echo "$1" | grep -qE "$ONLY"; }
 # run NAME PROG -- env/command...: passes when the command exits 0; a failure is rerun once
-# with ISHMEM_DEBUG=1.
+# with ISHMEM_DEBUG=1. LIMIT (seconds, default 150) bounds each of the two.
 run() {
-    local name=$1 prog=$2
+    local name=$1 prog=$2 limit=${LIMIT:-150}
     shift 3
+    selected "$name" || return 0
     if [ -z "${built[$prog]:-}" ]; then
         bad "$name" "(not built)"
         return
     fi
-    if timeout 150 env "$@" >"$OUTDIR/$name.log" 2>&1; then
+    if timeout "$limit" env "$@" >"$OUTDIR/$name.log" 2>&1; then
         ok "$name"
     else
         bad "$name" "(status $?; see $name.log, $name.debug.log)"
         tail -n 15 "$OUTDIR/$name.log" | sed 's/^/    /' | tee -a "$LOG"
-        timeout 150 env ISHMEM_DEBUG=1 "$@" >"$OUTDIR/$name.debug.log" 2>&1
+        timeout "$limit" env ISHMEM_DEBUG=1 "$@" >"$OUTDIR/$name.debug.log" 2>&1
     fi
 }
 # expect_fail NAME PROG PATTERN -- env/command...: passes when the command fails and prints PATTERN.
 expect_fail() {
     local name=$1 prog=$2 pattern=$3
     shift 4
+    selected "$name" || return 0
     if [ -z "${built[$prog]:-}" ]; then
         bad "$name" "(not built)"
         return
@@ -156,6 +162,21 @@ run proxy_ops.1node proxy_ops -- ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
 run proxy_ops.fabric.2pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
 run proxy_ops.fabric.4pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/proxy_ops"
 run proxy_ops.fabric.mpirun proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "$B/proxy_ops"
+# Collectives across nodes (issue 13): device collectives and team syncs of a team with a PE
+# on another node go through the proxy ring (the host collective runs them); queue collectives
+# of such teams take the one-kernel path at every size (the copy-engine and whole-GPU paths
+# map peer heaps: forced on for every size in the .copyengines run, where the teams across
+# nodes must still bypass them). 2 nodes of 1 PE and 2 nodes of 2 PEs (world and the strided
+# team {1, 3} span both; coll_ops' forms: host, thread, block, warp, queue).
+RUN_LONG=("$PREFIX/bin/ishmrun" --timeout 280)
+LIMIT=300 run coll_ops.fabric.2pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
+LIMIT=300 run coll_ops.fabric.4pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN_LONG[@]}" -n 4 "$B/coll_ops"
+LIMIT=300 run coll_ops.fabric.copyengines coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_QUEUE_KERNEL_MAX=0 \
+    ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
+# queue_ops across nodes: RMA on the queue within the node, barrier_all/sync_all_on_queue over
+# every node (device puts through the proxy before them must have landed).
+run queue_ops.fabric.2pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/queue_ops"
+run queue_ops.fabric.4pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/queue_ops"
 run host_ops.novisible host_ops -- CUDA_VISIBLE_DEVICES= EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
 run kernel_state.ishmrun kernel_state -- "${RUN[@]}" -n "$NP" "$B/kernel_state"
 run kernel_state.samegpu kernel_state -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_state"
@@ -180,7 +201,7 @@ expect_fail ext_ops.error ext_ops "^\\[PE 1\\] ERROR: the device is on fire$" --
 run multi.ishmrun multi -- "${RUN[@]}" -n "$NP" "$B/multi"
 run multi.samegpu multi -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/multi"
 run multi.mpirun multi -- "${MPIRUN[@]}" "$NP" "$B/multi"
-if [ -n "${built[queue_ops]:-}" ]; then
+if [ -n "${built[queue_ops]:-}" ] && selected queue_ops.coverage; then
     # Every exported _on_queue name must be referenced by queue_ops or coll_ops (they call and check each).
     grep '_on_queue$' "$PREFIX/share/doc/ishmem/abi/symbols.txt" | sort -u >"$B/queue_syms.txt"
     # queue_ops covers RMA, signal, sync and ordering; coll_ops the collectives.

@@ -4,7 +4,8 @@
 # libcuda whose "device memory" is shared memory mapped PROT_NONE at the addresses handed out
 # (a host dereference of a device pointer by the library crashes) and whose host-AMO kernel
 # runs on the CPU. Exercises init (heap, IPC handles, peer mappings, binders), every host
-# operation's GPU path, threads, finalize; not the kernels or real CUDA semantics (that is
+# operation's GPU path, threads, finalize, and the proxy's collective requests across pretend
+# nodes (posted from the host as kernels post them); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
 set -eu
@@ -22,6 +23,9 @@ cc -O1 -Wall -Wextra tests/gpu/mock_binders.c -I"$PREFIX/include" -L"$PREFIX/lib
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_binders"
 # the reliability programs (issue 12): the soak and the heap test touch the heap only through
 # the API, so they run on the GPU heap too
+# the proxy's collective requests, posted from the host as a kernel would (issue 13)
+cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_proxy_coll.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+    -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_proxy_coll"
 for p in soak heap; do
     cc -O1 -Wall -Wextra -std=c11 -Itests/c tests/c/$p.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
         -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/$p"
@@ -55,6 +59,24 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     FAB="ISHMEM_NODE_SPLIT=2 FI_TCP_IFACE=lo ISHMEM_OFI_PROVIDER=tcp;ofi_rxm"
     run host_ops.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/host_ops"
     run host_ops.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/host_ops"
+    # Device collectives across nodes (issue 13): COLL requests of the proxy ring, run by the
+    # proxy threads as host collectives on the GPU heap; 2 nodes of 1 and 2 nodes of 2 PEs.
+    run proxy_coll.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll"
+    run proxy_coll.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_proxy_coll"
+    # Bad requests end the job with a PE-tagged error naming the device call.
+    for c in "bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
+        "bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \
+        "bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"; do
+        arg=${c%%:*}
+        pat=${c#*:}
+        if env "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll" "$arg" >"$B/proxy_coll.$arg.log" 2>&1; then
+            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (exit 0)"
+        elif grep -qE "^\[PE [0-9]\] ERROR: $pat" "$B/proxy_coll.$arg.log"; then
+            pass=$((pass + 1)); echo "mock-gpu-check: proxy_coll.$arg: ok"
+        else
+            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED"; cat "$B/proxy_coll.$arg.log"
+        fi
+    done
 else
     echo "mock-gpu-check: host_ops.fabric: skipped (libfabric.so.1 not found)"
 fi

@@ -24,7 +24,15 @@
  *    source, results are held in registers per chunk and written after a sync, so no PE reads a
  *    source element that another has already overwritten.
  * Bad input (invalid team, root out of range, a buffer outside the heap) prints a PE-tagged
- * error naming the function and traps the kernel, as the rest of the device API does. */
+ * error naming the function and traps the kernel, as the rest of the device API does.
+ *
+ * Teams with a member on another node (the job spans nodes and the team's descriptor has
+ * ISHMEMI_TEAM_F_REMOTE): no GPU maps that member's heap, so each collective and team sync is
+ * one request of the proxy ring (ISHMEMI_PROXY_COLL, device_state.h) posted by the group's
+ * first thread: this PE's proxy thread runs the host collective of the same kind on the team
+ * (the host API's algorithms, across nodes through the network) and replies; the group then
+ * returns. Every member of such a team takes this path, so the host algorithm runs on all of
+ * them; the host checks the arguments, and its errors end the job naming the device call. */
 #ifndef ISHMEM_CUDA_COLL_CUH
 #define ISHMEM_CUDA_COLL_CUH
 
@@ -140,6 +148,60 @@ template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t
     }
 }
 
+/* ---- teams with a member on another node: collectives run by the host, through the proxy ---- */
+
+/* Whether team t has a member on another node (ISHMEMI_TEAM_F_REMOTE in this PE's descriptor
+ * of the slot). A flag the host sets (src/core/team.rs) rather than a via_proxy check of every
+ * member: one load instead of one per member, and it is computed from the job's node
+ * placement, so every member of the team (and the on-queue path of src/core/queue_coll.rs,
+ * which reads the same descriptor) decides alike; PEs deciding differently would run different
+ * algorithms against each other. Behind proxy_ring != 0 (a constant-memory load): jobs of one
+ * node never read the descriptor. A slot without a team of this PE reads as not remote, and
+ * the node path reports the invalid team. */
+__device__ __noinline__ inline bool team_remote_slow(int t) {
+    if (!ishmemi_dstate.initialized) return false;
+    uint64_t off = team_area_off(t);
+    if (!off) return false;
+    const volatile ishmemi_team_desc_t *d =
+        (const volatile ishmemi_team_desc_t *)(uintptr_t)(ishmemi_dstate.heap_base + off + 8 * ISHMEMI_TEAM_DESC_WORD);
+    uint32_t f = d->flags;
+    return d->size > 0 && (f & ISHMEMI_TEAM_F_USED) && (f & ISHMEMI_TEAM_F_REMOTE);
+}
+__device__ __forceinline__ bool team_remote(int t) { return ishmemi_dstate.proxy_ring != 0 && team_remote_slow(t); }
+
+/* The element class of a reduction's type (ISHMEMI_COLL_T_*). */
+template <class T> __device__ __forceinline__ constexpr int coll_class() {
+    return (T)0.5 != (T)0 ? ISHMEMI_COLL_T_FLOAT : (T)-1 < (T)0 ? ISHMEMI_COLL_T_SIGNED : ISHMEMI_COLL_T_UNSIGNED;
+}
+
+/* Posts collective `what` of team t to this PE's proxy and waits for the host's status. The
+ * slot is published after a system fence (proxy_publish), so the host's collective sees the
+ * group's earlier writes (the caller fenced them before the group's sync); requests this PE
+ * posted earlier run first (ticket order). The host returns 0 or ends the job: another status
+ * is an internal error, which traps here. */
+__device__ __noinline__ inline void coll_post(int t, int what, int cls, unsigned width, int op, const void *dest,
+                                              const void *src, size_t n, int root, const char *fn) {
+    uint64_t w6 = (uint64_t)(uint32_t)t | (uint64_t)(what & 0xff) << 32 | (uint64_t)(cls & 0xff) << 40;
+    uint64_t t_ = proxy_post(proxy_w1(ISHMEMI_PROXY_COLL, width, op, true, ishmemi_dstate.my_pe), (uint64_t)(uintptr_t)dest,
+                             (uint64_t)(uintptr_t)src, n, (uint64_t)(uint32_t)root, w6);
+    int rc = (int)proxy_wait(t_);
+    if (rc != 0) fail(fn, "the host collective run for it through the proxy returned (status, team):", rc, t);
+}
+
+/* A collective of a team with a member on another node, for a group: every thread's earlier
+ * writes are made visible (each fences, then the group syncs), the first thread posts the one
+ * request of the group and waits, and the group syncs again, after which dest is complete for
+ * every thread. Returns the host's status (0). */
+template <class G>
+__device__ __forceinline__ int coll_proxy(const G &g, int t, int what, int cls, unsigned width, int op, const void *dest,
+                                          const void *src, size_t n, int root, const char *fn) {
+    __threadfence_system();
+    g.sync();
+    if (g.thread_rank() == 0) coll_post(t, what, cls, width, op, dest, src, n, root, fn);
+    g.sync();
+    return 0;
+}
+
 /* Checks that [addr, addr + len) lies in the symmetric heap (for buffers every PE reaches). */
 __device__ __noinline__ inline void check_sym(const void *addr, size_t len, const char *fn) {
     if (len) ptr(addr, len, ishmemi_dstate.my_pe, fn);
@@ -151,6 +213,7 @@ __device__ __noinline__ inline void check_team_reach(const void *addr, size_t le
 }
 
 template <class G> __device__ __forceinline__ int team_sync(const G &g, int t, const char *fn) {
+    if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_SYNC, 0, 1, 0, NULL, NULL, 0, 0, fn);
     tdesc d = team_get(t, fn);
     sync_fenced(g, t, d, fn);
     return 0;
@@ -159,6 +222,7 @@ template <class G> __device__ __forceinline__ int team_sync(const G &g, int t, c
 /* ---- data movement collectives (bytes) ---- */
 template <class G>
 __device__ __forceinline__ int broadcast(const G &g, int t, void *dest, const void *src, size_t bytes, int root, const char *fn) {
+    if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dest, src, bytes, root, fn);
     tdesc d = team_get(t, fn);
     if (root < 0 || root >= d.size) fail(fn, "PE_root out of range for the team (PE_root, team size):", root, d.size);
     check_sym(dest, bytes, fn);
@@ -175,6 +239,7 @@ __device__ __forceinline__ int broadcast(const G &g, int t, void *dest, const vo
 
 template <class G>
 __device__ __forceinline__ int fcollect(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_FCOLLECT, 0, 1, 0, dest, src, bytes, 0, fn);
     tdesc d = team_get(t, fn);
     int n = d.size;
     check_sym(dest, bytes * (size_t)n, fn);
@@ -192,6 +257,7 @@ __device__ __forceinline__ int fcollect(const G &g, int t, void *dest, const voi
 
 template <class G>
 __device__ __forceinline__ int collect(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_COLLECT, 0, 1, 0, dest, src, bytes, 0, fn);
     tdesc d = team_get(t, fn);
     int n = d.size;
     check_sym(src, bytes, fn);
@@ -216,6 +282,7 @@ __device__ __forceinline__ int collect(const G &g, int t, void *dest, const void
 
 template <class G>
 __device__ __forceinline__ int alltoall(const G &g, int t, void *dest, const void *src, size_t bytes, const char *fn) {
+    if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_ALLTOALL, 0, 1, 0, dest, src, bytes, 0, fn);
     tdesc d = team_get(t, fn);
     int n = d.size;
     check_sym(dest, bytes * (size_t)n, fn);
@@ -233,6 +300,10 @@ __device__ __forceinline__ int alltoall(const G &g, int t, void *dest, const voi
 
 /* ---- reductions and scans ---- */
 enum rop { R_AND, R_OR, R_XOR, R_MAX, R_MIN, R_SUM, R_PROD };
+static_assert(R_AND == ISHMEMI_COLL_OP_AND && R_OR == ISHMEMI_COLL_OP_OR && R_XOR == ISHMEMI_COLL_OP_XOR &&
+                  R_MAX == ISHMEMI_COLL_OP_MAX && R_MIN == ISHMEMI_COLL_OP_MIN && R_SUM == ISHMEMI_COLL_OP_SUM &&
+                  R_PROD == ISHMEMI_COLL_OP_PROD,
+              "rop codes are the proxy's ISHMEMI_COLL_OP_*");
 
 template <int OP, class T> __device__ __forceinline__ T combine(T a, T b) {
     if constexpr (OP == R_AND) return a & b;
@@ -324,6 +395,9 @@ __device__ __forceinline__ void fold_into(const G &g, const tdesc &d, T *dest, c
 
 template <int OP, class G, class T>
 __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, size_t n, int mode, const char *fn) {
+    if (team_remote(t))
+        return coll_proxy(g, t, mode == 0 ? ISHMEMI_COLL_REDUCE : mode == 1 ? ISHMEMI_COLL_INSCAN : ISHMEMI_COLL_EXSCAN,
+                          coll_class<T>(), sizeof(T), OP, dest, src, n, 0, fn);
     tdesc d = team_get(t, fn);
     check_sym(dest, n * sizeof(T), fn);
     check_sym(src, n * sizeof(T), fn);

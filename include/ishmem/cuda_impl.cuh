@@ -10,8 +10,9 @@
  * plain load, store or system-scope atomic over NVLink or PCIe. A PE of another node (no
  * mapping, peer_base 0, while the job spans nodes) is reached through the proxy ring of
  * device_state.h: the kernel posts a request in pinned host memory, the library's proxy
- * thread (src/core/proxy.rs) runs it on the network. Device collectives and team syncs reach
- * the PEs of their node only.
+ * thread (src/core/proxy.rs) runs it on the network. Device collectives and team syncs of a
+ * team with a PE of another node are one request per PE (ISHMEMI_PROXY_COLL), which the proxy
+ * runs as the host collective (ishmem/cuda_coll.cuh).
  *
  * Bad arguments (PE out of range, an address outside the symmetric heap) print a PE-tagged
  * error naming the function and trap the kernel; -DISHMEM_NO_DEVICE_CHECKS removes the
@@ -61,7 +62,7 @@ __device__ __noinline__ inline void ptr_fail(const void *addr, size_t len, int p
     if (off >= ishmemi_dstate.heap_size || len > ishmemi_dstate.heap_size - off)
         fail(fn, "address outside the symmetric heap (address, bytes):", (long long)(uintptr_t)addr, (long long)len);
     if (ishmemi_dstate.proxy_ring)
-        fail(fn, "PE is on another node: device collectives and team syncs reach the PEs of this node only (pe, 0):", pe, 0);
+        fail(fn, "PE is on another node, which this device call cannot reach (pe, 0):", pe, 0);
     fail(fn, "PE is not reachable from this GPU (pe, 0):", pe, 0);
 }
 

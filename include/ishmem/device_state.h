@@ -1,4 +1,4 @@
-/* ishmem/device_state.h: the state a GPU kernel needs to reach the PEs of its node, shared
+/* ishmem/device_state.h: the state a GPU kernel needs to reach the PEs of the job, shared
  * by libishmem (which fills it; mirrored in src/transport/cuda/state.rs with the same
  * asserts) and the CUDA device API of ishmem/cuda_device.cuh (which reads it).
  * Not part of the user API: names starting with ishmemi_ may change between releases. */
@@ -42,9 +42,11 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
  * slot in ticket order, runs each request on the network, and writes word 7 = t + 1 (with
  * ISHMEMI_PROXY_HELD when the request asked for a reply, whose value is in word 5: the waiter
  * reads it, then writes word 7 = t + 1 to release the slot). Word 1: kind (bits 0..7), width
- * (8..15), AMO or signal operator (16..23), ISHMEMI_PROXY_REPLY (bit 24), target PE (32..63).
- * Words 2..6: the symmetric address, the local address or value, bytes, a second value (AMO
- * compare, signal value; the reply), the signal address. */
+ * (8..15), AMO, signal or reduction operator (16..23), ISHMEMI_PROXY_REPLY (bit 24), target PE
+ * (32..63). Words 2..6: the symmetric address, the local address or value, bytes, a second
+ * value (AMO compare, signal value; the reply), the signal address (ISHMEMI_PROXY_COLL: see
+ * there). A request that blocks the proxy thread (a collective waits for the team) delays
+ * this PE's later requests until it returns: they are served in ticket order. */
 typedef struct ishmemi_proxy_slot {
     uint64_t w[8];
 } ishmemi_proxy_slot_t;
@@ -64,6 +66,39 @@ typedef struct ishmemi_proxy_slot {
 #define ISHMEMI_PROXY_QUIET 7      /* replied once every earlier request is complete */
 #define ISHMEMI_PROXY_PUT_SIGNAL 8 /* a put, then the signal (operator 0 set, 1 add) */
 #define ISHMEMI_PROXY_NOP 9        /* nothing (ishmemx_nop: measures the proxy path) */
+#define ISHMEMI_PROXY_COLL 10      /* a collective or team sync, run by the host (below) */
+/* ISHMEMI_PROXY_COLL: a device collective or team sync on a team with a member on another
+ * node (ISHMEMI_TEAM_F_REMOTE), posted once per PE by the first thread of the calling group
+ * and always replied. The proxy thread runs it as the host collective of the same kind (the
+ * code of ishmem_team_sync, ishmem_broadcastmem, ishmem_<T>_<op>_reduce, ... on the team), so
+ * every member of the team runs the host algorithm, and replies with its return code (0; a
+ * failure ends the job with a PE-tagged error naming the device call). Word 1: kind, width =
+ * the element size in bytes (1 for the byte collectives), operator = ISHMEMI_COLL_OP_* of a
+ * reduction, ISHMEMI_PROXY_REPLY, target PE = this PE. Word 2: dest; word 3: source (symmetric
+ * addresses of this PE); word 4: elements of width bytes (per PE: broadcast, fcollect, collect,
+ * alltoall blocks; reductions and scans: of the whole array); word 5: the root's team PE
+ * (broadcast), replaced by the return code in the reply; word 6: the team handle (bits 0..31),
+ * ISHMEMI_COLL_* (bits 32..39), the element class ISHMEMI_COLL_T_* (bits 40..47). The
+ * kernel's earlier stores are visible to the host (a system fence before the slot is
+ * published), and the request runs after this PE's earlier requests (ticket order). */
+#define ISHMEMI_COLL_SYNC 0
+#define ISHMEMI_COLL_BROADCAST 1
+#define ISHMEMI_COLL_FCOLLECT 2
+#define ISHMEMI_COLL_COLLECT 3
+#define ISHMEMI_COLL_ALLTOALL 4
+#define ISHMEMI_COLL_REDUCE 5
+#define ISHMEMI_COLL_INSCAN 6 /* sum only, as the API */
+#define ISHMEMI_COLL_EXSCAN 7
+#define ISHMEMI_COLL_T_UNSIGNED 0 /* element classes: unsigned integer, signed integer, IEEE float */
+#define ISHMEMI_COLL_T_SIGNED 1
+#define ISHMEMI_COLL_T_FLOAT 2
+#define ISHMEMI_COLL_OP_AND 0 /* reduction operators (cuda_coll.cuh's rop) */
+#define ISHMEMI_COLL_OP_OR 1
+#define ISHMEMI_COLL_OP_XOR 2
+#define ISHMEMI_COLL_OP_MAX 3
+#define ISHMEMI_COLL_OP_MIN 4
+#define ISHMEMI_COLL_OP_SUM 5
+#define ISHMEMI_COLL_OP_PROD 6
 
 /* Sync area layout (uint64_t words from sync_offset): */
 #define ISHMEMI_SYNC_BARRIER_ARRIVE 0 /* incremented by every PE at each device barrier */
@@ -92,6 +127,10 @@ typedef struct ishmemi_team_desc {
 
 #define ISHMEMI_TEAM_F_USED 1u       /* the slot holds a team of this PE */
 #define ISHMEMI_TEAM_F_PREDEFINED 2u /* world, shared, node: never destroyed */
+/* A member is on another node (the job spans nodes): this PE's GPU cannot map its heap, so
+ * device collectives and team syncs of the team go through the proxy (ISHMEMI_PROXY_COLL).
+ * The same on every member (node placement is the job's), so all take the same path. */
+#define ISHMEMI_TEAM_F_REMOTE 4u
 
 #ifdef __cplusplus
 static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");

@@ -6,6 +6,13 @@
 //! requests that wait for one. It starts at init when the CUDA backend's job spans nodes and
 //! stops at finalize. Its errors end the job, naming the kernel-side call.
 //!
+//! Collectives (`PROXY_COLL`): a kernel's collective or team sync on a team with a member on
+//! another node arrives as one request per PE, which this thread runs as the host API's
+//! collective of the same kind (`api::coll`, `api::team`: the same checks and algorithms, which
+//! reach the other nodes' GPU heaps), replying with its return code. While it waits for the
+//! team, this PE's later requests wait behind it (ticket order); its earlier ones are done or
+//! started (nbi puts complete in the collective's first sync, which quiets the network).
+//!
 //! [`Ring`] is the host side of the protocol; the device's poster is mirrored by a test
 //! poster here, so the protocol (tickets, back-pressure, wrap-around, replies) is exercised on
 //! machines without a GPU.
@@ -162,6 +169,7 @@ fn name(kind: u8) -> &'static str {
         PROXY_QUIET => "a device quiet (through the proxy)",
         PROXY_PUT_SIGNAL => "a device put_signal (through the proxy)",
         PROXY_NOP => "ishmemx_nop (device, through the proxy)",
+        PROXY_COLL => "a device collective (through the proxy)",
         _ => "a device call (through the proxy)",
     }
 }
@@ -198,6 +206,7 @@ fn run(st: &State, r: &Req) -> u64 {
         }
         PROXY_FENCE => super::fence(),
         PROXY_NOP => {}
+        PROXY_COLL => return coll(st, r),
         PROXY_QUIET => super::quiet(),
         PROXY_PUT_SIGNAL => {
             // SAFETY: as for PROXY_PUT.
@@ -209,6 +218,199 @@ fn run(st: &State, r: &Req) -> u64 {
         k => fatal(func, &format!("malformed request {} of the proxy ring (kind {k})", r.ticket)),
     }
     0
+}
+
+/// A `PROXY_COLL` request's collective (device_state.h: ISHMEMI_PROXY_COLL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coll {
+    pub team: i32,
+    /// `COLL_*`.
+    pub what: u8,
+    /// `COLL_T_*` and the element size in bytes.
+    pub class: u8,
+    pub width: usize,
+    /// `COLL_OP_*` (reductions).
+    pub op: u8,
+    /// The root's team PE (broadcast).
+    pub root: i32,
+    pub dest: usize,
+    pub src: usize,
+    /// Elements of `width` bytes.
+    pub n: usize,
+}
+
+impl Coll {
+    /// The collective of request `r` (fields as posted; checked when run).
+    pub fn of(r: &Req) -> Coll {
+        Coll {
+            team: r.sig as u32 as i32,
+            what: (r.sig >> 32) as u8,
+            class: (r.sig >> 40) as u8,
+            width: r.width,
+            op: r.op,
+            root: r.value2 as u32 as i32,
+            dest: r.sym as usize,
+            src: r.local as usize,
+            n: r.bytes as usize,
+        }
+    }
+
+    /// The element type's TYPENAME (reductions and scans), None for a class and width no
+    /// device reduction has.
+    fn type_name(&self) -> Option<&'static str> {
+        Some(match (self.class, self.width) {
+            (COLL_T_UNSIGNED, 1) => "uint8",
+            (COLL_T_UNSIGNED, 2) => "uint16",
+            (COLL_T_UNSIGNED, 4) => "uint32",
+            (COLL_T_UNSIGNED, 8) => "uint64",
+            (COLL_T_SIGNED, 1) => "int8",
+            (COLL_T_SIGNED, 2) => "int16",
+            (COLL_T_SIGNED, 4) => "int32",
+            (COLL_T_SIGNED, 8) => "int64",
+            (COLL_T_FLOAT, 4) => "float",
+            (COLL_T_FLOAT, 8) => "double",
+            _ => return None,
+        })
+    }
+
+    /// The operator's name (reductions), None for an unknown one.
+    fn op_name(&self) -> Option<&'static str> {
+        ["and", "or", "xor", "max", "min", "sum", "prod"].get(self.op as usize).copied()
+    }
+
+    /// The device call this request stands for, in error messages and in the team's record of
+    /// its collective calls (which compares the names of reductions between PEs: a PE's device
+    /// call through the proxy is named alike on every PE). Reductions and scans name type and
+    /// operator; those names are made once each (a few dozen at most) and kept.
+    pub fn name(&self) -> &'static str {
+        match self.what {
+            COLL_SYNC => return "a device team sync (through the proxy)",
+            COLL_BROADCAST => return "a device broadcast (through the proxy)",
+            COLL_FCOLLECT => return "a device fcollect (through the proxy)",
+            COLL_COLLECT => return "a device collect (through the proxy)",
+            COLL_ALLTOALL => return "a device alltoall (through the proxy)",
+            COLL_REDUCE | COLL_INSCAN | COLL_EXSCAN => {}
+            _ => return "a device collective (through the proxy)",
+        }
+        let (Some(ty), Some(op)) = (self.type_name(), self.op_name()) else {
+            return "a device reduction or scan (through the proxy)";
+        };
+        let form = match self.what {
+            COLL_REDUCE => "reduce",
+            COLL_INSCAN => "inscan",
+            _ => "exscan",
+        };
+        static NAMES: std::sync::Mutex<Vec<(u32, &'static str)>> = std::sync::Mutex::new(Vec::new());
+        let key = u32::from(self.what) << 24 | u32::from(self.class) << 16 | (self.width as u32) << 8 | u32::from(self.op);
+        let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, n)) = names.iter().find(|(k, _)| *k == key) {
+            return n;
+        }
+        let n: &'static str = Box::leak(format!("a device {ty} {op}_{form} (through the proxy)").into_boxed_str());
+        names.push((key, n));
+        n
+    }
+}
+
+/// Runs a `PROXY_COLL` request as the host collective of its kind; returns its status.
+fn coll(st: &State, r: &Req) -> u64 {
+    let c = Coll::of(r);
+    let func = c.name();
+    let malformed = |what: &str| -> ! { fatal(func, &format!("malformed request {} of the proxy ring ({what})", r.ticket)) };
+    let (dest, src) = (c.dest as *mut u8, c.src as *const u8);
+    let rc = match c.what {
+        COLL_SYNC => {
+            crate::api::team::team_of(st, func, c.team).team_sync();
+            0
+        }
+        COLL_BROADCAST | COLL_FCOLLECT | COLL_COLLECT | COLL_ALLTOALL => {
+            if c.width == 0 {
+                malformed("element size 0");
+            }
+            use crate::api::coll as ac;
+            // SAFETY: the kernel passes symmetric addresses of this PE's heap (checked by the
+            // host collective, as for a host call) that it does not touch until the reply.
+            unsafe {
+                match c.what {
+                    COLL_BROADCAST => ac::broadcast(func, c.team, dest, src, c.n, c.width, c.root),
+                    COLL_FCOLLECT => ac::fcollect(func, c.team, dest, src, c.n, c.width),
+                    COLL_COLLECT => ac::collect(func, c.team, dest, src, c.n, c.width),
+                    _ => ac::alltoall(func, c.team, dest, src, c.n, c.width),
+                }
+            }
+        }
+        COLL_REDUCE | COLL_INSCAN | COLL_EXSCAN => {
+            if c.type_name().is_none() {
+                malformed(&format!("element class {} of {} bytes", c.class, c.width));
+            }
+            if c.op_name().is_none() || (c.what != COLL_REDUCE && c.op != COLL_OP_SUM) {
+                malformed(&format!("operator {}", c.op));
+            }
+            // SAFETY: as above.
+            unsafe {
+                match (c.class, c.width) {
+                    (COLL_T_UNSIGNED, 1) => reduce_int::<u8>(func, &c),
+                    (COLL_T_UNSIGNED, 2) => reduce_int::<u16>(func, &c),
+                    (COLL_T_UNSIGNED, 4) => reduce_int::<u32>(func, &c),
+                    (COLL_T_UNSIGNED, 8) => reduce_int::<u64>(func, &c),
+                    (COLL_T_SIGNED, 1) => reduce_int::<i8>(func, &c),
+                    (COLL_T_SIGNED, 2) => reduce_int::<i16>(func, &c),
+                    (COLL_T_SIGNED, 4) => reduce_int::<i32>(func, &c),
+                    (COLL_T_SIGNED, 8) => reduce_int::<i64>(func, &c),
+                    (_, 4) => reduce_num::<f32>(func, &c).unwrap_or_else(|| malformed("a bitwise operator on floats")),
+                    _ => reduce_num::<f64>(func, &c).unwrap_or_else(|| malformed("a bitwise operator on floats")),
+                }
+            }
+        }
+        w => malformed(&format!("collective {w}")),
+    };
+    rc as u32 as u64
+}
+
+/// A reduction or sum scan of an integer type, as the host API's.
+///
+/// # Safety
+/// As `coll`: `c.dest` and `c.src` are the kernel's symmetric arrays of `c.n` elements.
+unsafe fn reduce_int<T: crate::api::coll::Bits>(func: &str, c: &Coll) -> std::ffi::c_int {
+    use crate::api::coll::{reduce_bits, BitOp};
+    let (dest, src) = (c.dest as *mut T, c.src as *const T);
+    let bit = match c.op {
+        COLL_OP_AND => Some(BitOp::And),
+        COLL_OP_OR => Some(BitOp::Or),
+        COLL_OP_XOR => Some(BitOp::Xor),
+        _ => None,
+    };
+    match bit {
+        // SAFETY: forwarded.
+        Some(b) if c.what == COLL_REDUCE => unsafe { reduce_bits::<T>(func, c.team, dest, src, c.n, b) },
+        // SAFETY: forwarded.
+        _ => unsafe { reduce_num::<T>(func, c) }.unwrap_or(-1),
+    }
+}
+
+/// A max, min, sum or prod reduction or a sum scan, as the host API's; None for a bitwise
+/// operator.
+///
+/// # Safety
+/// As `reduce_int`.
+unsafe fn reduce_num<T: crate::api::coll::Num>(func: &str, c: &Coll) -> Option<std::ffi::c_int> {
+    use crate::api::coll::{reduce, scan, RedOp};
+    let (dest, src) = (c.dest as *mut T, c.src as *const T);
+    let op = match c.op {
+        COLL_OP_MAX => RedOp::Max,
+        COLL_OP_MIN => RedOp::Min,
+        COLL_OP_SUM => RedOp::Sum,
+        COLL_OP_PROD => RedOp::Prod,
+        _ => return None,
+    };
+    // SAFETY: forwarded.
+    Some(unsafe {
+        match c.what {
+            COLL_INSCAN => scan::<T>(func, c.team, dest, src, c.n, true),
+            COLL_EXSCAN => scan::<T>(func, c.team, dest, src, c.n, false),
+            _ => reduce::<T>(func, c.team, dest, src, c.n, op),
+        }
+    })
 }
 
 fn check_width(func: &str, r: &Req) {
@@ -301,6 +503,66 @@ mod tests {
 
     #[repr(align(64))]
     struct Mem([u64; PROXY_SLOTS * 8]);
+
+    /// A collective request as the device posts it (cuda_coll.cuh: coll_post) reads back as
+    /// the collective it stands for, and is named by type and operator.
+    #[test]
+    fn coll_requests_decode_as_posted() {
+        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let p = Poster { base, ticket: &ticket };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        // coll_post: w1 = kind | width << 8 | op << 16 | REPLY | my_pe << 32; w2 dest; w3 source;
+        // w4 elements; w5 root; w6 = team | what << 32 | class << 40.
+        let w1 = |width: u64, op: u64, pe: u64| PROXY_COLL as u64 | width << 8 | op << 16 | PROXY_REPLY | pe << 32;
+        let w6 = |team: u32, what: u8, class: u8| team as u64 | (what as u64) << 32 | (class as u64) << 40;
+        let cases = [
+            ([w1(4, COLL_OP_SUM as u64, 3), 0x7000_1000, 0x7000_2000, 17, 0, w6(5, COLL_REDUCE, COLL_T_SIGNED)],
+             Coll { team: 5, what: COLL_REDUCE, class: COLL_T_SIGNED, width: 4, op: COLL_OP_SUM, root: 0, dest: 0x7000_1000, src: 0x7000_2000, n: 17 },
+             "a device int32 sum_reduce (through the proxy)"),
+            ([w1(1, 0, 0), 0x10, 0x20, 4096, 3, w6(0, COLL_BROADCAST, 0)],
+             Coll { team: 0, what: COLL_BROADCAST, class: 0, width: 1, op: 0, root: 3, dest: 0x10, src: 0x20, n: 4096 },
+             "a device broadcast (through the proxy)"),
+            ([w1(8, COLL_OP_SUM as u64, 1), 8, 8, 2, 0, w6(63, COLL_EXSCAN, COLL_T_FLOAT)],
+             Coll { team: 63, what: COLL_EXSCAN, class: COLL_T_FLOAT, width: 8, op: COLL_OP_SUM, root: 0, dest: 8, src: 8, n: 2 },
+             "a device double sum_exscan (through the proxy)"),
+            ([w1(1, COLL_OP_XOR as u64, 0), 1, 2, 3, 0, w6(2, COLL_REDUCE, COLL_T_UNSIGNED)],
+             Coll { team: 2, what: COLL_REDUCE, class: COLL_T_UNSIGNED, width: 1, op: COLL_OP_XOR, root: 0, dest: 1, src: 2, n: 3 },
+             "a device uint8 xor_reduce (through the proxy)"),
+            ([w1(1, 0, 0), 0, 0, 0, 0, w6(1, COLL_SYNC, 0)],
+             Coll { team: 1, what: COLL_SYNC, class: 0, width: 1, op: 0, root: 0, dest: 0, src: 0, n: 0 },
+             "a device team sync (through the proxy)"),
+            ([w1(2, COLL_OP_MIN as u64, 0), 0, 0, 1, 0, w6(0, COLL_INSCAN, COLL_T_SIGNED)],
+             Coll { team: 0, what: COLL_INSCAN, class: COLL_T_SIGNED, width: 2, op: COLL_OP_MIN, root: 0, dest: 0, src: 0, n: 1 },
+             "a device int16 min_inscan (through the proxy)"),
+            ([w1(3, 0, 0), 0, 0, 1, 0, w6(0, COLL_REDUCE, COLL_T_FLOAT)],
+             Coll { team: 0, what: COLL_REDUCE, class: COLL_T_FLOAT, width: 3, op: 0, root: 0, dest: 0, src: 0, n: 1 },
+             "a device reduction or scan (through the proxy)"),
+        ];
+        for (words, want, name) in cases {
+            let t = p.post(words);
+            let r = ring.poll(t).expect("posted");
+            assert!(r.reply && r.kind == PROXY_COLL);
+            let c = Coll::of(&r);
+            assert_eq!(c, want);
+            assert_eq!(c.name(), name);
+            // made once: the same string (the team record's name key is its address)
+            assert_eq!(c.name().as_ptr(), name_of(&c));
+            ring.done(&r, 0);
+            assert_eq!(p.wait(t), 0);
+        }
+        assert_eq!(Coll::of(&ring_req(u32::MAX)).team, -1);
+    }
+
+    fn name_of(c: &Coll) -> *const u8 {
+        c.name().as_ptr()
+    }
+
+    fn ring_req(team: u32) -> Req {
+        Req { ticket: 0, kind: PROXY_COLL, width: 1, op: 0, reply: true, pe: 0, sym: 0, local: 0, bytes: 0, value2: 0, sig: team as u64 }
+    }
 
     /// Many posting threads, a consumer that checks every request in ticket order and replies
     /// with a function of it; more requests than slots (wrap-around, back-pressure), a slow

@@ -8,12 +8,17 @@
 //! interoperate. Arguments are checked on the host before anything is enqueued; `ret`, when not
 //! NULL, must be memory the GPU can write (device, managed or registered host memory) and
 //! receives the return code when the stream reaches the collective.
+//!
+//! Teams with a member on another node (`team::F_REMOTE`): always the one-kernel path, whose
+//! work-group form posts the collective to this PE's proxy (core::proxy), which runs the host
+//! collective over the network; the copy-engine and whole-GPU paths copy between peer heaps
+//! mapped here, which a PE of another node does not have.
 
 use super::queue::stats::{count, Ev};
 use super::queue::{args, copy_async, enter, gpu_of, launch, memory_type, Module, Queue};
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
-use crate::core::team::TeamDesc;
+use crate::core::team::{TeamDesc, F_REMOTE};
 use crate::transport::cuda::{driver, Gpu};
 use cudarc::driver::sys::{self, CUfunction};
 use std::collections::HashMap;
@@ -173,7 +178,7 @@ pub unsafe fn data(
         unsafe { solo_copy(func, gpu, dest as usize, src as usize, nb, q) };
         return ret_ok(func, gpu, ret, q);
     }
-    if what != Move::Collect && nb > st.cfg.queue_kernel_max {
+    if what != Move::Collect && nb > st.cfg.queue_kernel_max && d.flags & F_REMOTE == 0 {
         // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
         unsafe { copy_engines(st, gpu, k, func, what, team, &d, dest as usize, src as usize, nb, root, ret, q) };
         return;
@@ -349,8 +354,8 @@ pub unsafe fn reduce<T: QElem>(
     let Some(&(f, slice)) = k.reduce.get(&format!("{op}_{}", T::SUFFIX)) else {
         fatal(func, &format!("no queue kernel for {op} over {}", T::SUFFIX))
     };
-    // Every PE decides alike: same n, same setting (compared at init), and symmetric dest and
-    // source have the same relation on every PE.
+    // Every PE decides alike: same n, same setting (compared at init), symmetric dest and
+    // source have the same relation on every PE, and F_REMOTE is the team's (node placement).
     let (de, s) = (dest as usize, src as usize);
     let same_or_disjoint = de == s || de + len <= s || s + len <= de;
     if d.size == 1 && same_or_disjoint {
@@ -369,7 +374,7 @@ pub unsafe fn reduce<T: QElem>(
         }
         return ret_ok(func, gpu, ret, q);
     }
-    if len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint {
+    if len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint && d.flags & F_REMOTE == 0 {
         if mode == 0 {
             // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
             unsafe { reduce_split(st, gpu, k, func, slice, team, &d, dest, src, n, ret, q) };

@@ -84,6 +84,9 @@ pub const PREDEFINED: usize = 3;
 /// `ISHMEMI_TEAM_F_*`.
 pub const F_USED: u32 = 1;
 pub const F_PREDEFINED: u32 = 2;
+/// A member is on another node: device collectives of the team go through the proxy ring, and
+/// collectives on a queue take the one-kernel path (no peer mapping reaches that member).
+pub const F_REMOTE: u32 = 4;
 
 /// `ISHMEM_TEAM_NUM_CONTEXTS`: the one field of `ishmem_team_config_t`.
 pub const CONFIG_NUM_CONTEXTS: i64 = 1;
@@ -104,7 +107,7 @@ pub struct TeamDesc {
     pub sync_offset: u64,
     /// `num_contexts` of the split's configuration.
     pub num_contexts: i32,
-    /// `F_USED`, `F_PREDEFINED`.
+    /// `F_USED`, `F_PREDEFINED`, `F_REMOTE`.
     pub flags: u32,
 }
 
@@ -241,6 +244,8 @@ pub fn bad_handle(team: i32, max: usize) -> String {
 /// The team slots of this PE.
 pub struct TeamPool {
     descs: Vec<TeamDesc>,
+    /// By world PE: whether it is on another node than this PE (`F_REMOTE`).
+    far: Vec<bool>,
 }
 
 impl TeamPool {
@@ -258,14 +263,23 @@ impl TeamPool {
             d.my_pe = me as i32;
             d.flags = F_USED | F_PREDEFINED;
         }
-        TeamPool { descs }
+        TeamPool { descs, far: vec![false; npes] }
     }
 
     /// `new`, with the shared and node teams (slots 1 and 2) made of this PE's node:
     /// `members` (ascending world PEs) when they form an arithmetic progression (the usual
     /// block placement), else this PE alone (OpenSHMEM allows a subset for the shared team).
+    /// The PEs that are not in `members` are on other nodes: the teams with one of them
+    /// (the world team when the job spans nodes, splits) are marked `F_REMOTE`.
     pub fn with_node(max: usize, area_base: usize, me: usize, npes: usize, members: &[usize]) -> TeamPool {
         let mut pool = TeamPool::new(max, area_base, me, npes);
+        pool.far.iter_mut().for_each(|f| *f = true);
+        for &p in members {
+            if let Some(f) = pool.far.get_mut(p) {
+                *f = false;
+            }
+        }
+        pool.descs[WORLD as usize].flags |= pool.remote_flag(0, 1, npes as i32);
         let stride = if members.len() > 1 { members[1] - members[0] } else { 1 };
         let regular = stride > 0 && members.windows(2).all(|w| w[1] - w[0] == stride);
         let (start, stride, size, my) = if regular {
@@ -313,8 +327,9 @@ impl TeamPool {
 
     /// Takes slot `t` for a team of which this PE is member `my_pe`.
     pub fn claim(&mut self, t: usize, p: Progression, my_pe: usize, num_contexts: i32) -> TeamDesc {
+        debug_assert!(!self.descs[t].is_used());
+        let flags = F_USED | self.remote_flag(p.start, p.stride, p.size);
         let d = &mut self.descs[t];
-        debug_assert!(!d.is_used());
         *d = TeamDesc {
             start: p.start,
             stride: p.stride,
@@ -322,9 +337,22 @@ impl TeamPool {
             my_pe: my_pe as i32,
             sync_offset: d.sync_offset,
             num_contexts,
-            flags: F_USED,
+            flags,
         };
         *d
+    }
+
+    /// `F_REMOTE` when a member of the progression is on another node, else 0.
+    fn remote_flag(&self, start: i32, stride: i32, size: i32) -> u32 {
+        let far = (0..size as i64).any(|i| {
+            let pe = start as i64 + stride as i64 * i;
+            usize::try_from(pe).ok().and_then(|p| self.far.get(p)).copied().unwrap_or(false)
+        });
+        if far {
+            F_REMOTE
+        } else {
+            0
+        }
     }
 
     /// Frees a split team's slot and returns the free slot's descriptor; an error for a
@@ -385,6 +413,31 @@ mod tests {
         let p = TeamPool::with_node(8, 0, 2, 8, &[0, 2, 3]);
         let d = p.get(2).unwrap();
         assert_eq!((d.start, d.stride, d.size, d.my_pe), (2, 1, 1, 0));
+    }
+
+    #[test]
+    fn teams_with_a_member_on_another_node_are_remote() {
+        // 8 PEs, this PE (5) on the node of 4..8: the world spans nodes, shared and node do not.
+        let mut p = TeamPool::with_node(8, 0, 5, 8, &[4, 5, 6, 7]);
+        assert_eq!(p.get(WORLD).unwrap().flags, F_USED | F_PREDEFINED | F_REMOTE);
+        assert_eq!(p.get(SHARED).unwrap().flags, F_USED | F_PREDEFINED);
+        assert_eq!(p.get(NODE).unwrap().flags, F_USED | F_PREDEFINED);
+        // splits: odd PEs (1 is on the other node), PEs 4..8, PEs 7, 6, 5 (negative stride), PE 3 alone
+        let d = p.claim(3, Progression { start: 1, stride: 2, size: 4 }, 2, 0);
+        assert_eq!(d.flags, F_USED | F_REMOTE);
+        let d = p.claim(4, Progression { start: 4, stride: 1, size: 4 }, 1, 0);
+        assert_eq!(d.flags, F_USED);
+        let d = p.claim(5, Progression { start: 7, stride: -1, size: 3 }, 2, 0);
+        assert_eq!(d.flags, F_USED);
+        let d = p.claim(6, Progression { start: 3, stride: 1, size: 1 }, 0, 0);
+        assert_eq!(d.flags, F_USED | F_REMOTE);
+        // a freed slot loses the flag with the rest of the descriptor
+        assert_eq!(p.release(3).unwrap().flags, 0);
+        // One node (every PE a member): nothing is remote.
+        let p = TeamPool::with_node(8, 0, 1, 4, &[0, 1, 2, 3]);
+        assert!(p.table().iter().all(|d| d.flags & F_REMOTE == 0));
+        let mut p = TeamPool::new(8, 0, 1, 4);
+        assert_eq!(p.claim(3, Progression { start: 0, stride: 1, size: 4 }, 1, 0).flags, F_USED);
     }
 
     #[test]

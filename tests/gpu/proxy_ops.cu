@@ -8,7 +8,12 @@
  * (ring contention: the count is exact), put_signal + signal_wait_until ping-pong between the
  * two nodes, fence, barrier_all from a kernel, block-scope put/get (one request per block),
  * a kernel mixing direct stores (node peer) and proxy puts (other node) under one quiet, and
- * ishmem_ptr NULL for a PE of another node. The host checks with the host API.
+ * ishmem_ptr NULL for a PE of another node. Then collectives from kernels, every kind (team
+ * sync, broadcast, fcollect, collect, alltoall, min/and/or/prod/sum/max/xor reductions over
+ * several element types, inclusive and exclusive scans, sync_all) in the plain and work_group
+ * forms on the world team (through the proxy when it spans nodes) and the shared team (direct),
+ * values checked in the kernel; and a reduction and a broadcast on a queue, 1 MiB each. The host
+ * checks with the host API.
  * Build: nvcc -arch=sm_90 proxy_ops.cu $(pkg-config --cflags --libs ishmem) */
 #include <cooperative_groups.h>
 #include <ishmem.h>
@@ -129,6 +134,210 @@ __global__ void mixed(Bufs b, int node_peer, int across) {
         ishmem_int_p(&b.mixed[1], me * 10 + i, across);    /* proxy */
     }
     ishmem_quiet(); /* covers both routes */
+}
+
+/* ---- collectives from kernels (through the proxy when the team spans nodes) ---- */
+#define K 4 /* elements per PE */
+struct CollBufs {
+    long *src, *dst; /* K * npes longs each, symmetric */
+    int *out;        /* [0] wrong values, [1] nonzero return codes, [2] collectives run */
+};
+
+/* Every collective kind once, by group g (one thread: the plain forms; a block: the
+ * work_group forms): the group writes the source, calls, then its first thread checks dest.
+ * Sources are written just before each call, so the host collective run by the proxy must see
+ * the kernel's stores. The shared team's reduction (this node: the direct path) is mixed in. */
+template <class G> __device__ void coll_all(const G &g, bool wg, CollBufs c) {
+    int me = ishmem_my_pe(), npes = ishmem_n_pes();
+    unsigned r = g.thread_rank(), nt = g.num_threads();
+    long *s = c.src, *d = c.dst;
+    int wrong = 0, rcs = 0, runs = 0;
+    const ishmem_team_t W = ISHMEM_TEAM_WORLD;
+#define FILL(expr)                                                                                     \
+    do {                                                                                               \
+        for (unsigned i_ = r; i_ < (unsigned)(K * npes); i_ += nt) {                                  \
+            int i = (int)i_;                                                                           \
+            (void)i;                                                                                   \
+            expr;                                                                                      \
+        }                                                                                              \
+    } while (0)
+#define CALL(plain, work)                                                                              \
+    do {                                                                                               \
+        int rc_ = wg ? (work) : (plain);                                                               \
+        rcs += rc_ != 0;                                                                               \
+        runs++;                                                                                        \
+        g.sync();                                                                                      \
+    } while (0)
+    /* team sync */
+    CALL(ishmem_team_sync(W), ishmemx_team_sync_work_group(W, g));
+    /* broadcast K longs from the last PE */
+    FILL(s[i] = me * 100 + i);
+    CALL(ishmem_long_broadcast(W, d, s, K, npes - 1), ishmemx_long_broadcast_work_group(W, d, s, K, npes - 1, g));
+    if (r == 0)
+        for (int i = 0; i < K; i++) wrong += d[i] != (npes - 1) * 100 + i;
+    g.sync();
+    /* fcollect K longs per PE */
+    FILL(s[i] = me * 100 + i + 1);
+    CALL(ishmem_long_fcollect(W, d, s, K), ishmemx_long_fcollect_work_group(W, d, s, K, g));
+    if (r == 0)
+        for (int p = 0; p < npes; p++)
+            for (int i = 0; i < K; i++) wrong += d[p * K + i] != p * 100 + i + 1;
+    g.sync();
+    /* collect: PE p gives p % K + 1 longs */
+    FILL(s[i] = me * 100 + i + 2);
+    CALL(ishmem_long_collect(W, d, s, me % K + 1), ishmemx_long_collect_work_group(W, d, s, me % K + 1, g));
+    if (r == 0) {
+        int at = 0;
+        for (int p = 0; p < npes; p++)
+            for (int i = 0; i <= p % K; i++, at++) wrong += d[at] != p * 100 + i + 2;
+    }
+    g.sync();
+    /* alltoall: block p of PE q's source is q * 1000 + p * 10 + i */
+    FILL(s[i] = me * 1000 + (i / K) * 10 + i % K);
+    CALL(ishmem_long_alltoall(W, d, s, K), ishmemx_long_alltoall_work_group(W, d, s, K, g));
+    if (r == 0)
+        for (int p = 0; p < npes; p++)
+            for (int i = 0; i < K; i++) wrong += d[p * K + i] != p * 1000 + me * 10 + i;
+    g.sync();
+    /* reductions: int min, uint and, ushort or, float prod, double sum, long max, uchar xor */
+    {
+        int *si = (int *)s, *di = (int *)d;
+        FILL(if (i < K) si[i] = (me * 7 + i) % 5 - 2);
+        CALL(ishmem_int_min_reduce(W, di, si, K), ishmemx_int_min_reduce_work_group(W, di, si, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                int m = 1 << 30;
+                for (int p = 0; p < npes; p++) m = min(m, (p * 7 + i) % 5 - 2);
+                wrong += di[i] != m;
+            }
+        g.sync();
+    }
+    {
+        unsigned *su = (unsigned *)s, *du = (unsigned *)d;
+        FILL(if (i < K) su[i] = ~(1u << ((me + i) % 32)));
+        CALL(ishmem_uint_and_reduce(W, du, su, K), ishmemx_uint_and_reduce_work_group(W, du, su, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                unsigned a = ~0u;
+                for (int p = 0; p < npes; p++) a &= ~(1u << ((p + i) % 32));
+                wrong += du[i] != a;
+            }
+        g.sync();
+    }
+    {
+        unsigned short *su = (unsigned short *)s, *du = (unsigned short *)d;
+        FILL(if (i < K) su[i] = (unsigned short)(1u << ((me + i) % 16)));
+        CALL(ishmem_ushort_or_reduce(W, du, su, K), ishmemx_ushort_or_reduce_work_group(W, du, su, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                unsigned short o = 0;
+                for (int p = 0; p < npes; p++) o |= (unsigned short)(1u << ((p + i) % 16));
+                wrong += du[i] != o;
+            }
+        g.sync();
+    }
+    {
+        float *sf = (float *)s, *df = (float *)d;
+        FILL(if (i < K) sf[i] = 0.5f + (float)((me + i) % 3));
+        CALL(ishmem_float_prod_reduce(W, df, sf, K), ishmemx_float_prod_reduce_work_group(W, df, sf, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                float x = 1.0f;
+                for (int p = 0; p < npes; p++) x *= 0.5f + (float)((p + i) % 3);
+                wrong += df[i] != x;
+            }
+        g.sync();
+    }
+    {
+        double *sd = (double *)s, *dd = (double *)d;
+        FILL(if (i < K) sd[i] = 0.25 * (me + 1) + i);
+        CALL(ishmem_double_sum_reduce(W, dd, sd, K), ishmemx_double_sum_reduce_work_group(W, dd, sd, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                double x = 0;
+                for (int p = 0; p < npes; p++) x += 0.25 * (p + 1) + i;
+                wrong += dd[i] != x;
+            }
+        g.sync();
+    }
+    {
+        FILL(if (i < K) s[i] = (long)((me * 13 + i * 5) % 11) - 5);
+        CALL(ishmem_long_max_reduce(W, d, s, K), ishmemx_long_max_reduce_work_group(W, d, s, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                long m = -1000;
+                for (int p = 0; p < npes; p++) m = max(m, (long)((p * 13 + i * 5) % 11) - 5);
+                wrong += d[i] != m;
+            }
+        g.sync();
+    }
+    {
+        unsigned char *sc = (unsigned char *)s, *dc = (unsigned char *)d;
+        FILL(if (i < K) sc[i] = (unsigned char)(me * 37 + i));
+        CALL(ishmem_uchar_xor_reduce(W, dc, sc, K), ishmemx_uchar_xor_reduce_work_group(W, dc, sc, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) {
+                unsigned char x = 0;
+                for (int p = 0; p < npes; p++) x ^= (unsigned char)(p * 37 + i);
+                wrong += dc[i] != x;
+            }
+        g.sync();
+    }
+    /* scans (long sums): inclusive, then exclusive in place */
+    FILL(if (i < K) s[i] = me + 10 * i);
+    CALL(ishmem_long_sum_inscan(W, d, s, K), ishmemx_long_sum_inscan_work_group(W, d, s, K, g));
+    if (r == 0)
+        for (int i = 0; i < K; i++) {
+            long x = 0;
+            for (int p = 0; p <= me; p++) x += p + 10 * i;
+            wrong += d[i] != x;
+        }
+    g.sync();
+    CALL(ishmem_long_sum_exscan(W, s, s, K), ishmemx_long_sum_exscan_work_group(W, s, s, K, g));
+    if (r == 0)
+        for (int i = 0; i < K; i++) {
+            long x = 0;
+            for (int p = 0; p < me; p++) x += p + 10 * i;
+            wrong += s[i] != x;
+        }
+    g.sync();
+    /* the shared team (this node's PEs: direct), then the world again (proxy across nodes) */
+    {
+        const ishmem_team_t S = ISHMEM_TEAM_SHARED;
+        FILL(if (i < K) s[i] = me + 1 + i);
+        CALL(ishmem_long_sum_reduce(S, d, s, K), ishmemx_long_sum_reduce_work_group(S, d, s, K, g));
+        if (r == 0) {
+            long w = 0;
+            int n = ishmem_team_n_pes(S);
+            for (int k = 0; k < n; k++) w += ishmem_team_translate_pe(S, k, W) + 1;
+            for (int i = 0; i < K; i++) wrong += d[i] != w + (long)n * i;
+        }
+        g.sync();
+        CALL(ishmem_long_sum_reduce(W, d, s, K), ishmemx_long_sum_reduce_work_group(W, d, s, K, g));
+        if (r == 0)
+            for (int i = 0; i < K; i++) wrong += d[i] != (long)npes * (npes + 1) / 2 + (long)npes * i;
+        g.sync();
+    }
+    CALL((ishmem_sync_all(), 0), (ishmemx_sync_all_work_group(g), 0));
+#undef FILL
+#undef CALL
+    if (r == 0) {
+        c.out[0] += wrong;
+        c.out[1] += rcs;
+        c.out[2] += runs;
+    }
+}
+
+/* The plain forms' "group": the calling thread alone. */
+struct one_thread {
+    __device__ unsigned thread_rank() const { return 0; }
+    __device__ unsigned num_threads() const { return 1; }
+    __device__ void sync() const {}
+};
+
+__global__ void colls(CollBufs c, int wg) {
+    if (wg) coll_all(cg::this_thread_block(), true, c);
+    else if (threadIdx.x == 0) coll_all(one_thread{}, false, c);
 }
 
 static int check_launch(const char *what) {
@@ -272,6 +481,64 @@ int main(void) {
     if (node_pes > 1 || from_node == me)
         CHECK(mx[0] == from_node * 10 + 9, "mixed, direct from PE %d: %d", from_node, mx[0]);
     CHECK(mx[1] == from * 10 + 9, "mixed, proxy from PE %d: %d", from, mx[1]);
+
+    ishmem_barrier_all();
+
+    /* ---- collectives from kernels: plain (one thread), then work_group (a block) ---- */
+    {
+        CollBufs c;
+        c.src = (long *)ishmem_calloc((size_t)K * npes, sizeof(long));
+        c.dst = (long *)ishmem_calloc((size_t)K * npes, sizeof(long));
+        CHECK(cudaMallocManaged(&c.out, 3 * sizeof(int)) == cudaSuccess, "cudaMallocManaged");
+        for (int wg = 0; wg < 2; wg++) {
+            c.out[0] = c.out[1] = c.out[2] = 0;
+            ishmem_barrier_all();
+            colls<<<1, wg ? 128 : 32>>>(c, wg);
+            if (check_launch(wg ? "colls (work_group)" : "colls (plain)"))
+                CHECK(c.out[0] == 0 && c.out[1] == 0 && c.out[2] == 17, "device collectives (%s): %d wrong values, %d nonzero returns, %d run",
+                      wg ? "work_group" : "plain", c.out[0], c.out[1], c.out[2]);
+        }
+        ishmem_barrier_all();
+        cudaFree(c.out);
+        ishmem_free(c.dst);
+        ishmem_free(c.src);
+    }
+
+    /* ---- collectives on a queue of sizes that take the copy engines and the whole-GPU
+     * reduction on one node (across nodes: one kernel, through the proxy) ---- */
+    {
+        const size_t L = (1 << 17) + 3; /* longs: 1 MiB + 24 bytes, above both cutovers */
+        long *qs = (long *)ishmem_malloc(L * sizeof(long)), *qd = (long *)ishmem_malloc(L * sizeof(long));
+        long *h = (long *)malloc(L * sizeof(long));
+        int *qrc;
+        cudaStream_t q;
+        cudaStreamCreateWithFlags(&q, cudaStreamNonBlocking);
+        CHECK(cudaMallocManaged(&qrc, 2 * sizeof(int)) == cudaSuccess, "cudaMallocManaged");
+        qrc[0] = qrc[1] = -1;
+        for (size_t i = 0; i < L; i++) h[i] = (long)(i % 1000) * (me + 1) - 7;
+        cudaMemcpy(qs, h, L * sizeof(long), cudaMemcpyHostToDevice);
+        ishmem_barrier_all();
+        ishmemx_long_sum_reduce_on_queue(ISHMEM_TEAM_WORLD, qd, qs, L, qrc, q);
+        CHECK(cudaStreamSynchronize(q) == cudaSuccess, "sum_reduce_on_queue: %s", cudaGetErrorString(cudaGetLastError()));
+        cudaMemcpy(h, qd, L * sizeof(long), cudaMemcpyDeviceToHost);
+        size_t wrong = 0;
+        long tri = (long)npes * (npes + 1) / 2;
+        for (size_t i = 0; i < L; i++) wrong += h[i] != (long)(i % 1000) * tri - 7L * npes;
+        CHECK(qrc[0] == 0 && wrong == 0, "long_sum_reduce_on_queue of %zu: rc %d, %zu wrong", L, qrc[0], wrong);
+        ishmem_barrier_all();
+        ishmemx_long_broadcast_on_queue(ISHMEM_TEAM_WORLD, qd, qs, L, npes - 1, qrc + 1, q);
+        CHECK(cudaStreamSynchronize(q) == cudaSuccess, "broadcast_on_queue: %s", cudaGetErrorString(cudaGetLastError()));
+        cudaMemcpy(h, qd, L * sizeof(long), cudaMemcpyDeviceToHost);
+        wrong = 0;
+        for (size_t i = 0; i < L; i++) wrong += h[i] != (long)(i % 1000) * npes - 7;
+        CHECK(qrc[1] == 0 && wrong == 0, "long_broadcast_on_queue of %zu from PE %d: rc %d, %zu wrong", L, npes - 1, qrc[1], wrong);
+        ishmem_barrier_all();
+        cudaFree(qrc);
+        cudaStreamDestroy(q);
+        free(h);
+        ishmem_free(qd);
+        ishmem_free(qs);
+    }
 
     ishmem_barrier_all();
     cudaFree(b.bigsrc);

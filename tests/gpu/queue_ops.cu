@@ -1,7 +1,12 @@
 /* queue_ops.cu: every _on_queue name, enqueued on a CUDA stream, with its effect checked.
  * Each PE works on the next PE (puts, signals) or the previous one (gets); the data is checked
  * after the stream is synchronized and a barrier. The typed names come from the X-macro lists
- * of tests/c/gen_types.h, so a type added to the table is tested here too. */
+ * of tests/c/gen_types.h, so a type added to the table is tested here too.
+ * Across nodes (pretend nodes of scripts/gpu-check.sh): the RMA, signal and wait forms reach
+ * the PEs of this node only (peer mappings), so "next" and "previous" are taken in this PE's
+ * node (the shared team; on one node, the world); barrier_all_on_queue and sync_all_on_queue
+ * span every node and are checked with device puts to every PE (through the proxy for the
+ * other nodes) that must have landed when the barrier on the queue completes. */
 #include <ishmem.h>
 #include <ishmemx.h>
 #include <cuda_runtime.h>
@@ -45,6 +50,13 @@ static void expect(const char *what, const char *p, size_t n, size_t stride, siz
 }
 
 static int k = 0;
+
+/* Puts me * 100 + round into slot me of every PE (a device put: through the proxy to a PE of
+ * another node); completed by the barrier on the queue that follows. */
+__global__ void put_everywhere(long *slots, int round) {
+    int me_ = ishmem_my_pe(), n = ishmem_n_pes();
+    for (int p = 0; p < n; p++) ishmem_long_p(&slots[me_], me_ * 100L + round, p);
+}
 
 /* Contiguous put/get families of one element size. */
 #define CONTIG(name_put, name_get, name_put_nbi, name_get_nbi, T, ES)                                   \
@@ -160,8 +172,14 @@ int main(void) {
     me = ishmem_my_pe();
     npes = ishmem_n_pes();
     gt_me = me;
-    next_pe = (me + 1) % npes;
-    prev_pe = (me + npes - 1) % npes;
+    {
+        /* next and previous PE of this node (RMA on a queue maps the node's heaps) */
+        int ns = ishmem_team_n_pes(ISHMEM_TEAM_SHARED), nm = ishmem_team_my_pe(ISHMEM_TEAM_SHARED);
+        next_pe = ishmem_team_translate_pe(ISHMEM_TEAM_SHARED, (nm + 1) % ns, ISHMEM_TEAM_WORLD);
+        prev_pe = ishmem_team_translate_pe(ISHMEM_TEAM_SHARED, (nm + ns - 1) % ns, ISHMEM_TEAM_WORLD);
+        CHECK(next_pe >= 0 && prev_pe >= 0, "node peers %d %d", next_pe, prev_pe);
+        if (me == 0) printf("queue_ops: %d PEs, %d on this node\n", npes, ns);
+    }
     CHECK(ishmemx_gpu_in_use() == 1, "GPU backend expected");
     cudaStreamCreate(&q);
     sym = (char *)ishmem_malloc(BYTES);
@@ -203,6 +221,31 @@ int main(void) {
         ishmem_barrier_all();
         ishmem_free(bs);
         cudaFree(bd);
+    }
+    /* barrier_all_on_queue and sync_all_on_queue over every PE, every node: a kernel on the
+     * queue puts this PE's number + round into its slot on every PE, then the barrier on the
+     * queue; when the stream is done, every PE's put of the round is here. */
+    {
+        CHECK(npes <= 64, "at most 64 PEs");
+        long *slots = (long *)ishmem_calloc((size_t)npes, sizeof(long));
+        ishmem_barrier_all();
+        for (int round = 1; round <= 3; round++) {
+            put_everywhere<<<1, 1, 0, q>>>(slots, round);
+            if (round == 2) ishmemx_sync_all_on_queue(q); /* a second kind of barrier between */
+            ishmemx_barrier_all_on_queue(q);
+            CHECK(cudaStreamSynchronize(q) == cudaSuccess, "barrier_all_on_queue round %d: %s", round,
+                  cudaGetErrorString(cudaGetLastError()));
+            long h[64];
+            cudaMemcpy(h, slots, (size_t)npes * sizeof(long), cudaMemcpyDeviceToHost);
+            int bad = 0;
+            for (int p = 0; p < npes; p++) bad += h[p] != p * 100L + round;
+            CHECK(bad == 0, "barrier_all_on_queue round %d: %d PEs' puts missing (e.g. slot 0: %ld)", round, bad, h[0]);
+            /* nobody puts the next round before every PE has read this one */
+            ishmemx_sync_all_on_queue(q);
+            CHECK(cudaStreamSynchronize(q) == cudaSuccess, "sync_all_on_queue");
+        }
+        ishmem_barrier_all();
+        ishmem_free(slots);
     }
 #define P2P_ALL(TN, CT)                                                                               \
     for (int i = 0; i < 4; i++) ((CT *)values_t)[i] = (CT)(i + 1);                                    \

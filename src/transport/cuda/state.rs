@@ -34,6 +34,30 @@ pub const PROXY_FENCE: u8 = 6;
 pub const PROXY_QUIET: u8 = 7;
 pub const PROXY_PUT_SIGNAL: u8 = 8;
 pub const PROXY_NOP: u8 = 9;
+/// `ISHMEMI_PROXY_COLL`: a device collective or team sync, run by the host (word 6: team
+/// handle, `COLL_*` in bits 32..39, `COLL_T_*` in bits 40..47; word 5: root, then the reply).
+pub const PROXY_COLL: u8 = 10;
+/// `ISHMEMI_COLL_*`: which collective a `PROXY_COLL` request is.
+pub const COLL_SYNC: u8 = 0;
+pub const COLL_BROADCAST: u8 = 1;
+pub const COLL_FCOLLECT: u8 = 2;
+pub const COLL_COLLECT: u8 = 3;
+pub const COLL_ALLTOALL: u8 = 4;
+pub const COLL_REDUCE: u8 = 5;
+pub const COLL_INSCAN: u8 = 6;
+pub const COLL_EXSCAN: u8 = 7;
+/// `ISHMEMI_COLL_T_*`: the element class of a reduction or scan (with the width of word 1).
+pub const COLL_T_UNSIGNED: u8 = 0;
+pub const COLL_T_SIGNED: u8 = 1;
+pub const COLL_T_FLOAT: u8 = 2;
+/// `ISHMEMI_COLL_OP_*`: the reduction operator (word 1's operator field).
+pub const COLL_OP_AND: u8 = 0;
+pub const COLL_OP_OR: u8 = 1;
+pub const COLL_OP_XOR: u8 = 2;
+pub const COLL_OP_MAX: u8 = 3;
+pub const COLL_OP_MIN: u8 = 4;
+pub const COLL_OP_SUM: u8 = 5;
+pub const COLL_OP_PROD: u8 = 6;
 
 /// `ishmemi_dev_state_t`.
 #[repr(C)]

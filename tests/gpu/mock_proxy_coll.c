@@ -1,0 +1,254 @@
+/* mock_proxy_coll.c: the proxy's collective requests (ISHMEMI_PROXY_COLL, device_state.h)
+ * without a GPU. Run by scripts/mock-gpu-check.sh against tests/gpu/mock_libcuda.c with the
+ * PEs split into pretend nodes (the proxy ring exists only when the job spans nodes): this
+ * program posts into its PE's ring what a kernel's collective posts (include/ishmem/cuda_coll.cuh:
+ * coll_post), from the host, as the only poster (its own ticket count), and checks the values
+ * the proxy thread's host collectives leave in the GPU heap (read back with the host API).
+ * Covers: the F_REMOTE flag of the world and shared teams' descriptors, team sync, broadcast
+ * (root 1), fcollect, collect (PE i gives i + 1 longs), alltoall, reductions of every element
+ * class and operator (int32 sum, double max, uint64 xor, int16 min, uint8 and/or, float prod,
+ * int8 prod wrapping, uint32 max), int64 inscan and exscan, an in-place sum, a reduction on the
+ * shared team, and 1024 + 5 requests (the ring wraps). With an argument, a bad request whose
+ * error message the caller checks: "bad_root" (broadcast root out of range), "bad_kind" (an
+ * unknown collective), "bad_sym" (dest outside the heap).
+ * Build: cc mock_proxy_coll.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
+#include <ishmem.h>
+#include <ishmemx.h>
+#include <ishmem/device_state.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpu_test.h"
+
+static ishmemi_dev_state_t st;
+static int bound;
+static int bind(const void *state, size_t bytes) {
+    if (bytes != sizeof st) return 1;
+    memcpy(&st, state, bytes);
+    bound = 1;
+    return 0;
+}
+__attribute__((constructor)) static void register_binder(void) { ishmemx_cuda_register_binder(bind); }
+
+static uint64_t ticket; /* this program is the ring's only poster */
+
+static volatile uint64_t *slot(uint64_t t) {
+    return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)st.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
+}
+
+/* As the device's proxy_post + proxy_wait: returns the reply (word 5). */
+static uint64_t post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+    uint64_t t = ticket++;
+    volatile uint64_t *s = slot(t);
+    if (t >= ISHMEMI_PROXY_SLOTS)
+        while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != t - ISHMEMI_PROXY_SLOTS + 1) {
+        }
+    s[1] = w1, s[2] = w2, s[3] = w3, s[4] = w4, s[5] = w5, s[6] = w6;
+    __atomic_store_n(&s[0], t + 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+    }
+    uint64_t v = s[5];
+    __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
+    return v;
+}
+
+/* One collective, encoded as cuda_coll.cuh's coll_post does. */
+static int coll(int team, int what, int cls, unsigned width, int op, void *dest, const void *src, size_t n, int root) {
+    uint64_t w1 = ISHMEMI_PROXY_COLL | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | ISHMEMI_PROXY_REPLY |
+                  (uint64_t)(uint32_t)st.my_pe << 32;
+    uint64_t w6 = (uint64_t)(uint32_t)team | (uint64_t)what << 32 | (uint64_t)cls << 40;
+    return (int)post(w1, (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)src, n, (uint64_t)(uint32_t)root, w6);
+}
+
+static int me, npes;
+static char *dst, *src; /* symmetric (GPU heap: the host reaches it through the API only) */
+#define BYTES 4096
+
+static void put_src(const void *h, size_t n) { ishmem_putmem(src, h, n, me); }
+static void get_dst(void *h, size_t n) { ishmem_getmem(h, dst, n, me); }
+static void zero_dst(void) {
+    static char z[BYTES];
+    ishmem_putmem(dst, z, BYTES, me);
+}
+
+/* This PE's descriptor flags of team slot t (the words kernels read). */
+static uint32_t desc_flags(int t) {
+    uint64_t *sync = (uint64_t *)(uintptr_t)st.heap_base;
+    uint64_t area = ishmem_uint64_g(&sync[ISHMEMI_SYNC_TEAM_AREA], me);
+    ishmemi_team_desc_t d;
+    ishmem_getmem(&d, (char *)(uintptr_t)(st.heap_base + area + (uint64_t)t * ISHMEMI_TEAM_AREA_BYTES) + 8 * ISHMEMI_TEAM_DESC_WORD,
+                  sizeof d, me);
+    return d.flags;
+}
+
+#define REDUCE_CHECK(T, CLS, OP, WHAT, INIT, COMBINE)                                                        \
+    do {                                                                                                   \
+        T h[16], want[16], got[16];                                                                        \
+        for (int e = 0; e < 16; e++) h[e] = (T)(INIT(me, e));                                              \
+        put_src(h, sizeof h);                                                                              \
+        zero_dst();                                                                                        \
+        int upto = (WHAT) == ISHMEMI_COLL_REDUCE ? npes : (WHAT) == ISHMEMI_COLL_INSCAN ? me + 1 : me;     \
+        for (int e = 0; e < 16; e++) {                                                                     \
+            T acc = 0;                                                                                     \
+            for (int p = 0; p < upto; p++) {                                                               \
+                T v = (T)(INIT(p, e));                                                                     \
+                acc = p == 0 ? v : (T)(COMBINE(acc, v));                                                   \
+            }                                                                                              \
+            want[e] = acc;                                                                                 \
+        }                                                                                                  \
+        int rc = coll(ISHMEM_TEAM_WORLD, WHAT, CLS, sizeof(T), OP, dst, src, 16, 0);                       \
+        get_dst(got, sizeof got);                                                                          \
+        int bad = 0;                                                                                       \
+        for (int e = 0; e < 16; e++) bad += got[e] != want[e];                                             \
+        CHECK(rc == 0 && bad == 0, "%s %s op %d: rc %d, %d wrong (e.g. got %g, want %g)", #T, #WHAT, OP,   \
+              rc, bad, (double)got[1], (double)want[1]);                                                   \
+    } while (0)
+
+#define I_A(p, e) ((p) * 7 + (e) * 3 - 20)
+#define I_BITS(p, e) (0xFFu ^ (1u << (((p) + (e)) % 8)))
+#define I_F(p, e) (0.5f + (float)(((p) + (e)) % 3))
+#define I_PROD8(p, e) ((p) * 3 + (e) + 7)
+#define ADD(a, b) ((a) + (b))
+#define MUL(a, b) ((a) * (b))
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+#define XORF(a, b) ((a) ^ (b))
+#define ANDF(a, b) ((a) & (b))
+#define ORF(a, b) ((a) | (b))
+
+int main(int argc, char **argv) {
+    ishmem_init();
+    me = ishmem_my_pe();
+    npes = ishmem_n_pes();
+    gt_me = me;
+    CHECK(bound && st.proxy_ring != 0, "no proxy ring (bound %d): run with the PEs split into nodes", bound);
+    if (!bound || !st.proxy_ring) {
+        ishmem_finalize();
+        return gpu_test_end("mock_proxy_coll");
+    }
+    dst = (char *)ishmem_malloc(BYTES);
+    src = (char *)ishmem_malloc(BYTES);
+    CHECK(dst && src, "symmetric allocation");
+    int node_pes = ishmem_team_n_pes(ISHMEM_TEAM_SHARED);
+
+    if (argc > 1) {
+        /* Error paths: each ends the job with a PE-tagged message naming the device call. */
+        ishmem_barrier_all();
+        if (!strcmp(argv[1], "bad_root")) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dst, src, 8, npes + 3);
+        if (!strcmp(argv[1], "bad_kind") && me == npes - 1) coll(ISHMEM_TEAM_WORLD, 42, 0, 1, 0, dst, src, 8, 0);
+        if (!strcmp(argv[1], "bad_sym") && me == 0) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_FCOLLECT, 0, 1, 0, malloc(64), src, 8, 0);
+        ishmem_barrier_all();
+        printf("mock_proxy_coll: PE %d: %s did not end the job\n", me, argv[1]);
+        ishmem_finalize();
+        return 1;
+    }
+
+    /* the descriptors' flags: the world spans the nodes, the shared team is this node */
+    CHECK(desc_flags(ISHMEM_TEAM_WORLD) & ISHMEMI_TEAM_F_REMOTE, "world flags %#x", desc_flags(ISHMEM_TEAM_WORLD));
+    CHECK(!(desc_flags(ISHMEM_TEAM_SHARED) & ISHMEMI_TEAM_F_REMOTE), "shared flags %#x", desc_flags(ISHMEM_TEAM_SHARED));
+
+    /* team sync, many times: the ring wraps (more requests than slots) */
+    int bad = 0;
+    for (int i = 0; i < ISHMEMI_PROXY_SLOTS + 5; i++) bad += coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_SYNC, 0, 1, 0, NULL, NULL, 0, 0) != 0;
+    CHECK(bad == 0, "team syncs: %d nonzero", bad);
+
+    /* broadcast 100 bytes from team PE 1 */
+    {
+        char h[100], got[100];
+        for (int i = 0; i < 100; i++) h[i] = (char)(me * 31 + i);
+        put_src(h, sizeof h);
+        zero_dst();
+        int rc = coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dst, src, 100, 1 % npes);
+        get_dst(got, sizeof got);
+        int wrong = 0;
+        for (int i = 0; i < 100; i++) wrong += got[i] != (char)((1 % npes) * 31 + i);
+        CHECK(rc == 0 && wrong == 0, "broadcast: rc %d, %d wrong", rc, wrong);
+    }
+    /* fcollect 4 ints per PE (width 4) */
+    {
+        int h[4], got[4 * 64];
+        for (int i = 0; i < 4; i++) h[i] = me * 100 + i;
+        put_src(h, sizeof h);
+        zero_dst();
+        int rc = coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_FCOLLECT, 0, 4, 0, dst, src, 4, 0);
+        get_dst(got, 16 * (size_t)npes);
+        int wrong = 0;
+        for (int p = 0; p < npes; p++)
+            for (int i = 0; i < 4; i++) wrong += got[4 * p + i] != p * 100 + i;
+        CHECK(rc == 0 && wrong == 0, "fcollect: rc %d, %d wrong", rc, wrong);
+    }
+    /* collect: PE i gives i + 1 longs (bytes, width 1) */
+    {
+        long h[64], got[64 * 65 / 2];
+        for (int i = 0; i <= me; i++) h[i] = me * 1000L + i;
+        put_src(h, 8 * (size_t)(me + 1));
+        zero_dst();
+        int rc = coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_COLLECT, 0, 1, 0, dst, src, 8 * (size_t)(me + 1), 0);
+        size_t total = (size_t)npes * (size_t)(npes + 1) / 2;
+        get_dst(got, 8 * total);
+        int wrong = 0, at = 0;
+        for (int p = 0; p < npes; p++)
+            for (int i = 0; i <= p; i++, at++) wrong += got[at] != p * 1000L + i;
+        CHECK(rc == 0 && wrong == 0, "collect: rc %d, %d wrong", rc, wrong);
+    }
+    /* alltoall 2 longs per pair (width 8) */
+    {
+        long h[2 * 64], got[2 * 64];
+        for (int p = 0; p < npes; p++) h[2 * p] = me * 100L + p, h[2 * p + 1] = -(me * 100L + p);
+        put_src(h, 16 * (size_t)npes);
+        zero_dst();
+        int rc = coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_ALLTOALL, 0, 8, 0, dst, src, 2, 0);
+        get_dst(got, 16 * (size_t)npes);
+        int wrong = 0;
+        for (int p = 0; p < npes; p++) wrong += got[2 * p] != p * 100L + me || got[2 * p + 1] != -(p * 100L + me);
+        CHECK(rc == 0 && wrong == 0, "alltoall: rc %d, %d wrong", rc, wrong);
+    }
+    /* reductions and scans, every element class and operator */
+    REDUCE_CHECK(int32_t, ISHMEMI_COLL_T_SIGNED, ISHMEMI_COLL_OP_SUM, ISHMEMI_COLL_REDUCE, I_A, ADD);
+    REDUCE_CHECK(double, ISHMEMI_COLL_T_FLOAT, ISHMEMI_COLL_OP_MAX, ISHMEMI_COLL_REDUCE, I_A, MAXF);
+    REDUCE_CHECK(uint64_t, ISHMEMI_COLL_T_UNSIGNED, ISHMEMI_COLL_OP_XOR, ISHMEMI_COLL_REDUCE, I_BITS, XORF);
+    REDUCE_CHECK(int16_t, ISHMEMI_COLL_T_SIGNED, ISHMEMI_COLL_OP_MIN, ISHMEMI_COLL_REDUCE, I_A, MINF);
+    REDUCE_CHECK(uint8_t, ISHMEMI_COLL_T_UNSIGNED, ISHMEMI_COLL_OP_AND, ISHMEMI_COLL_REDUCE, I_BITS, ANDF);
+    REDUCE_CHECK(uint8_t, ISHMEMI_COLL_T_UNSIGNED, ISHMEMI_COLL_OP_OR, ISHMEMI_COLL_REDUCE, I_BITS, ORF);
+    REDUCE_CHECK(float, ISHMEMI_COLL_T_FLOAT, ISHMEMI_COLL_OP_PROD, ISHMEMI_COLL_REDUCE, I_F, MUL);
+    REDUCE_CHECK(int8_t, ISHMEMI_COLL_T_SIGNED, ISHMEMI_COLL_OP_PROD, ISHMEMI_COLL_REDUCE, I_PROD8, MUL);
+    REDUCE_CHECK(uint32_t, ISHMEMI_COLL_T_UNSIGNED, ISHMEMI_COLL_OP_MAX, ISHMEMI_COLL_REDUCE, I_A, MAXF);
+    REDUCE_CHECK(int64_t, ISHMEMI_COLL_T_SIGNED, ISHMEMI_COLL_OP_SUM, ISHMEMI_COLL_INSCAN, I_A, ADD);
+    REDUCE_CHECK(int64_t, ISHMEMI_COLL_T_SIGNED, ISHMEMI_COLL_OP_SUM, ISHMEMI_COLL_EXSCAN, I_A, ADD);
+    /* in place (dest == source) */
+    {
+        int h[8], got[8];
+        for (int e = 0; e < 8; e++) h[e] = me + e;
+        put_src(h, sizeof h);
+        int rc = coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_REDUCE, ISHMEMI_COLL_T_SIGNED, 4, ISHMEMI_COLL_OP_SUM, src, src, 8, 0);
+        ishmem_getmem(got, src, sizeof got, me);
+        int wrong = 0;
+        for (int e = 0; e < 8; e++) wrong += got[e] != npes * (npes - 1) / 2 + npes * e;
+        CHECK(rc == 0 && wrong == 0, "in-place sum: rc %d, %d wrong", rc, wrong);
+    }
+    /* the shared team (this node): the proxy runs any team's collective */
+    {
+        int h[4] = {me, 1, 2 * me, 3}, got[4];
+        put_src(h, sizeof h);
+        zero_dst();
+        int rc = coll(ISHMEM_TEAM_SHARED, ISHMEMI_COLL_REDUCE, ISHMEMI_COLL_T_SIGNED, 4, ISHMEMI_COLL_OP_SUM, dst, src, 4, 0);
+        get_dst(got, sizeof got);
+        int s = 0;
+        for (int i = 0; i < node_pes; i++) s += ishmem_team_translate_pe(ISHMEM_TEAM_SHARED, i, ISHMEM_TEAM_WORLD);
+        CHECK(rc == 0 && got[0] == s && got[1] == node_pes && got[2] == 2 * s && got[3] == 3 * node_pes,
+              "shared-team sum: rc %d, %d %d %d %d", rc, got[0], got[1], got[2], got[3]);
+    }
+    /* host collectives after the proxy's (the team's call counts agree) */
+    {
+        int h = me + 1, got = -1;
+        put_src(&h, sizeof h);
+        ishmem_int_sum_reduce(ISHMEM_TEAM_WORLD, (int *)dst, (const int *)src, 1);
+        get_dst(&got, sizeof got);
+        CHECK(got == npes * (npes + 1) / 2, "host sum after the proxy's: %d", got);
+    }
+    ishmem_barrier_all();
+    ishmem_free(src);
+    ishmem_free(dst);
+    ishmem_finalize();
+    return gpu_test_end("mock_proxy_coll");
+}
