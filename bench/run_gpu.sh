@@ -20,7 +20,8 @@
 # the A/B of a library change inside one call. bench/onegpu_table.py writes
 # $OUT/onegpu-table.md: per row the median and range of each library, and the ratio.
 # ISHMEM_ALT_ENV="VAR=value ..." adds "ishmem_alt": the current build run with that environment
-# (the A/B of a setting, e.g. ISHMEM_QUEUE_KERNEL_MAX=0).
+# (the A/B of a setting, e.g. ISHMEM_QUEUE_KERNEL_MAX=0); NOCHK=1 adds "ishmem_nochk", built with
+# -DISHMEM_NO_DEVICE_CHECKS (what the device argument checks cost).
 #   ONE_ARGS="..."  gpu_bench arguments of the mode (default: the rows of issue 16, --quick)
 #
 # What it does:
@@ -188,7 +189,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
         ver=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
         build_ishmem() {
             "$NVCC" "${NVCCFLAGS[@]}" "$@" -DBENCH_VERSION_SUFFIX="\"${ver:+-g$ver}\"" -I"$inc" \
-                "$BENCH/gpu_bench.cu" -o "$BUILD/gpu_bench_ishmem" \
+                "$BENCH/gpu_bench.cu" -o "${BIN_OUT:-$BUILD/gpu_bench_ishmem}" \
                 -L"$ISHMEM_PREFIX/lib" -lishmem -Xlinker -rpath,"$ISHMEM_PREFIX/lib"
         }
         note "building gpu_bench against ishmem in $ISHMEM_PREFIX (headers $inc)"
@@ -223,6 +224,16 @@ if [ -n "${ISHMEM_BASE_PREFIX:-}" ] && [ -f "$ISHMEM_BASE_PREFIX/lib/libishmem.s
         libs+=(ishmem_base)
     else
         warn "base build failed:"; tail -20 "$OUT/build-ishmem-base.log" >&2; status=1
+    fi
+fi
+
+# the current build with the device argument checks compiled out (-DISHMEM_NO_DEVICE_CHECKS,
+# NOCHK=1): what the checks cost per call, in the one-GPU mode
+if [ -n "${NOCHK:-}" ] && [[ " ${libs[*]} " == *" ishmem "* ]]; then
+    if BIN_OUT=$BUILD/gpu_bench_ishmem_nochk build_ishmem -DISHMEM_NO_DEVICE_CHECKS >"$OUT/build-ishmem-nochk.log" 2>&1; then
+        libs+=(ishmem_nochk)
+    else
+        warn "the -DISHMEM_NO_DEVICE_CHECKS build failed"; tail -5 "$OUT/build-ishmem-nochk.log" >&2
     fi
 fi
 
@@ -297,8 +308,8 @@ if [ "$ONE" = 1 ]; then
         done
     done
     for lib in "${libs[@]}"; do
-        # NVSHMEM hangs with 2 PEs on one GPU (DEVICE-NOTES); ishmem_alt: a setting's A/B (1 PE)
-        case $lib in nvshmem|ishmem_alt) continue ;; esac
+        # NVSHMEM hangs with 2 PEs on one GPU (DEVICE-NOTES); ishmem_alt/_nochk: A/Bs of 1 PE
+        case $lib in nvshmem|ishmem_alt|ishmem_nochk) continue ;; esac
         for i in $(seq 1 "$REPEAT_2PE"); do
             csv="$OUT/two-$lib-$i.csv"; log="$OUT/two-$lib-$i.log"
             RUN_ENV=(NPES=2 BENCH_MACHINE="$KIND"); RUN_ARGS=("${OA[@]}" "${EXTRA[@]}"); RUN_NPES=2; RUN_BIN=$lib
@@ -320,7 +331,7 @@ if [ "$ONE" = 1 ]; then
     exit $status
 fi
 for lib in "${libs[@]}"; do
-    case $lib in ishmem_base|ishmem_alt) continue ;; esac
+    case $lib in ishmem_base|ishmem_alt|ishmem_nochk) continue ;; esac
     csv="$OUT/gpu-$lib.csv"; log="$OUT/gpu-$lib.log"
     to=$RUN_TIMEOUT; [ "$lib" = ishmem ] && to=$ISHMEM_TIMEOUT
     # with one GPU both PEs share it: NVSHMEM 3.4.5 hung in init there

@@ -58,9 +58,12 @@ __device__ __forceinline__ uint64_t own_sync_word(int w) {
 
 /* Heap offset of team slot t's area, or 0 when t is not a slot. */
 __device__ __forceinline__ uint64_t team_area_off(int t) {
+    /* Both words are read before the test: two loads in flight, one memory latency (a team
+     * lookup sits on the latency path of every collective). */
     uint64_t max = own_sync_word(ISHMEMI_SYNC_TEAMS_MAX);
+    uint64_t area = own_sync_word(ISHMEMI_SYNC_TEAM_AREA);
     if (t < 0 || (uint64_t)t >= max) return 0;
-    return own_sync_word(ISHMEMI_SYNC_TEAM_AREA) + (uint64_t)t * ISHMEMI_TEAM_AREA_BYTES;
+    return area + (uint64_t)t * ISHMEMI_TEAM_AREA_BYTES;
 }
 
 /* This PE's view of team t; size 0 when t is not a team of this PE. */
