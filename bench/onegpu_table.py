@@ -95,38 +95,35 @@ def main():
         first = [l for l in ("nvshmem", "ishmem") if l in found]
         return first + [l for l in found if l not in first]
 
+    def table(mode, libs):
+        """The rows of one mode: per library the cell, then ishmem / NVSHMEM (when both ran) and
+        ishmem / each other ishmem variant. Returns the lines and the rows behind NVSHMEM."""
+        others = [l for l in libs if l.startswith("ishmem_")] if "ishmem" in libs else []
+        vs_nv = "nvshmem" in libs and "ishmem" in libs
+        hdr = ["op", "scope", "bytes"] + libs + (["ratio"] if vs_nv else []) + [f"ishmem/{o}" for o in others]
+        lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+        behind = []
+        for key in order:
+            if not any(key in data[(mode, l)] for l in libs):
+                continue
+            u = units[key]
+            row = [key[0], key[1], str(key[2])] + [cell(data[(mode, l)].get(key), u) for l in libs]
+            for ref in (["nvshmem"] if vs_nv else []) + others:
+                r = time_ratio(data[(mode, "ishmem")].get(key), data[(mode, ref)].get(key), u)
+                row.append("-" if r is None else f"{r:.2f}")
+                if ref == "nvshmem" and r is not None and r > 1.0:
+                    behind.append((key, r))
+            lines.append("| " + " | ".join(row) + " |")
+        return lines, behind
+
     libs1 = libs_of("one")
     libs2 = libs_of("two")
-    others1 = [l for l in libs1 if l.startswith("ishmem_")]
     out = []
     out.append(f"### One GPU, 1 PE targeting itself: `{a.command}` on {a.kind}\n")
     out.append("Median over the rounds, [min-max], n = rounds. ratio = ishmem / NVSHMEM in time "
                "(bandwidth inverted): at or below 1.00 ishmem is at or ahead.\n")
-    hdr = ["op", "scope", "bytes"] + libs1
-    if "nvshmem" in libs1 and "ishmem" in libs1:
-        hdr.append("ratio")
-    for o in others1:
-        if "ishmem" in libs1:
-            hdr.append(f"ishmem/{o}")
-    out.append("| " + " | ".join(hdr) + " |")
-    out.append("|" + "---|" * len(hdr))
-    behind = []
-    for key in order:
-        if not any(key in data[("one", l)] for l in libs1):
-            continue
-        u = units[key]
-        row = [key[0], key[1], str(key[2])] + [cell(data[("one", l)].get(key), u) for l in libs1]
-        if "ratio" in hdr:
-            r = time_ratio(data[("one", "ishmem")].get(key), data[("one", "nvshmem")].get(key), u)
-            row.append("-" if r is None else f"{r:.2f}")
-            if r is not None and r > 1.0:
-                behind.append((key, r))
-        for o in others1:
-            if "ishmem" in libs1:
-                r = time_ratio(data[("one", "ishmem")].get(key), data[("one", o)].get(key), u)
-                row.append("-" if r is None else f"{r:.2f}")
-        out.append("| " + " | ".join(row) + " |")
-    out.append("")
+    lines, behind = table("one", libs1)
+    out += lines + [""]
     seen = sorted({k[0] for k in order} & set(NOT_REPRESENTED))
     if seen:
         out.append("Rows a 1-PE run cannot represent (both libraries measure the same local case; "
@@ -141,21 +138,7 @@ def main():
         out.append("")
     if libs2:
         out.append(f"### One GPU, ishmem with 2 PEs on it (NVSHMEM cannot run this): {a.kind}\n")
-        others2 = [l for l in libs2 if l.startswith("ishmem_")]
-        hdr2 = ["op", "scope", "bytes"] + libs2 + [f"ishmem/{o}" for o in others2 if "ishmem" in libs2]
-        out.append("| " + " | ".join(hdr2) + " |")
-        out.append("|" + "---|" * len(hdr2))
-        for key in order:
-            if not any(key in data[("two", l)] for l in libs2):
-                continue
-            u = units[key]
-            row = [key[0], key[1], str(key[2])] + [cell(data[("two", l)].get(key), u) for l in libs2]
-            for o in others2:
-                if "ishmem" in libs2:
-                    r = time_ratio(data[("two", "ishmem")].get(key), data[("two", o)].get(key), u)
-                    row.append("-" if r is None else f"{r:.2f}")
-            out.append("| " + " | ".join(row) + " |")
-        out.append("")
+        out += table("two", libs2)[0] + [""]
     with open(a.out, "w") as f:
         f.write("\n".join(out))
     return 0
