@@ -10,7 +10,8 @@
 //!
 //! A PE of another node (a job across nodes: the proxy ring runs) is not mapped here: the RMA
 //! forms (put, get, the strided forms, put_signal) to it enqueue a one-thread kernel
-//! (`ishmemi_q_proxy_*`) running the device call, which posts requests into the proxy ring and
+//! (`ishmemi_q_proxy_*` of cuda/queue_remote_kernels.cu, a module loaded at the first such call)
+//! running the device call, which posts requests into the proxy ring and
 //! waits as a device call does: a put until the proxy has read the source (the stream may then
 //! reuse it), a get until the data is in dest, put_signal until the data is put and then the
 //! signal updated. Never a copy-engine copy to a remote heap. The local buffer may be device
@@ -42,10 +43,6 @@ pub struct Kernels {
     getmem: CUfunction,
     put_signal: CUfunction,
     signal: CUfunction,
-    proxy_putmem: CUfunction,
-    proxy_getmem: CUfunction,
-    proxy_put_signal: CUfunction,
-    proxy_strided: CUfunction,
     quiet: CUfunction,
     barrier: CUfunction,
     wait_i32: CUfunction,
@@ -96,10 +93,6 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
         getmem: m.get("ishmemi_q_getmem")?,
         put_signal: m.get("ishmemi_q_put_signal")?,
         signal: m.get("ishmemi_q_signal")?,
-        proxy_putmem: m.get("ishmemi_q_proxy_putmem")?,
-        proxy_getmem: m.get("ishmemi_q_proxy_getmem")?,
-        proxy_put_signal: m.get("ishmemi_q_proxy_put_signal")?,
-        proxy_strided: m.get("ishmemi_q_proxy_strided")?,
         quiet: m.get("ishmemi_q_quiet")?,
         barrier: m.get("ishmemi_q_barrier_all")?,
         wait_i32: m.get("ishmemi_q_wait_i32")?,
@@ -108,6 +101,43 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
         wait_u64: m.get("ishmemi_q_wait_u64")?,
         _module: m,
     })
+}
+
+const REMOTE_PTX: &str = concat!(include_str!("../transport/cuda/queue_remote_kernels.ptx"), "\0");
+
+/// The kernels of the RMA forms to PEs of other nodes (cuda/queue_remote_kernels.cu): a module
+/// of its own, loaded at the first such call, so a job of one node never JIT-compiles it.
+struct Remote {
+    _module: Module,
+    putmem: CUfunction,
+    getmem: CUfunction,
+    put_signal: CUfunction,
+    strided: CUfunction,
+}
+
+// SAFETY: as for Kernels.
+unsafe impl Send for Remote {}
+// SAFETY: as for Kernels.
+unsafe impl Sync for Remote {}
+
+static REMOTE: OnceLock<Result<Remote, String>> = OnceLock::new();
+
+/// The loaded kernels of the RMA forms to PEs of other nodes.
+fn remote_kernels(func: &str, gpu: &Gpu) -> &'static Remote {
+    let r = REMOTE.get_or_init(|| {
+        let m = Module::load(func, gpu, REMOTE_PTX, "queue kernels of other nodes")?;
+        Ok(Remote {
+            putmem: m.get("ishmemi_q_proxy_putmem")?,
+            getmem: m.get("ishmemi_q_proxy_getmem")?,
+            put_signal: m.get("ishmemi_q_proxy_put_signal")?,
+            strided: m.get("ishmemi_q_proxy_strided")?,
+            _module: m,
+        })
+    });
+    match r {
+        Ok(k) => k,
+        Err(e) => fatal(func, &format!("the queue kernels of other nodes did not load: {e}")),
+    }
 }
 
 /// The running state, its GPU, and the loaded queue kernels.
@@ -280,7 +310,7 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     let Some(r) = mapped(func, st, "dest", dest as usize, n, pe) else {
         // Another node: the device put, which returns once the proxy has read the source.
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
-        return launch(func, gpu, k.proxy_putmem, 1, 1, &mut args!(d, s, b, p), q);
+        return launch(func, gpu, remote_kernels(func, gpu).putmem, 1, 1, &mut args!(d, s, b, p), q);
     };
     if n <= st.cfg.queue_kernel_max && device_accessible(src as usize) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
@@ -304,7 +334,7 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     let Some(r) = mapped(func, st, "source", src as usize, n, pe) else {
         // Another node: the device get, which returns once the data is in dest.
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
-        return launch(func, gpu, k.proxy_getmem, 1, 1, &mut args!(d, s, b, p), q);
+        return launch(func, gpu, remote_kernels(func, gpu).getmem, 1, 1, &mut args!(d, s, b, p), q);
     };
     if n <= st.cfg.queue_kernel_max && device_accessible(dest as usize) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
@@ -322,7 +352,7 @@ unsafe fn strided(
     func: &str, is_put: bool, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize,
     elem: usize, pe: c_int, q: Queue,
 ) {
-    let (st, gpu, k) = ctx(func);
+    let (st, gpu, _) = ctx(func);
     let pe = st.check_pe(func, pe);
     for (name, s) in [("dst", dst), ("sst", sst)] {
         if s < 1 || (s as usize) < bsize {
@@ -340,7 +370,7 @@ unsafe fn strided(
         // Another node: the device strided form, one proxy request per block.
         let (mut ip, mut d, mut s, mut ds, mut ss) = (c_int::from(is_put), dest as u64, src as u64, dst as isize, sst as isize);
         let (mut b, mut nb, mut e, mut p) = (bsize, nblocks, elem, pe as c_int);
-        return launch(func, gpu, k.proxy_strided, 1, 1, &mut args!(ip, d, s, ds, ss, b, nb, e, p), q);
+        return launch(func, gpu, remote_kernels(func, gpu).strided, 1, 1, &mut args!(ip, d, s, ds, ss, b, nb, e, p), q);
     };
     let (d, s) = if is_put { (r, src as usize) } else { (dest as usize, r) };
     let _c = enter(func, gpu);
@@ -412,8 +442,12 @@ pub unsafe fn put_signal(
     }
     let (mut d, mut s, mut b, mut g, mut v, mut o, mut pp) = (dest as u64, src as u64, n, sig as u64, signal, sig_op, pe);
     if proxied {
-        // Another node: the device put_signal (the proxy puts, orders, then signals).
-        return launch(func, gpu, k.proxy_put_signal, 1, 1, &mut args!(d, s, b, g, v, o, pp), q);
+        // Another node: the device put_signal (the proxy puts, orders, then signals). With no
+        // data, dest may be any address: the kernel is given the (checked) signal's.
+        if n == 0 {
+            d = g;
+        }
+        return launch(func, gpu, remote_kernels(func, gpu).put_signal, 1, 1, &mut args!(d, s, b, g, v, o, pp), q);
     }
     if n <= st.cfg.queue_kernel_max && (n == 0 || device_accessible(src as usize)) {
         launch(func, gpu, k.put_signal, 1, 256, &mut args!(d, s, b, g, v, o, pp), q);
