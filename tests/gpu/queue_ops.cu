@@ -238,6 +238,7 @@ static void remote_ops(void) {
     expect("putmem_signal_on_queue (other node), data when the signal is seen", sym, 512, 1, 1, pat(far, k));
     CHECK(ishmem_signal_fetch(sig) == 9, "putmem_signal_on_queue (other node): signal %llu",
           (unsigned long long)ishmem_signal_fetch(sig));
+    ishmem_barrier_all(); /* every PE saw 9 before any adds */
     ishmemx_long_put_signal_nbi_on_queue((long *)(sym + 1024), (const long *)dsrc, 64, sig, 3, ISHMEM_SIGNAL_ADD, far, q);
     ishmemx_signal_wait_until_on_queue(sig, ISHMEM_CMP_EQ, 12, q);
     CHECK(cudaStreamSynchronize(q) == cudaSuccess, "remote put_signal_nbi: %s", cudaGetErrorString(cudaGetLastError()));
