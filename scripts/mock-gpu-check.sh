@@ -4,8 +4,9 @@
 # libcuda whose "device memory" is shared memory mapped PROT_NONE at the addresses handed out
 # (a host dereference of a device pointer by the library crashes) and whose host-AMO kernel
 # runs on the CPU. Exercises init (heap, IPC handles, peer mappings, binders), every host
-# operation's GPU path, threads, finalize, and the proxy's collective requests across pretend
-# nodes (posted from the host as kernels post them); not the kernels or real CUDA semantics (that is
+# operation's GPU path, threads, finalize, the proxy's collective requests across pretend
+# nodes (posted from the host as kernels post them), and the on-queue RMA forms to a PE of
+# another node (the mock runs their proxy kernels' posts); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
 set -eu
