@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates the library's PTX from cuda/*.cu: host_kernels (the kernels the host API runs on
 # the GPU heap), queue_kernels (the kernels of the _on_queue forms, built on the device API of
-# include/ishmem/cuda_impl.cuh) and coll_kernels (those of the collective _on_queue forms). The
+# include/ishmem/cuda_impl.cuh), queue_remote_kernels (those of the on-queue RMA forms to PEs of
+# other nodes) and coll_kernels (those of the collective _on_queue forms). The
 # PTX is committed: building libishmem needs no CUDA.
 #   scripts/gen-ptx.sh           rewrite the PTX (needs nvcc)
 #   scripts/gen-ptx.sh --check   fail when a committed PTX was not made from the current sources
@@ -33,7 +34,7 @@ src_hash() {
     # shellcheck disable=SC2046
     cat $(sources "$1") | sha256sum | cut -d' ' -f1
 }
-MODULES="host_kernels queue_kernels coll_kernels"
+MODULES="host_kernels queue_kernels queue_remote_kernels coll_kernels"
 status=0
 if [ "${1:-}" = "--check" ]; then
     for name in $MODULES; do

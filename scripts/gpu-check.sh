@@ -177,8 +177,11 @@ RUN_LONG=("$PREFIX/bin/ishmrun" --timeout 280)
 [ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.4pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN_LONG[@]}" -n 4 "$B/coll_ops"
 [ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.copyengines coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_QUEUE_KERNEL_MAX=0 \
     ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
-# queue_ops across nodes: RMA on the queue within the node, barrier_all/sync_all_on_queue over
-# every node (device puts through the proxy before them must have landed).
+# queue_ops across nodes: the typed RMA families on the queue within the node; putmem/getmem
+# (device, pinned and pageable host buffers), put_signal with a wait on the queue, iput and ibget
+# on the queue to a PE of the other node (proxy kernels of cuda/queue_remote_kernels.cu); and
+# barrier_all/sync_all_on_queue over every node (device puts through the proxy before them must
+# have landed).
 run queue_ops.fabric.2pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/queue_ops"
 run queue_ops.fabric.4pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/queue_ops"
 run host_ops.novisible host_ops -- CUDA_VISIBLE_DEVICES= EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"

@@ -4,8 +4,9 @@
 # libcuda whose "device memory" is shared memory mapped PROT_NONE at the addresses handed out
 # (a host dereference of a device pointer by the library crashes) and whose host-AMO kernel
 # runs on the CPU. Exercises init (heap, IPC handles, peer mappings, binders), every host
-# operation's GPU path, threads, finalize, and the proxy's collective requests across pretend
-# nodes (posted from the host as kernels post them); not the kernels or real CUDA semantics (that is
+# operation's GPU path, threads, finalize, the proxy's collective requests across pretend
+# nodes (posted from the host as kernels post them), and the on-queue RMA forms to a PE of
+# another node (the mock runs their proxy kernels' posts); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
 set -eu
@@ -14,7 +15,7 @@ B=build/mock-gpu
 PREFIX=$B/prefix
 mkdir -p "$B/lib"
 scripts/install-prefix.sh "$PREFIX"
-cc -shared -fPIC -O1 -Wall -Wextra tests/gpu/mock_libcuda.c -o "$B/lib/libcuda.so.1" -lpthread
+cc -shared -fPIC -O1 -Wall -Wextra -Iinclude tests/gpu/mock_libcuda.c -o "$B/lib/libcuda.so.1" -lpthread
 ln -sf libcuda.so.1 "$B/lib/libcuda.so"
 # shellcheck disable=SC2046
 cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/host_ops.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
@@ -26,6 +27,9 @@ cc -O1 -Wall -Wextra tests/gpu/mock_binders.c -I"$PREFIX/include" -L"$PREFIX/lib
 # the proxy's collective requests, posted from the host as a kernel would (issue 13)
 cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_proxy_coll.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_proxy_coll"
+# the on-queue RMA forms to PEs of another node (the mock runs their proxy kernels' requests)
+cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_remote.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+    -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_queue_remote"
 for p in soak heap; do
     cc -O1 -Wall -Wextra -std=c11 -Itests/c tests/c/$p.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
         -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/$p"
@@ -63,6 +67,21 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # proxy threads as host collectives on the GPU heap; 2 nodes of 1 and 2 nodes of 2 PEs.
     run proxy_coll.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll"
     run proxy_coll.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_proxy_coll"
+    # The on-queue RMA forms to a PE of the other node (issue 13): proxy kernels, in order.
+    run queue_remote.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote"
+    run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
+    for c in "bad_global:ishmemx_long_put_on_queue: dest 0x[0-9a-f]+ \(8 bytes\) is in the symmetric data segment: an on-queue operation to PE [0-9] of another node needs the symmetric heap" \
+        "bad_sym:ishmemx_putmem_on_queue: dest 0x[0-9a-f]+ \(64 bytes\) is outside the symmetric heap"; do
+        arg=${c%%:*}
+        pat=${c#*:}
+        if env "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote" "$arg" >"$B/queue_remote.$arg.log" 2>&1; then
+            fail=$((fail + 1)); echo "mock-gpu-check: queue_remote.$arg: FAILED (exit 0)"
+        elif grep -qE "^\[PE [0-9]\] ERROR: $pat" "$B/queue_remote.$arg.log"; then
+            pass=$((pass + 1)); echo "mock-gpu-check: queue_remote.$arg: ok"
+        else
+            fail=$((fail + 1)); echo "mock-gpu-check: queue_remote.$arg: FAILED"; cat "$B/queue_remote.$arg.log"
+        fi
+    done
     # Bad requests end the job with a PE-tagged error naming the device call.
     for c in "bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
         "bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \

@@ -183,7 +183,10 @@ fn run(st: &State, r: &Req) -> u64 {
     let (sym, local, n) = (r.sym as usize, r.local as usize, r.bytes as usize);
     match r.kind {
         // SAFETY: the kernel passes a device (or host) buffer of n bytes valid until the
-        // request is done (blocking) or until its quiet (nbi).
+        // request is done (blocking: the put has read its source, and every earlier one has,
+        // before the reply, since the kernel may reuse it then) or until its quiet (nbi).
+        PROXY_PUT if r.reply => unsafe { super::rma::put(st, func, sym, local as *const u8, n, r.pe) },
+        // SAFETY: as above.
         PROXY_PUT => unsafe { super::rma::put_nbi(st, func, sym, local as *const u8, n, r.pe) },
         // SAFETY: as above, writable.
         PROXY_GET => unsafe { super::rma::get(st, func, local as *mut u8, sym, n, r.pe) },
@@ -209,8 +212,9 @@ fn run(st: &State, r: &Req) -> u64 {
         PROXY_COLL => return coll(st, r),
         PROXY_QUIET => super::quiet(),
         PROXY_PUT_SIGNAL => {
-            // SAFETY: as for PROXY_PUT.
-            unsafe { super::rma::put_nbi(st, func, sym, local as *const u8, n, r.pe) };
+            // SAFETY: as for a blocking PROXY_PUT (the kernel waits for the reply, then may
+            // reuse the source: the put has read it; a source in a bounce buffer is n = 0).
+            unsafe { super::rma::put(st, func, sym, local as *const u8, n, r.pe) };
             super::fence();
             let op = if r.op == 0 { AmoOp::Set } else { AmoOp::Add };
             amo(st, func, r, r.sig as usize, 8, op as u8, r.value2, 0);

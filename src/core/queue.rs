@@ -7,6 +7,19 @@
 //! queue module (cuda/queue_kernels.cu, PTX in src/transport/cuda/queue_kernels.ptx), which
 //! reads the same device state as user kernels. Without the CUDA backend the forms are a
 //! PE-tagged error: there is no stream to order them on.
+//!
+//! A PE of another node (a job across nodes: the proxy ring runs) is not mapped here: the RMA
+//! forms (put, get, the strided forms, put_signal) to it enqueue a one-thread kernel
+//! (`ishmemi_q_proxy_*` of cuda/queue_remote_kernels.cu, a module loaded at the first such call)
+//! running the device call, which posts requests into the proxy ring and
+//! waits as a device call does: a put until the proxy has read the source (the stream may then
+//! reuse it), a get until the data is in dest, put_signal until the data is put and then the
+//! signal updated. Never a copy-engine copy to a remote heap. The local buffer may be device
+//! memory or host memory (pinned or not): the proxy thread reads or writes it on the host,
+//! through a host buffer for device memory. The symmetric side must lie in the GPU heap. The
+//! choice costs the mapped path nothing: it is taken where `State::translate` fails, which
+//! `State::remote` did before. `quiet_on_queue` then completes them at the targets (the proxy's
+//! quiet, after them in stream order).
 
 use crate::core::amo::Atom;
 use crate::core::{bytes, state, State};
@@ -88,6 +101,43 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
         wait_u64: m.get("ishmemi_q_wait_u64")?,
         _module: m,
     })
+}
+
+const REMOTE_PTX: &str = concat!(include_str!("../transport/cuda/queue_remote_kernels.ptx"), "\0");
+
+/// The kernels of the RMA forms to PEs of other nodes (cuda/queue_remote_kernels.cu): a module
+/// of its own, loaded at the first such call, so a job of one node never JIT-compiles it.
+struct Remote {
+    _module: Module,
+    putmem: CUfunction,
+    getmem: CUfunction,
+    put_signal: CUfunction,
+    strided: CUfunction,
+}
+
+// SAFETY: as for Kernels.
+unsafe impl Send for Remote {}
+// SAFETY: as for Kernels.
+unsafe impl Sync for Remote {}
+
+static REMOTE: OnceLock<Result<Remote, String>> = OnceLock::new();
+
+/// The loaded kernels of the RMA forms to PEs of other nodes.
+fn remote_kernels(func: &str, gpu: &Gpu) -> &'static Remote {
+    let r = REMOTE.get_or_init(|| {
+        let m = Module::load(func, gpu, REMOTE_PTX, "queue kernels of other nodes")?;
+        Ok(Remote {
+            putmem: m.get("ishmemi_q_proxy_putmem")?,
+            getmem: m.get("ishmemi_q_proxy_getmem")?,
+            put_signal: m.get("ishmemi_q_proxy_put_signal")?,
+            strided: m.get("ishmemi_q_proxy_strided")?,
+            _module: m,
+        })
+    });
+    match r {
+        Ok(k) => k,
+        Err(e) => fatal(func, &format!("the queue kernels of other nodes did not load: {e}")),
+    }
 }
 
 /// The running state, its GPU, and the loaded queue kernels.
@@ -223,6 +273,31 @@ fn grid_for(n: usize) -> u32 {
     (n.div_ceil(64 << 10)).clamp(1, 132) as u32
 }
 
+/// The symmetric range `[addr, addr+len)` of PE `pe` translated as `State::remote` does, or
+/// None when PE `pe` is on another node and the proxy ring runs: the caller then enqueues a
+/// one-thread kernel that reaches it through the proxy (the range was checked against this
+/// PE's GPU heap, which device calls need). Anything else is `remote`'s fatal error. The mapped
+/// path costs what `remote` costs.
+#[inline(always)]
+fn mapped(func: &str, st: &State, what: &str, addr: usize, len: usize, pe: usize) -> Option<usize> {
+    match st.translate(addr, len, pe) {
+        Some(r) => Some(r),
+        None => via_proxy(func, st, what, addr, len, pe),
+    }
+}
+
+#[cold]
+fn via_proxy(func: &str, st: &State, what: &str, addr: usize, len: usize, pe: usize) -> Option<usize> {
+    if !st.off_node(pe) || st.proxy.get().is_none() {
+        return Some(st.remote(func, what, addr, len, pe));
+    }
+    if st.heap.offset(addr, len).is_none() {
+        st.check_sym(func, what, addr, len);
+        fatal(func, &format!("{what} {addr:#x} ({len} bytes) is in the symmetric data segment: an on-queue operation to PE {pe} of another node needs the symmetric heap"))
+    }
+    None
+}
+
 /// # Safety
 /// `src` must be readable for the length, as the stream reaches it.
 pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, pe: c_int, q: Queue) {
@@ -232,7 +307,11 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     if n == 0 {
         return;
     }
-    let r = st.remote(func, "dest", dest as usize, n, pe);
+    let Some(r) = mapped(func, st, "dest", dest as usize, n, pe) else {
+        // Another node: the device put, which returns once the proxy has read the source.
+        let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
+        return launch(func, gpu, remote_kernels(func, gpu).putmem, 1, 1, &mut args!(d, s, b, p), q);
+    };
     if n <= st.cfg.queue_kernel_max && device_accessible(src as usize) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.putmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
@@ -252,7 +331,11 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
     if n == 0 {
         return;
     }
-    let r = st.remote(func, "source", src as usize, n, pe);
+    let Some(r) = mapped(func, st, "source", src as usize, n, pe) else {
+        // Another node: the device get, which returns once the data is in dest.
+        let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
+        return launch(func, gpu, remote_kernels(func, gpu).getmem, 1, 1, &mut args!(d, s, b, p), q);
+    };
     if n <= st.cfg.queue_kernel_max && device_accessible(dest as usize) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.getmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
@@ -282,11 +365,14 @@ unsafe fn strided(
     let (dst, sst) = (dst as usize, sst as usize);
     let stride = if is_put { dst } else { sst };
     let span = bytes(func, (nblocks - 1).saturating_mul(stride).saturating_add(bsize), elem);
-    let (d, s) = if is_put {
-        (st.remote(func, "dest", dest as usize, span, pe), src as usize)
-    } else {
-        (dest as usize, st.remote(func, "source", src as usize, span, pe))
+    let (what, sym) = if is_put { ("dest", dest as usize) } else { ("source", src as usize) };
+    let Some(r) = mapped(func, st, what, sym, span, pe) else {
+        // Another node: the device strided form, one proxy request per block.
+        let (mut ip, mut d, mut s, mut ds, mut ss) = (c_int::from(is_put), dest as u64, src as u64, dst as isize, sst as isize);
+        let (mut b, mut nb, mut e, mut p) = (bsize, nblocks, elem, pe as c_int);
+        return launch(func, gpu, remote_kernels(func, gpu).strided, 1, 1, &mut args!(ip, d, s, ds, ss, b, nb, e, p), q);
     };
+    let (d, s) = if is_put { (r, src as usize) } else { (dest as usize, r) };
     let _c = enter(func, gpu);
     count(Ev::Copy);
     // SAFETY: the rows span the checked symmetric range and the caller's local one; pitches
@@ -330,12 +416,14 @@ pub unsafe fn ibget(
     unsafe { strided(func, false, dest, src, dst, sst, bsize, nblocks, elem, pe, q) }
 }
 
-fn check_signal(func: &str, st: &State, sig: *mut u64, sig_op: c_int, pe: usize) {
+/// Checks the signal operator and word; whether PE `pe` is reached through the proxy.
+fn check_signal(func: &str, st: &State, sig: *mut u64, sig_op: c_int, pe: usize) -> bool {
     if sig_op != 0 && sig_op != 1 {
         fatal(func, &format!("invalid signal operator {sig_op} (use ISHMEM_SIGNAL_SET or ISHMEM_SIGNAL_ADD)"));
     }
-    let r = st.remote(func, "sig_addr", sig as usize, 8, pe);
-    super::check_align(func, "sig_addr", r, 8);
+    let r = mapped(func, st, "sig_addr", sig as usize, 8, pe);
+    super::check_align(func, "sig_addr", r.unwrap_or(sig as usize), 8);
+    r.is_none()
 }
 
 /// # Safety
@@ -348,11 +436,19 @@ pub unsafe fn put_signal(
     let (st, gpu, k) = ctx(func);
     let p = st.check_pe(func, pe);
     let n = bytes(func, nelems, elem);
-    check_signal(func, st, sig, sig_op, p);
+    let proxied = check_signal(func, st, sig, sig_op, p);
     if n > 0 {
-        st.remote(func, "dest", dest as usize, n, p);
+        mapped(func, st, "dest", dest as usize, n, p);
     }
     let (mut d, mut s, mut b, mut g, mut v, mut o, mut pp) = (dest as u64, src as u64, n, sig as u64, signal, sig_op, pe);
+    if proxied {
+        // Another node: the device put_signal (the proxy puts, orders, then signals). With no
+        // data, dest may be any address: the kernel is given the (checked) signal's.
+        if n == 0 {
+            d = g;
+        }
+        return launch(func, gpu, remote_kernels(func, gpu).put_signal, 1, 1, &mut args!(d, s, b, g, v, o, pp), q);
+    }
     if n <= st.cfg.queue_kernel_max && (n == 0 || device_accessible(src as usize)) {
         launch(func, gpu, k.put_signal, 1, 256, &mut args!(d, s, b, g, v, o, pp), q);
     } else {

@@ -6,6 +6,11 @@
  *    and read-write at a shadow address the mock's copies and atomics use;
  *  - IPC handles name the file; cuIpcOpenMemHandle maps it (twice) in the importer;
  *  - the host-kernel launch (ishmemi_host_amo) runs the AMO with host atomics on the shadow;
+ *  - the queue modules load; of their kernels, those that only post into the proxy ring (the
+ *    on-queue RMA forms to PEs of other nodes, cuda/queue_remote_kernels.cu, and the queue's
+ *    quiet) run here as the device does (include/ishmem/cuda_impl.cuh: proxy_put, proxy_get,
+ *    strided, put_signal, proxy_quiet, with global-memory buffers), on the launching thread;
+ *    the others return CUDA_ERROR_NOT_SUPPORTED;
  *  - streams are synchronous; contexts are one token per device, current per thread.
  * Not a CUDA emulator: anything else returns CUDA_ERROR_NOT_SUPPORTED (801).
  * Build: cc -shared -fPIC -O1 mock_libcuda.c -o libcuda.so.1 -lpthread */
@@ -18,6 +23,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <sched.h>
+#include <ishmem/device_state.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -266,16 +273,32 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
 }
 
 static char module_token, function_token, global_token[1024];
+/* The kernels of the queue modules run here (index into emulated_names + 1 = the token's
+ * offset in emulated_tokens), and one token for every other kernel of them. */
+static const char *emulated_names[] = {"ishmemi_q_proxy_putmem", "ishmemi_q_proxy_getmem", "ishmemi_q_proxy_put_signal",
+                                       "ishmemi_q_proxy_strided", "ishmemi_q_quiet"};
+#define N_EMULATED (int)(sizeof emulated_names / sizeof emulated_names[0])
+static char emulated_tokens[N_EMULATED], unsupported_token;
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
-    if (!strstr((const char *)image, "ishmemi_host_amo")) return E_INVALID_VALUE;
+    if (!strstr((const char *)image, "ishmemi_host_amo") && !strstr((const char *)image, ".entry ishmemi_q_"))
+        return E_INVALID_VALUE;
     *m = &module_token;
     return need_ctx();
 }
 CUresult cuModuleUnload(CUmodule m) { (void)m; return OK; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     (void)m;
-    if (strcmp(name, "ishmemi_host_amo")) return E_NOT_FOUND;
-    *f = &function_token;
+    if (!strcmp(name, "ishmemi_host_amo")) {
+        *f = &function_token;
+        return OK;
+    }
+    for (int i = 0; i < N_EMULATED; i++)
+        if (!strcmp(name, emulated_names[i])) {
+            *f = &emulated_tokens[i];
+            return OK;
+        }
+    if (strncmp(name, "ishmemi_q_", 10)) return E_NOT_FOUND;
+    *f = &unsupported_token;
     return OK;
 }
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
@@ -303,11 +326,69 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const c
         res = (uint64_t)old;                                                                     \
     } while (0)
 
+/* ---- the device's proxy poster (cuda_impl.cuh), for the emulated kernels ---- */
+static ishmemi_dev_state_t *dstate(void) { return (ishmemi_dev_state_t *)(void *)global_token; }
+static volatile uint64_t *pslot(uint64_t t) {
+    return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)dstate()->proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
+}
+/* proxy_take + proxy_publish, then proxy_wait when `wait`: returns the reply. */
+static uint64_t ppost(int wait, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+    ishmemi_dev_state_t *d = dstate();
+    uint64_t *ticket = (uint64_t *)shadow_of((uintptr_t)(d->heap_base + d->sync_offset + 8 * ISHMEMI_SYNC_PROXY_TICKET));
+    uint64_t t = __atomic_fetch_add(ticket, 1, __ATOMIC_SEQ_CST);
+    volatile uint64_t *s = pslot(t);
+    if (t >= ISHMEMI_PROXY_SLOTS)
+        while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != t - ISHMEMI_PROXY_SLOTS + 1) sched_yield();
+    s[1] = w1, s[2] = w2, s[3] = w3, s[4] = w4, s[5] = w5, s[6] = w6;
+    __atomic_store_n(&s[0], t + 1, __ATOMIC_RELEASE);
+    if (!wait) return 0;
+    while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) sched_yield();
+    uint64_t v = s[5];
+    __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
+    return v;
+}
+static uint64_t pw1(int kind, unsigned width, int op, int reply, int pe) {
+    return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
+           (uint64_t)(uint32_t)pe << 32;
+}
+#define P64(i) (*(uint64_t *)params[i])
+#define PINT(i) (*(int *)params[i])
+static CUresult emulate(int k, void **params) {
+    switch (k) {
+    case 0: /* putmem(dest, src, bytes, pe): a blocking put */
+        if (P64(2)) ppost(1, pw1(ISHMEMI_PROXY_PUT, 0, 0, 1, PINT(3)), P64(0), P64(1), P64(2), 0, 0);
+        return OK;
+    case 1: /* getmem(dest, src, bytes, pe) */
+        if (P64(2)) ppost(1, pw1(ISHMEMI_PROXY_GET, 0, 0, 1, PINT(3)), P64(1), P64(0), P64(2), 0, 0);
+        return OK;
+    case 2: /* put_signal(dest, src, bytes, sig, value, sig_op, pe): one request */
+        ppost(1, pw1(ISHMEMI_PROXY_PUT_SIGNAL, 8, PINT(5), 1, PINT(6)), P64(0), P64(1), P64(2), P64(4), P64(3));
+        return OK;
+    case 3: { /* strided(is_put, dest, src, dst, sst, bsize, nblocks, elem, pe): a request per block */
+        int put = PINT(0), pe = PINT(8);
+        uint64_t dest = P64(1), src = P64(2), dst = P64(3), sst = P64(4), bsize = P64(5), nb = P64(6), elem = P64(7);
+        for (uint64_t b = 0; b < nb; b++) {
+            uint64_t d = dest + b * dst * elem, s = src + b * sst * elem;
+            if (put) ppost(b + 1 == nb, pw1(ISHMEMI_PROXY_PUT, 0, 0, b + 1 == nb, pe), d, s, bsize * elem, 0, 0);
+            else ppost(1, pw1(ISHMEMI_PROXY_GET, 0, 0, 1, pe), s, d, bsize * elem, 0, 0);
+        }
+        return OK;
+    }
+    case 4: /* quiet: a proxy quiet (the device skips it when nothing was posted since) */
+        if (dstate()->proxy_ring) ppost(1, pw1(ISHMEMI_PROXY_QUIET, 0, 0, 1, dstate()->my_pe), 0, 0, 0, 0, 0);
+        return OK;
+    }
+    return E_NOT_SUPPORTED;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra) {
     (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)extra;
     CUresult r = need_ctx();
     if (r) return r;
+    if (f == &unsupported_token) return E_NOT_SUPPORTED;
+    for (int i = 0; i < N_EMULATED; i++)
+        if (f == &emulated_tokens[i]) return emulate(i, params);
     if (f != &function_token) return E_INVALID_VALUE;
     uint64_t addr = *(uint64_t *)params[0];
     unsigned width = *(unsigned *)params[1], op = *(unsigned *)params[2];

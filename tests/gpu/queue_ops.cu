@@ -2,11 +2,13 @@
  * Each PE works on the next PE (puts, signals) or the previous one (gets); the data is checked
  * after the stream is synchronized and a barrier. The typed names come from the X-macro lists
  * of tests/c/gen_types.h, so a type added to the table is tested here too.
- * Across nodes (pretend nodes of scripts/gpu-check.sh): the RMA, signal and wait forms reach
- * the PEs of this node only (peer mappings), so "next" and "previous" are taken in this PE's
- * node (the shared team; on one node, the world); barrier_all_on_queue and sync_all_on_queue
- * span every node and are checked with device puts to every PE (through the proxy for the
- * other nodes) that must have landed when the barrier on the queue completes. */
+ * Across nodes (pretend nodes of scripts/gpu-check.sh): the typed families above run on the
+ * PEs of this node (peer mappings: "next" and "previous" are taken in this PE's node, the
+ * shared team; on one node, the world); barrier_all_on_queue and sync_all_on_queue span every
+ * node and are checked with device puts to every PE (through the proxy for the other nodes)
+ * that must have landed when the barrier on the queue completes; and remote_ops() runs
+ * putmem/getmem/put_signal/iput/ibget on the queue to a PE of the other node (through the
+ * proxy ring), from and into device, pinned host and pageable host buffers. */
 #include <ishmem.h>
 #include <ishmemx.h>
 #include <cuda_runtime.h>
@@ -167,6 +169,102 @@ struct b16 { char b[16]; };
         CHECK(ret[3] == 3, #TN " wait_until_some_vector_on_queue: %zu", ret[3]);                      \
     } while (0);
 
+/* The on-queue RMA forms to PE `far` of another node (2 pretend nodes: far = me + npes/2, so
+ * far's far is this PE): each reaches it through the proxy ring, in stream order. */
+static char *hpin; /* pinned host buffer, BYTES */
+static char hpage[BYTES]; /* pageable host buffer */
+static void remote_ops(void) {
+    int far = (me + npes / 2) % npes;
+    CHECK(npes % 2 == 0 && ishmem_team_translate_pe(ISHMEM_TEAM_WORLD, far, ISHMEM_TEAM_SHARED) < 0,
+          "remote_ops: PE %d expected on another node", far);
+    if (me == 0) printf("queue_ops: on-queue RMA to PEs of another node\n");
+    char *got = (char *)malloc(BYTES);
+
+    /* putmem from a device buffer, which the stream overwrites right after (the put read it
+     * first); quiet_on_queue, then a host get of the target sees the data */
+    prepare(++k);
+    ishmemx_putmem_on_queue(sym, dsrc, BYTES, far, q);
+    cudaMemsetAsync(dsrc, 0, BYTES, q);
+    ishmemx_quiet_on_queue(q);
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "remote putmem: %s", cudaGetErrorString(cudaGetLastError()));
+    ishmem_getmem(got, sym, BYTES, far);
+    size_t bad = 0;
+    for (int i = 0; i < BYTES; i++) bad += (unsigned char)got[i] != pat(me, k);
+    CHECK(bad == 0, "putmem_on_queue to PE %d of another node: %zu bytes differ (host get after quiet_on_queue)", far, bad);
+    sync_all_pes();
+    expect("putmem_on_queue (other node)", sym, BYTES, 1, 1, pat(far, k));
+
+    /* put_nbi from pinned host memory and putmem from pageable host memory */
+    prepare(++k);
+    memset(hpin, pat(me, k) ^ 0x5a, BYTES);
+    memset(hpage, pat(me, k) ^ 0xa5, BYTES);
+    ishmemx_putmem_nbi_on_queue(sym, hpin, 1024, far, q);
+    ishmemx_putmem_on_queue(sym + 1024, hpage, 1024, far, q);
+    ishmemx_quiet_on_queue(q);
+    sync_all_pes();
+    expect("putmem_nbi_on_queue from pinned host memory (other node)", sym, 1024, 1, 1, pat(far, k) ^ 0x5a);
+    expect("putmem_on_queue from pageable host memory (other node)", sym + 1024, 1024, 1, 1, pat(far, k) ^ 0xa5);
+
+    /* getmem into a device buffer, then a copy on the stream of what it got */
+    prepare(++k);
+    cudaMemset(dsrc, 0, BYTES);
+    cudaDeviceSynchronize();
+    ishmemx_getmem_on_queue(dsrc, sym, 1024, far, q);
+    cudaMemcpyAsync(dsrc + 2048, dsrc, 1024, cudaMemcpyDeviceToDevice, q);
+    sync_all_pes();
+    expect("getmem_on_queue (other node)", dsrc, 1024, 1, 1, pat(far, k));
+    expect("getmem_on_queue, then a copy on the stream (other node)", dsrc + 2048, 1024, 1, 1, pat(far, k));
+
+    /* get_nbi into pinned host memory, getmem into pageable host memory */
+    prepare(++k);
+    memset(hpin, 0, BYTES);
+    memset(hpage, 0, BYTES);
+    ishmemx_getmem_nbi_on_queue(hpin, sym, 512, far, q);
+    ishmemx_getmem_on_queue(hpage, sym + 512, 512, far, q);
+    sync_all_pes();
+    bad = 0;
+    for (int i = 0; i < 512; i++) bad += (unsigned char)hpin[i] != pat(far, k);
+    for (int i = 0; i < 512; i++) bad += (unsigned char)hpage[i] != pat(far, k);
+    CHECK(bad == 0, "getmem(_nbi)_on_queue into host memory (other node): %zu bytes differ", bad);
+
+    /* put_signal (SET, then ADD with the nbi form): far's signal to this PE is awaited on the
+     * queue; once the wait is done the data is here (no barrier in between) */
+    prepare(++k);
+    ishmem_uint64_p(sig, 0, me);
+    ishmem_barrier_all();
+    ishmemx_putmem_signal_on_queue(sym, dsrc, 512, sig, 9, ISHMEM_SIGNAL_SET, far, q);
+    ishmemx_signal_wait_until_on_queue(sig, ISHMEM_CMP_EQ, 9, q);
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "remote put_signal: %s", cudaGetErrorString(cudaGetLastError()));
+    expect("putmem_signal_on_queue (other node), data when the signal is seen", sym, 512, 1, 1, pat(far, k));
+    CHECK(ishmem_signal_fetch(sig) == 9, "putmem_signal_on_queue (other node): signal %llu",
+          (unsigned long long)ishmem_signal_fetch(sig));
+    ishmem_barrier_all(); /* every PE saw 9 before any adds */
+    ishmemx_long_put_signal_nbi_on_queue((long *)(sym + 1024), (const long *)dsrc, 64, sig, 3, ISHMEM_SIGNAL_ADD, far, q);
+    ishmemx_signal_wait_until_on_queue(sig, ISHMEM_CMP_EQ, 12, q);
+    CHECK(cudaStreamSynchronize(q) == cudaSuccess, "remote put_signal_nbi: %s", cudaGetErrorString(cudaGetLastError()));
+    expect("long_put_signal_nbi_on_queue (other node), data when the signal is seen", sym + 1024, 512, 1, 1, pat(far, k));
+    sync_all_pes();
+
+    /* iput: 8 ints every 3rd; ibget: 4 blocks of 2 longs, 4 apart there, 3 apart here */
+    prepare(++k);
+    cudaMemset(sym, 0, BYTES);
+    cudaDeviceSynchronize();
+    ishmem_barrier_all();
+    ishmemx_int_iput_on_queue((int *)sym, (const int *)dsrc, 3, 1, 8, far, q);
+    ishmemx_quiet_on_queue(q);
+    sync_all_pes();
+    expect("int_iput_on_queue (other node)", sym, 8 * 3 * 4, 3 * 4, 4, pat(far, k));
+    expect("int_iput_on_queue gaps (other node)", sym + 4, 7 * 3 * 4, 3 * 4, 4, 0);
+    prepare(++k);
+    cudaMemset(dsrc, 0, BYTES);
+    cudaDeviceSynchronize();
+    ishmemx_ibget64_on_queue(dsrc, sym, 3, 4, 2, 4, far, q);
+    sync_all_pes();
+    expect("ibget64_on_queue (other node)", dsrc, 4 * 3 * 8, 3 * 8, 2 * 8, pat(far, k));
+    expect("ibget64_on_queue gaps (other node)", dsrc + 16, 4 * 3 * 8 - 16, 3 * 8, 8, 0);
+    free(got);
+}
+
 int main(void) {
     ishmem_init();
     me = ishmem_my_pe();
@@ -195,6 +293,8 @@ int main(void) {
     void *values_t;
     cudaMallocManaged(&values_t, 4 * sizeof(long long));
 
+    cudaMallocHost(&hpin, BYTES);
+    if (ishmem_team_n_pes(ISHMEM_TEAM_SHARED) < npes) remote_ops();
     ISHT_RMA_TYPES(RMA_TYPE)
     ISHT_SIZES(SIZE_FORMS)
     CONTIG(ishmemx_putmem_on_queue, ishmemx_getmem_on_queue, ishmemx_putmem_nbi_on_queue, ishmemx_getmem_nbi_on_queue, void, 1);
@@ -253,6 +353,7 @@ int main(void) {
     ISHT_P2P_TYPES(P2P_ALL)
     (void)values;
 
+    cudaFreeHost(hpin);
     cudaStreamDestroy(q);
     ishmem_barrier_all();
     ishmem_free(sig);
