@@ -162,12 +162,6 @@ impl Net {
                     // SAFETY: PR_SET_TIMERSLACK takes a value and affects this thread only.
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
                     let mut last = std::time::Instant::now();
-                    // Probes in a row that saw no completion at all, per watched PE: a dead
-                    // peer's connection usually fails at once (an error ends the job at the
-                    // first probe), but a silent stall is declared only at the second in a row,
-                    // so that a live peer starved of CPU for one probe window (seen with the
-                    // sockets provider on 2 cores under a load of 3 jobs) is not taken for dead.
-                    let mut stalls = vec![0u32; watch.iter().max().map_or(0, |m| m + 1)];
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
@@ -195,12 +189,7 @@ impl Net {
                                 let r = f.with_stall_timeout(probe_limit, |f| unsafe {
                                     f.get(pe, probe_word as *mut u8, 8, Remote { region: HEAP, offset: 0 })
                                 });
-                                let stalled = matches!(&r, Err(e) if e.contains(": no completion for "));
-                                stalls[pe] = if stalled { stalls[pe] + 1 } else { 0 };
                                 if let Err(e) = r {
-                                    if stalled && stalls[pe] < 2 {
-                                        continue;
-                                    }
                                     if d.load(Acquire) == u64::MAX && !s.load(Acquire) {
                                         crate::ffi::exit_after_peer(
                                             &format!("[PE {me}] ERROR: PE {pe} (another node) cannot be reached: {e}; it died or exited without calling ishmem_finalize; ending the job"),
