@@ -5,7 +5,9 @@
 # (a host dereference of a device pointer by the library crashes) and whose host-AMO kernel
 # runs on the CPU. Exercises init (heap, IPC handles, peer mappings, binders), every host
 # operation's GPU path, threads, finalize, the proxy's collective requests across pretend
-# nodes (posted from the host as kernels post them), and the on-queue RMA forms to a PE of
+# nodes (posted from the host as kernels post them; two teams' collectives in opposite orders;
+# faults: the proxy thread panics, a stuck request behind which the ring fills, a PE of the other
+# node dies while a collective waits on it), and the on-queue RMA forms to a PE of
 # another node (the mock runs their proxy kernels' posts); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
@@ -94,6 +96,32 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
         if env "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll" "$arg" >"$B/proxy_coll.$arg.log" 2>&1; then
             fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (exit 0)"
         elif grep -qE "^\[PE [0-9]\] ERROR: $pat" "$B/proxy_coll.$arg.log"; then
+            pass=$((pass + 1)); echo "mock-gpu-check: proxy_coll.$arg: ok"
+        else
+            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED"; cat "$B/proxy_coll.$arg.log"
+        fi
+    done
+    # Faults (issue 13 item 5), each ending the job with a message naming the fault: the proxy
+    # thread dies (a planted panic); a request that never finishes while the poster fills the
+    # ring (planted stall, the proxy's 2 s monitor); a PE of the other node SIGKILLed while PE 0
+    # waits in a collective through the proxy (4 PEs: its node peer sees it die, or ishmrun).
+    for c in "proxy_panic|2|ISHMEMI_TEST_PROXY_FAULT=panic@0|PE 0\] ERROR: the proxy thread \(kernels' calls to other nodes\): internal error: planted fault at request 0" \
+        "ring_full|2|ISHMEMI_TEST_PROXY_FAULT=stall@3 ISHMEM_PROXY_STALL_S=2|PE 0\] ERROR: a device p \(through the proxy\): request 3 of the proxy ring \(to PE 1\) has not finished after 2 s" \
+        "peer_dies|4|ISHMEMI_TEST_PROXY_FAULT=|(PE 3 \(pid [0-9]+\) (died|was killed)|because PE 3 failed)"; do
+        arg=${c%%|*}
+        rest=${c#*|}
+        np=${rest%%|*}
+        rest=${rest#*|}
+        fenv=${rest%%|*}
+        pat=${rest#*|}
+        rc=0
+        env "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $fenv $RUN -n "$np" "$B/mock_proxy_coll" "$arg" \
+            >"$B/proxy_coll.$arg.log" 2>&1 || rc=$?
+        if [ "$rc" = 0 ]; then
+            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (exit 0)"
+        elif [ "$rc" = 124 ]; then
+            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (hung until ishmrun's timeout)"; cat "$B/proxy_coll.$arg.log"
+        elif grep -qE "$pat" "$B/proxy_coll.$arg.log"; then
             pass=$((pass + 1)); echo "mock-gpu-check: proxy_coll.$arg: ok"
         else
             fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED"; cat "$B/proxy_coll.$arg.log"

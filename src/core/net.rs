@@ -100,8 +100,8 @@ impl Net {
         // SAFETY: the heap, the mailbox and the data segment are mapped for the life of the
         // process (never unmapped before the Fabric is dropped at finalize).
         let heap = unsafe { fab.register(r0.0 as *mut u8, r0.1) }?;
-        // SAFETY: as above.
         let data = match p.data {
+            // SAFETY: as above.
             Some((b, l)) => Some(unsafe { fab.register(b as *mut u8, l) }?),
             None => None,
         };

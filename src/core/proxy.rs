@@ -9,9 +9,13 @@
 //! Collectives (`PROXY_COLL`): a kernel's collective or team sync on a team with a member on
 //! another node arrives as one request per PE, which this thread runs as the host API's
 //! collective of the same kind (`api::coll`, `api::team`: the same checks and algorithms, which
-//! reach the other nodes' GPU heaps), replying with its return code. While it waits for the
-//! team, this PE's later requests wait behind it (ticket order); its earlier ones are done or
-//! started (nbi puts complete in the collective's first sync, which quiets the network).
+//! reach the other nodes' GPU heaps), replying with its return code. Each team's collectives
+//! run on a thread of that team's own ([`Colls`], started at the team's first one), in ticket
+//! order per team, so that the ring goes on draining while a collective waits for its team:
+//! two blocks may call collectives on two teams in opposite orders on two PEs, and a proxy that
+//! waited in the first would never reach the second (a deadlock between the PEs). The requests
+//! before a collective are done or started when it is handed over (nbi puts complete in the
+//! collective's first sync, whose quiet covers every operation this PE has issued).
 //!
 //! [`Ring`] is the host side of the protocol; the device's poster is mirrored by a test
 //! poster here, so the protocol (tickets, back-pressure, wrap-around, replies) is exercised on
@@ -46,6 +50,7 @@ pub struct Req {
 }
 
 /// The host side of a ring at `base` (PROXY_SLOTS slots of 8 words).
+#[derive(Clone, Copy)]
 pub struct Ring {
     base: usize,
 }
@@ -100,58 +105,214 @@ impl Ring {
 /// The running proxy of a PE.
 pub struct Proxy {
     stop: Arc<AtomicBool>,
-    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    threads: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+/// What the proxy thread is doing, for its monitor: the request it runs and since when.
+#[derive(Default)]
+struct Busy {
+    /// Nanoseconds since `epoch` + 1 at the start of the request being run; 0: idle.
+    since: AtomicU64,
+    ticket: AtomicU64,
+    /// kind | pe << 8.
+    what: AtomicU64,
+}
+
+/// A fault the tests plant in the proxy thread (`ISHMEMI_TEST_PROXY_FAULT`): `panic@N` panics
+/// when it takes request N (an internal error of the thread), `stall@N` never finishes request
+/// N (a request stuck for good, behind which the ring fills).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    Panic(u64),
+    Stall(u64),
+}
+
+fn planted_fault() -> Option<Fault> {
+    let v = std::env::var("ISHMEMI_TEST_PROXY_FAULT").ok().filter(|v| !v.is_empty())?;
+    let bad = || -> ! { fatal("ishmem_init", &format!("ISHMEMI_TEST_PROXY_FAULT: '{v}' is not panic@N or stall@N")) };
+    let (what, n) = v.split_once('@').unwrap_or_else(|| bad());
+    let n = n.parse::<u64>().unwrap_or_else(|_| bad());
+    match what {
+        "panic" => Some(Fault::Panic(n)),
+        "stall" => Some(Fault::Stall(n)),
+        _ => bad(),
+    }
 }
 
 impl Proxy {
-    /// Starts the thread serving the ring at `ring` for the (process-lifetime) state `st`.
+    /// Starts the thread serving the ring at `ring` for the (process-lifetime) state `st`, and
+    /// its monitor (ISHMEM_PROXY_STALL_S).
     pub fn start(st: &'static State, ring: usize) -> Proxy {
         let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
+        let busy = Arc::new(Busy::default());
+        let epoch = std::time::Instant::now();
+        let fault = planted_fault();
+        let (s, b) = (stop.clone(), busy.clone());
         let thread = std::thread::Builder::new()
             .name("ishmem-proxy".into())
             .spawn(move || {
-                // SAFETY: the ring was allocated zeroed with RING_BYTES (Gpu::alloc_proxy_ring)
-                // and is freed only after this thread stops (finalize).
-                let ring = unsafe { Ring::new(ring) };
-                // SAFETY: as in Net's progress thread.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-                let mut next = 0u64;
-                let mut idle = 0u32;
-                loop {
-                    match ring.poll(next) {
-                        Some(r) => {
-                            let v = run(st, &r);
-                            ring.done(&r, v);
-                            next += 1;
-                            idle = 0;
-                        }
-                        None => {
-                            // Stop once the ring is drained (finalize).
-                            if s.load(Acquire) {
-                                break;
-                            }
-                            idle = idle.saturating_add(1);
-                            if idle < 2000 {
-                                std::hint::spin_loop();
-                            } else if idle < 4000 {
-                                std::thread::yield_now();
-                            } else {
-                                std::thread::sleep(Duration::from_micros(if idle < 20000 { 2 } else { 20 }));
-                            }
-                        }
-                    }
-                }
+                crate::ffi::guard("the proxy thread (kernels' calls to other nodes)", || {
+                    // SAFETY: the ring was allocated zeroed with RING_BYTES
+                    // (Gpu::alloc_proxy_ring) and is freed only after this thread stops
+                    // (finalize).
+                    let ring = unsafe { Ring::new(ring) };
+                    serve(st, ring, &s, &b, epoch, fault)
+                })
             })
-            .ok();
-        Proxy { stop, thread: std::sync::Mutex::new(thread) }
+            .unwrap_or_else(|e| fatal("ishmem_init", &format!("cannot start the proxy thread (kernels reach other nodes through it): {e}")));
+        let mut threads = vec![thread];
+        let limit = st.cfg.proxy_stall_s;
+        if limit > 0 {
+            let (s, b) = (stop.clone(), busy.clone());
+            let mon = std::thread::Builder::new()
+                .name("ishmem-proxymon".into())
+                .spawn(move || monitor(&s, &b, epoch, Duration::from_secs(limit)))
+                .unwrap_or_else(|e| fatal("ishmem_init", &format!("cannot start the proxy's monitor thread: {e}")));
+            threads.push(mon);
+        }
+        Proxy { stop, threads: std::sync::Mutex::new(threads) }
     }
 
-    /// Stops the thread once it has run every request posted so far (finalize: every kernel
-    /// has finished).
+    /// Stops the threads once the proxy has run every request posted so far (finalize: every
+    /// kernel has finished).
     pub fn stop(&self) {
         self.stop.store(true, Release);
-        if let Some(h) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in threads {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+/// The proxy thread: takes the ring's requests in ticket order until `stop` and the ring is
+/// drained.
+fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: std::time::Instant, fault: Option<Fault>) {
+    // SAFETY: as in Net's progress thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let mut colls = Colls::new(st, ring);
+    let mut next = 0u64;
+    let mut idle = 0u32;
+    loop {
+        match ring.poll(next) {
+            Some(r) if r.kind == PROXY_COLL => {
+                colls.hand_over(r);
+                next += 1;
+                idle = 0;
+            }
+            Some(r) => {
+                busy.ticket.store(r.ticket, Relaxed);
+                busy.what.store(u64::from(r.kind) | (r.pe as u64) << 8, Relaxed);
+                busy.since.store(epoch.elapsed().as_nanos() as u64 + 1, Release);
+                match fault {
+                    Some(Fault::Panic(n)) if n == r.ticket => panic!("planted fault at request {n} (ISHMEMI_TEST_PROXY_FAULT)"),
+                    Some(Fault::Stall(n)) if n == r.ticket => loop {
+                        std::thread::park();
+                    },
+                    _ => {}
+                }
+                let v = run(st, &r);
+                busy.since.store(0, Release);
+                ring.done(&r, v);
+                next += 1;
+                idle = 0;
+            }
+            None => {
+                // Stop once the ring is drained (finalize: every kernel has finished, so every
+                // collective handed over has replied).
+                if stop.load(Acquire) {
+                    colls.join();
+                    break;
+                }
+                idle = idle.saturating_add(1);
+                if idle < 2000 {
+                    std::hint::spin_loop();
+                } else if idle < 4000 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(if idle < 20000 { 2 } else { 20 }));
+                }
+            }
+        }
+    }
+}
+
+/// The proxy's monitor: ends the job when one request has kept the proxy thread for `limit`.
+fn monitor(stop: &AtomicBool, busy: &Busy, epoch: std::time::Instant, limit: Duration) {
+    let period = (limit / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    while !stop.load(Acquire) {
+        std::thread::park_timeout(period);
+        let since = busy.since.load(Acquire);
+        if since == 0 {
+            continue;
+        }
+        let held = epoch.elapsed().saturating_sub(Duration::from_nanos(since - 1));
+        if held < limit {
+            continue;
+        }
+        let (ticket, what) = (busy.ticket.load(Relaxed), busy.what.load(Relaxed));
+        if busy.since.load(Acquire) != since || stop.load(Acquire) {
+            continue; // it finished meanwhile
+        }
+        fatal(
+            name(what as u8),
+            &format!(
+                "request {ticket} of the proxy ring (to PE {}) has not finished after {} s; the kernels posting behind it cannot go on (limit: ISHMEM_PROXY_STALL_S={})",
+                what >> 8,
+                held.as_secs(),
+                limit.as_secs()
+            ),
+        );
+    }
+}
+
+/// The proxy's collective threads: one per team that has had a collective through the ring,
+/// each running its team's requests in the order handed over and replying to each.
+struct Colls {
+    st: &'static State,
+    ring: Ring,
+    teams: std::collections::HashMap<i32, std::sync::mpsc::Sender<Req>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Colls {
+    fn new(st: &'static State, ring: Ring) -> Colls {
+        Colls { st, ring, teams: std::collections::HashMap::new(), threads: Vec::new() }
+    }
+
+    /// Hands collective request `r` to its team's thread (started at the team's first).
+    fn hand_over(&mut self, r: Req) {
+        let team = Coll::of(&r).team;
+        let (st, ring) = (self.st, self.ring);
+        let threads = &mut self.threads;
+        let tx = self.teams.entry(team).or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Req>();
+            let h = std::thread::Builder::new()
+                .name(format!("ishmem-coll{team}"))
+                .spawn(move || {
+                    crate::ffi::guard("the proxy's collective thread (kernels' collectives across nodes)", || {
+                        for r in rx {
+                            let v = run(st, &r);
+                            ring.done(&r, v);
+                        }
+                    })
+                })
+                .unwrap_or_else(|e| {
+                    fatal(Coll::of(&r).name(), &format!("cannot start the proxy's thread for the collectives of team {team}: {e}"))
+                });
+            threads.push(h);
+            tx
+        });
+        if tx.send(r).is_err() {
+            // The thread ended: only a panic in it does that, and a panic aborts the process.
+            fatal(Coll::of(&r).name(), &format!("the proxy's thread for the collectives of team {team} has ended"));
+        }
+    }
+
+    /// Ends the threads once they have run every request handed over.
+    fn join(&mut self) {
+        self.teams.clear();
+        for h in self.threads.drain(..) {
             let _ = h.join();
         }
     }

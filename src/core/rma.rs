@@ -82,6 +82,7 @@ pub struct Strided {
 ///
 /// # Safety
 /// The local side must be valid (readable for a put, writable for a get) over its span.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn strided(st: &State, func: &str, put: bool, sym: Strided, local: Strided, block: usize, nblocks: usize, pe: usize) {
     let what = if put { "dest" } else { "source" };
     let (r, gpu) = match st.reach(func, what, sym.addr, sym.span, pe, Some(local.addr)) {

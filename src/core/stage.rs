@@ -474,7 +474,7 @@ impl Stage {
             }
             k if k == Kind::Amo as u8 => {
                 let Some(op) = amo_of(amo) else { bad("unknown AMO") };
-                if !matches!(width, 1 | 2 | 4 | 8) || off % width != 0 {
+                if !matches!(width, 1 | 2 | 4 | 8) || !off.is_multiple_of(width) {
                     bad("AMO width or alignment");
                 }
                 let r = match gpu {

@@ -8,16 +8,20 @@
  * (root 1), fcollect, collect (PE i gives i + 1 longs), alltoall, reductions of every element
  * class and operator (int32 sum, double max, uint64 xor, int16 min, uint8 and/or, float prod,
  * int8 prod wrapping, uint32 max), int64 inscan and exscan, an in-place sum, a reduction on the
- * shared team, and 1024 + 5 requests (the ring wraps). With an argument, a bad request whose
- * error message the caller checks: "bad_root" (broadcast root out of range), "bad_kind" (an
- * unknown collective), "bad_sym" (dest outside the heap).
+ * shared team, 1024 + 5 requests (the ring wraps), and the collectives of two teams posted in
+ * opposite orders on even and odd PEs (each team's collectives run on a thread of their own).
+ * With an argument, a bad request or a fault whose error message the caller checks: "bad_root"
+ * (broadcast root out of range), "bad_kind" (an unknown collective), "bad_sym" (dest outside
+ * the heap), "proxy_panic", "ring_full", "peer_dies" (see below).
  * Build: cc mock_proxy_coll.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
 #include <ishmem.h>
 #include <ishmemx.h>
 #include <ishmem/device_state.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 #include "gpu_test.h"
 
 static ishmemi_dev_state_t st;
@@ -36,8 +40,9 @@ static volatile uint64_t *slot(uint64_t t) {
     return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)st.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
 }
 
-/* As the device's proxy_post + proxy_wait: returns the reply (word 5). */
-static uint64_t post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
+/* As the device's proxy_post: takes a ticket, waits for the slot (back-pressure), writes the
+ * request; returns the ticket. */
+static uint64_t post_only(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6) {
     uint64_t t = ticket++;
     volatile uint64_t *s = slot(t);
     if (t >= ISHMEMI_PROXY_SLOTS)
@@ -45,6 +50,12 @@ static uint64_t post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_
         }
     s[1] = w1, s[2] = w2, s[3] = w3, s[4] = w4, s[5] = w5, s[6] = w6;
     __atomic_store_n(&s[0], t + 1, __ATOMIC_RELEASE);
+    return t;
+}
+
+/* As the device's proxy_wait: the reply (word 5) of request t; releases the slot. */
+static uint64_t wait_reply(uint64_t t) {
+    volatile uint64_t *s = slot(t);
     while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) {
     }
     uint64_t v = s[5];
@@ -52,12 +63,24 @@ static uint64_t post(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_
     return v;
 }
 
-/* One collective, encoded as cuda_coll.cuh's coll_post does. */
-static int coll(int team, int what, int cls, unsigned width, int op, void *dest, const void *src, size_t n, int root) {
+/* One collective request, encoded as cuda_coll.cuh's coll_post does; returns its ticket. */
+static uint64_t coll_post(int team, int what, int cls, unsigned width, int op, void *dest, const void *src, size_t n,
+                          int root) {
     uint64_t w1 = ISHMEMI_PROXY_COLL | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | ISHMEMI_PROXY_REPLY |
                   (uint64_t)(uint32_t)st.my_pe << 32;
     uint64_t w6 = (uint64_t)(uint32_t)team | (uint64_t)what << 32 | (uint64_t)cls << 40;
-    return (int)post(w1, (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)src, n, (uint64_t)(uint32_t)root, w6);
+    return post_only(w1, (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)src, n, (uint64_t)(uint32_t)root, w6);
+}
+
+/* One collective, waited for: its return code. */
+static int coll(int team, int what, int cls, unsigned width, int op, void *dest, const void *src, size_t n, int root) {
+    return (int)wait_reply(coll_post(team, what, cls, width, op, dest, src, n, root));
+}
+
+/* A device p of a long to PE pe, no reply (cuda_impl.cuh: proxy_w1(ISHMEMI_PROXY_P, ...)). */
+static void p_post(long *dest, long v, int pe) {
+    post_only(ISHMEMI_PROXY_P | (uint64_t)sizeof(long) << 8 | (uint64_t)(uint32_t)pe << 32, (uint64_t)(uintptr_t)dest,
+              (uint64_t)v, sizeof(long), 0, 0);
 }
 
 static int me, npes;
@@ -137,6 +160,30 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[1], "bad_root")) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dst, src, 8, npes + 3);
         if (!strcmp(argv[1], "bad_kind") && me == npes - 1) coll(ISHMEM_TEAM_WORLD, 42, 0, 1, 0, dst, src, 8, 0);
         if (!strcmp(argv[1], "bad_sym") && me == 0) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_FCOLLECT, 0, 1, 0, malloc(64), src, 8, 0);
+        /* Faults (item 5 of issue 13). The proxy thread dies: run with
+         * ISHMEMI_TEST_PROXY_FAULT=panic@0; PE 0's first request panics the thread, the job
+         * ends naming it, PE 0 and the internal error. */
+        if (!strcmp(argv[1], "proxy_panic") && me == 0) {
+            p_post((long *)dst, 1, npes - 1);
+            ishmem_quiet(); /* the host goes on; the job must end anyway */
+            sleep(30);
+        }
+        /* A request that never finishes and a full ring behind it: run with
+         * ISHMEMI_TEST_PROXY_FAULT=stall@3 ISHMEM_PROXY_STALL_S=2; PE 0 posts more requests
+         * than the ring holds (the poster waits for slots that never free), the proxy's monitor
+         * ends the job naming the device call, request 3 and its PE. */
+        if (!strcmp(argv[1], "ring_full") && me == 0)
+            for (int i = 0; i < 2 * ISHMEMI_PROXY_SLOTS; i++) p_post((long *)dst, i, npes - 1);
+        /* A PE of the other node dies while this PE's kernel waits on it in a collective: PE 0
+         * posts a team sync the last PE never joins (it is SIGKILLed); the job ends naming it. */
+        if (!strcmp(argv[1], "peer_dies")) {
+            if (me == npes - 1) {
+                usleep(300000);
+                kill(getpid(), SIGKILL);
+            }
+            if (me == 0) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_SYNC, 0, 1, 0, NULL, NULL, 0, 0);
+            sleep(30);
+        }
         ishmem_barrier_all();
         printf("mock_proxy_coll: PE %d: %s did not end the job\n", me, argv[1]);
         ishmem_finalize();
@@ -237,6 +284,39 @@ int main(int argc, char **argv) {
         for (int i = 0; i < node_pes; i++) s += ishmem_team_translate_pe(ISHMEM_TEAM_SHARED, i, ISHMEM_TEAM_WORLD);
         CHECK(rc == 0 && got[0] == s && got[1] == node_pes && got[2] == 2 * s && got[3] == 3 * node_pes,
               "shared-team sum: rc %d, %d %d %d %d", rc, got[0], got[1], got[2], got[3]);
+    }
+    /* Collectives of two teams posted in opposite orders on even and odd PEs, both in the ring
+     * before either is waited for (two blocks of a kernel, each in its team's collective): the
+     * proxy must not wait in the first while the second is the one the other PEs are in. */
+    {
+        ishmem_team_t ta, tb;
+        int ra = ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &ta);
+        int rb = ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &tb);
+        CHECK(ra == 0 && rb == 0, "team splits: %d %d", ra, rb);
+        int wrong = 0, rcs = 0;
+        for (int round = 0; round < 20; round++) {
+            int h[2] = {me + round, 10 * me + round}, got[2] = {-1, -1};
+            ishmem_putmem(src, &h[0], sizeof(int), me);
+            ishmem_putmem(src + 64, &h[1], sizeof(int), me);
+            int sa = ISHMEMI_COLL_T_SIGNED, sum = ISHMEMI_COLL_OP_SUM;
+            uint64_t t1, t2;
+            if ((me + round) % 2 == 0) {
+                t1 = coll_post(ta, ISHMEMI_COLL_REDUCE, sa, 4, sum, dst, src, 1, 0);
+                t2 = coll_post(tb, ISHMEMI_COLL_REDUCE, sa, 4, sum, dst + 64, src + 64, 1, 0);
+            } else {
+                t2 = coll_post(tb, ISHMEMI_COLL_REDUCE, sa, 4, sum, dst + 64, src + 64, 1, 0);
+                t1 = coll_post(ta, ISHMEMI_COLL_REDUCE, sa, 4, sum, dst, src, 1, 0);
+            }
+            rcs += wait_reply(t2) != 0;
+            rcs += wait_reply(t1) != 0;
+            ishmem_getmem(&got[0], dst, sizeof(int), me);
+            ishmem_getmem(&got[1], dst + 64, sizeof(int), me);
+            int base = npes * (npes - 1) / 2;
+            wrong += got[0] != base + npes * round || got[1] != 10 * base + npes * round;
+        }
+        CHECK(rcs == 0 && wrong == 0, "two teams in opposite orders: %d nonzero return codes, %d wrong rounds", rcs, wrong);
+        ishmem_team_destroy(ta);
+        ishmem_team_destroy(tb);
     }
     /* host collectives after the proxy's (the team's call counts agree) */
     {

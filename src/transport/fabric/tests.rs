@@ -667,9 +667,8 @@ fn fence_both_ways(provider: &str, rounds: u64) {
     let g = group(provider, 2, 2 * LEN);
     let heaps = [g.heaps[0].0.as_ptr() as usize, g.heaps[1].0.as_ptr() as usize];
     thread::scope(|s| {
-        for me in 0..2usize {
+        for (me, &mine) in heaps.iter().enumerate() {
             let f = g.fabs[me].clone();
-            let mine = heaps[me];
             s.spawn(move || {
                 let other = 1 - me;
                 for round in 1..=rounds {
