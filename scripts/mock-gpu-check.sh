@@ -7,8 +7,8 @@
 # operation's GPU path, threads, finalize, the proxy's collective requests across pretend
 # nodes (posted from the host as kernels post them; two teams' collectives in opposite orders;
 # faults: the proxy thread panics, a stuck request behind which the ring fills, a PE of the other
-# node dies while a collective waits on it), and the on-queue RMA forms to a PE of
-# another node (the mock runs their proxy kernels' posts); not the kernels or real CUDA semantics (that is
+# node dies while a collective waits on it), and the on-queue RMA forms and collectives to
+# PEs of another node (the mock runs their proxy kernels' and one-kernel collectives' posts); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
 set -eu

@@ -279,6 +279,50 @@ static const char *emulated_names[] = {"ishmemi_q_proxy_putmem", "ishmemi_q_prox
                                        "ishmemi_q_proxy_strided", "ishmemi_q_quiet"};
 #define N_EMULATED (int)(sizeof emulated_names / sizeof emulated_names[0])
 static char emulated_tokens[N_EMULATED], unsupported_token;
+/* The one-kernel collectives of the collective queue module (cuda/coll_kernels.cu:
+ * ishmemi_q_team_sync, _broadcast, _fcollect, _collect, _alltoall, _<op>_<type>) run here as
+ * their work-group forms do for a team with a member on another node: one COLL request of the
+ * proxy ring (cuda_coll.cuh: coll_post), the reply's status written to ret. Only where the job
+ * spans nodes (a proxy ring); the whole-GPU slice and scan kernels are never emulated. */
+typedef struct {
+    int what, cls, width, op;
+} coll_kernel_t;
+static coll_kernel_t coll_kernels[128];
+static char coll_tokens[128];
+static int n_coll_kernels;
+static int coll_kernel(const char *name) {
+    static const char *moves[] = {"team_sync", "broadcast", "fcollect", "collect", "alltoall"};
+    static const int move_what[] = {ISHMEMI_COLL_SYNC, ISHMEMI_COLL_BROADCAST, ISHMEMI_COLL_FCOLLECT,
+                                    ISHMEMI_COLL_COLLECT, ISHMEMI_COLL_ALLTOALL};
+    static const char *ops[] = {"and", "or", "xor", "max", "min", "sum", "prod"}; /* ISHMEMI_COLL_OP_* order */
+    static const struct {
+        const char *suffix;
+        int cls, width;
+    } types[] = {{"i8", ISHMEMI_COLL_T_SIGNED, 1},   {"u8", ISHMEMI_COLL_T_UNSIGNED, 1},
+                 {"i16", ISHMEMI_COLL_T_SIGNED, 2},  {"u16", ISHMEMI_COLL_T_UNSIGNED, 2},
+                 {"i32", ISHMEMI_COLL_T_SIGNED, 4},  {"u32", ISHMEMI_COLL_T_UNSIGNED, 4},
+                 {"i64", ISHMEMI_COLL_T_SIGNED, 8},  {"u64", ISHMEMI_COLL_T_UNSIGNED, 8},
+                 {"f32", ISHMEMI_COLL_T_FLOAT, 4},   {"f64", ISHMEMI_COLL_T_FLOAT, 8}};
+    if (strncmp(name, "ishmemi_q_", 10)) return -1;
+    const char *rest = name + 10;
+    coll_kernel_t k = {-1, 0, 1, 0};
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(rest, moves[i])) k.what = move_what[i];
+    for (int o = 0; o < 7 && k.what < 0; o++) {
+        size_t l = strlen(ops[o]);
+        if (strncmp(rest, ops[o], l) || rest[l] != '_') continue;
+        for (int t = 0; t < 10; t++)
+            if (!strcmp(rest + l + 1, types[t].suffix))
+                k = (coll_kernel_t){ISHMEMI_COLL_REDUCE, types[t].cls, types[t].width, o};
+    }
+    if (k.what < 0) return -1;
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < n_coll_kernels && memcmp(&coll_kernels[i], &k, sizeof k)) i++;
+    if (i == n_coll_kernels && i < 128) coll_kernels[n_coll_kernels++] = k;
+    pthread_mutex_unlock(&lock);
+    return i < 128 ? i : -1;
+}
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     if (!strstr((const char *)image, "ishmemi_host_amo") && !strstr((const char *)image, ".entry ishmemi_q_"))
         return E_INVALID_VALUE;
@@ -297,7 +341,12 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
             *f = &emulated_tokens[i];
             return OK;
         }
-    if (strncmp(name, "ishmemi_q_", 10)) return E_NOT_FOUND;
+    int c = coll_kernel(name);
+    if (c >= 0) {
+        *f = &coll_tokens[c];
+        return OK;
+    }
+    if (strncmp(name, "ishmemi_q", 9)) return E_NOT_FOUND; /* ishmemi_q_*, ishmemi_qs_*, ishmemi_qscan_* */
     *f = &unsupported_token;
     return OK;
 }
@@ -381,6 +430,31 @@ static CUresult emulate(int k, void **params) {
     return E_NOT_SUPPORTED;
 }
 
+/* A collective queue kernel (coll_kernel): params are (team, dest, src, bytes, [root,] ret) for
+ * the data moves, (team, dest, src, nelems, mode, ret) for reductions and scans (mode 0 reduce,
+ * 1 inscan, 2 exscan), (team, ret) for team_sync. */
+static CUresult emulate_coll(const coll_kernel_t *k, void **params) {
+    if (!dstate()->proxy_ring) return E_NOT_SUPPORTED;
+    int team = PINT(0), what = k->what, root = 0, op = k->op;
+    uint64_t dest = 0, src = 0, n = 0, ret;
+    if (what == ISHMEMI_COLL_SYNC) {
+        ret = P64(1);
+    } else {
+        dest = P64(1), src = P64(2), n = P64(3);
+        if (what == ISHMEMI_COLL_BROADCAST) root = PINT(4), ret = P64(5);
+        else if (what == ISHMEMI_COLL_REDUCE) {
+            int mode = PINT(4);
+            what = mode == 1 ? ISHMEMI_COLL_INSCAN : mode == 2 ? ISHMEMI_COLL_EXSCAN : ISHMEMI_COLL_REDUCE;
+            ret = P64(5);
+        } else ret = P64(4);
+    }
+    uint64_t w6 = (uint64_t)(uint32_t)team | (uint64_t)what << 32 | (uint64_t)k->cls << 40;
+    int rc = (int)ppost(1, pw1(ISHMEMI_PROXY_COLL, k->width, op, 1, dstate()->my_pe), dest, src, n,
+                        (uint64_t)(uint32_t)root, w6);
+    if (ret) *(int *)shadow_of((uintptr_t)ret) = rc;
+    return OK;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra) {
     (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)extra;
@@ -389,6 +463,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (f == &unsupported_token) return E_NOT_SUPPORTED;
     for (int i = 0; i < N_EMULATED; i++)
         if (f == &emulated_tokens[i]) return emulate(i, params);
+    if ((char *)f >= coll_tokens && (char *)f < coll_tokens + 128) return emulate_coll(&coll_kernels[(char *)f - coll_tokens], params);
     if (f != &function_token) return E_INVALID_VALUE;
     uint64_t addr = *(uint64_t *)params[0];
     unsigned width = *(unsigned *)params[1], op = *(unsigned *)params[2];

@@ -6,7 +6,11 @@
  * heap. Checks the values: putmem (source in this PE's GPU heap, then in host memory), getmem
  * (into host memory and into the GPU heap), put_signal SET and ADD (data there when the signal
  * is seen), iput, ibput, iget, ibget, each completed by quiet_on_queue (a proxy quiet) and
- * read back with the host API. The stream is NULL (the mock's streams are synchronous). With
+ * read back with the host API; then the on-queue collectives of the world team and of a
+ * duplicate of it (team_sync, broadcast, fcollect, collect, alltoall, long sum, double max,
+ * uint64 xor, int inscan/exscan, an in-place sum, a host reduction after them), which go
+ * through the proxy ring as one COLL request each (the mock runs the one-kernel collective as
+ * its post). The stream is NULL (the mock's streams are synchronous). With
  * an argument, a bad call whose error message the caller checks: "bad_global" (a put to a
  * symmetric global of a PE of another node), "bad_sym" (dest not symmetric).
  * Build: cc mock_queue_remote.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
@@ -136,6 +140,140 @@ int main(int argc, char **argv) {
     ishmemx_quiet_on_queue(q);
     for (int b = 0; b < 3; b++) expect_at("ibget8_on_queue (other node)", me, 3584 + 4 * b, 3, 1, 1, pat(far, k));
     ishmem_barrier_all();
+
+    /* On-queue collectives of teams spanning the nodes (the one-kernel path, whose work-group
+     * form posts one COLL request; the mock runs the kernel as that post), on the world team
+     * and on a duplicate of it; the status lands in a GPU-heap int (ret). */
+    {
+        int *ret = (int *)ishmem_malloc(sizeof(int));
+        long *src = (long *)ishmem_malloc(64 * sizeof(long)), *dst = (long *)ishmem_malloc(64 * 64 * sizeof(long));
+        ishmem_team_t dup;
+        CHECK(ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &dup) == 0, "team split");
+        ishmem_team_t teams[2] = {ISHMEM_TEAM_WORLD, dup};
+        long h[64], got[64 * 64];
+        int rc;
+#define RET_OK(what)                                                                                \
+    do {                                                                                            \
+        rc = -7;                                                                                    \
+        ishmem_getmem(&rc, ret, sizeof rc, me);                                                     \
+        CHECK(rc == 0, "%s on queue (team %d): ret %d", what, ti, rc);                              \
+        rc = -7;                                                                                    \
+        ishmem_putmem(ret, &rc, sizeof rc, me);                                                     \
+    } while (0)
+#define ZERO_DST()                                                                                  \
+    do {                                                                                            \
+        memset(got, 0, sizeof got);                                                                 \
+        ishmem_putmem(dst, got, sizeof got, me);                                                    \
+    } while (0)
+        for (int ti = 0; ti < 2; ti++) {
+            ishmem_team_t t = teams[ti];
+            ishmemx_team_sync_on_queue(t, ret, q);
+            RET_OK("team_sync");
+            /* broadcast 10 longs from team PE 1 */
+            for (int i = 0; i < 10; i++) h[i] = me * 100 + i + ti;
+            ishmem_putmem(src, h, 10 * sizeof(long), me);
+            ZERO_DST();
+            ishmem_barrier_all();
+            ishmemx_long_broadcast_on_queue(t, dst, src, 10, 1, ret, q);
+            RET_OK("long_broadcast");
+            ishmem_getmem(got, dst, 10 * sizeof(long), me);
+            bad = 0;
+            for (int i = 0; i < 10; i++) bad += got[i] != 100 + i + ti;
+            CHECK(bad == 0, "long_broadcast_on_queue (team %d): %zu wrong", ti, bad);
+            /* fcollect 3 longs per PE */
+            for (int i = 0; i < 3; i++) h[i] = me * 10 + i;
+            ishmem_putmem(src, h, 3 * sizeof(long), me);
+            ZERO_DST();
+            ishmem_barrier_all();
+            ishmemx_long_fcollect_on_queue(t, dst, src, 3, ret, q);
+            RET_OK("long_fcollect");
+            ishmem_getmem(got, dst, 3 * (size_t)npes * sizeof(long), me);
+            bad = 0;
+            for (int p = 0; p < npes; p++)
+                for (int i = 0; i < 3; i++) bad += got[3 * p + i] != p * 10 + i;
+            CHECK(bad == 0, "long_fcollect_on_queue (team %d): %zu wrong", ti, bad);
+            /* collect: PE i gives i + 1 longs */
+            for (int i = 0; i <= me; i++) h[i] = me * 1000 + i;
+            ishmem_putmem(src, h, (size_t)(me + 1) * sizeof(long), me);
+            ZERO_DST();
+            ishmem_barrier_all();
+            ishmemx_long_collect_on_queue(t, dst, src, (size_t)me + 1, ret, q);
+            RET_OK("long_collect");
+            ishmem_getmem(got, dst, (size_t)npes * (npes + 1) / 2 * sizeof(long), me);
+            bad = 0;
+            for (int p = 0, at = 0; p < npes; p++)
+                for (int i = 0; i <= p; i++, at++) bad += got[at] != p * 1000 + i;
+            CHECK(bad == 0, "long_collect_on_queue (team %d): %zu wrong", ti, bad);
+            /* alltoall 2 longs per pair */
+            for (int p = 0; p < npes; p++) h[2 * p] = me * 100 + p, h[2 * p + 1] = -(me * 100 + p);
+            ishmem_putmem(src, h, 2 * (size_t)npes * sizeof(long), me);
+            ZERO_DST();
+            ishmem_barrier_all();
+            ishmemx_long_alltoall_on_queue(t, dst, src, 2, ret, q);
+            RET_OK("long_alltoall");
+            ishmem_getmem(got, dst, 2 * (size_t)npes * sizeof(long), me);
+            bad = 0;
+            for (int p = 0; p < npes; p++) bad += got[2 * p] != p * 100 + me || got[2 * p + 1] != -(p * 100 + me);
+            CHECK(bad == 0, "long_alltoall_on_queue (team %d): %zu wrong", ti, bad);
+            /* reductions and scans: long sum, double max, uint64 xor, int sum inscan/exscan */
+            for (int i = 0; i < 8; i++) h[i] = me * 3 + i;
+            ishmem_putmem(src, h, 8 * sizeof(long), me);
+            ZERO_DST();
+            ishmem_barrier_all();
+            ishmemx_long_sum_reduce_on_queue(t, dst, src, 8, ret, q);
+            RET_OK("long_sum_reduce");
+            ishmem_getmem(got, dst, 8 * sizeof(long), me);
+            bad = 0;
+            for (int i = 0; i < 8; i++) bad += got[i] != 3L * npes * (npes - 1) / 2 + (long)npes * i;
+            CHECK(bad == 0, "long_sum_reduce_on_queue (team %d): %zu wrong (got[1] %ld)", ti, bad, got[1]);
+            double dh[4], dg[4];
+            for (int i = 0; i < 4; i++) dh[i] = (me == npes - 1 ? 50.5 : me) + i;
+            ishmem_putmem(src, dh, sizeof dh, me);
+            ishmem_barrier_all();
+            ishmemx_double_max_reduce_on_queue(t, (double *)dst, (double *)src, 4, ret, q);
+            RET_OK("double_max_reduce");
+            ishmem_getmem(dg, dst, sizeof dg, me);
+            bad = 0;
+            for (int i = 0; i < 4; i++) bad += dg[i] != 50.5 + i;
+            CHECK(bad == 0, "double_max_reduce_on_queue (team %d): %zu wrong", ti, bad);
+            uint64_t uh = 1ull << me, ug = 0;
+            ishmem_putmem(src, &uh, sizeof uh, me);
+            ishmem_barrier_all();
+            ishmemx_uint64_xor_reduce_on_queue(t, (uint64_t *)dst, (uint64_t *)src, 1, ret, q);
+            RET_OK("uint64_xor_reduce");
+            ishmem_getmem(&ug, dst, sizeof ug, me);
+            CHECK(ug == (1ull << npes) - 1, "uint64_xor_reduce_on_queue (team %d): %#llx", ti, (unsigned long long)ug);
+            int ih = me + 1, ig = -1;
+            ishmem_putmem(src, &ih, sizeof ih, me);
+            ishmem_barrier_all();
+            ishmemx_int_sum_inscan_on_queue(t, (int *)dst, (int *)src, 1, ret, q);
+            RET_OK("int_sum_inscan");
+            ishmem_getmem(&ig, dst, sizeof ig, me);
+            CHECK(ig == (me + 1) * (me + 2) / 2, "int_sum_inscan_on_queue (team %d): %d", ti, ig);
+            ishmem_barrier_all();
+            ishmemx_int_sum_exscan_on_queue(t, (int *)dst, (int *)src, 1, ret, q);
+            RET_OK("int_sum_exscan");
+            ishmem_getmem(&ig, dst, sizeof ig, me);
+            CHECK(ig == me * (me + 1) / 2, "int_sum_exscan_on_queue (team %d): %d", ti, ig);
+            /* in place, then a host collective of the same team after the queue's */
+            ishmem_putmem(src, h, 8 * sizeof(long), me);
+            ishmem_barrier_all();
+            ishmemx_long_sum_reduce_on_queue(t, src, src, 8, ret, q);
+            RET_OK("long_sum_reduce in place");
+            ishmem_getmem(got, src, 8 * sizeof(long), me);
+            CHECK(got[2] == 3L * npes * (npes - 1) / 2 + 2L * npes, "in-place long_sum_reduce_on_queue (team %d): %ld", ti, got[2]);
+            CHECK(ishmem_long_sum_reduce(t, dst, src, 1) == 0, "host reduce after the queue's (team %d)", ti);
+            ishmem_getmem(got, dst, sizeof(long), me);
+            CHECK(got[0] == npes * (3L * npes * (npes - 1) / 2), "host reduce after the queue's (team %d): %ld", ti, got[0]);
+        }
+#undef RET_OK
+#undef ZERO_DST
+        ishmem_team_destroy(dup);
+        ishmem_barrier_all();
+        ishmem_free(dst);
+        ishmem_free(src);
+        ishmem_free(ret);
+    }
 
     ishmem_free(sig);
     ishmem_free(sym);
