@@ -64,5 +64,12 @@ if [ -e bench/gpu_bench.cu ]; then
         fail=$((fail + 1))
     fi
 fi
+# The ring placement probe (standalone CUDA, no ishmem; run by scripts/gpu-proxy-bench.sh).
+if nvcc -std=c++17 -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra bench/exp/ring_probe.cu "${EXTRA[@]}" -o "$out/ring_probe"; then
+    pass=$((pass + 1))
+else
+    echo "cuda-compile-check: FAILED to build bench/exp/ring_probe.cu" >&2
+    fail=$((fail + 1))
+fi
 echo "cuda-compile-check: $pass passed, $fail failed"
 [ "$fail" = 0 ]

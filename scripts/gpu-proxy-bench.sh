@@ -4,7 +4,8 @@
 # nodes (ISHMEM_NODE_SPLIT=2: every device operation goes through the proxy ring, then the
 # target's staging mailbox over tcp;ofi_rxm on loopback). Latency rows of one thread (p + quiet,
 # putmem + quiet, g, fetch_add, compare_swap, put_signal round trip, barrier_all) and the
-# block-scope putmem_nbi bandwidth. CSVs and logs go to $OUT/gpu-proxy-bench (else build/).
+# block-scope putmem_nbi bandwidth; then bench/exp/ring_probe.cu (the ring's placement).
+# CSVs and logs go to $OUT/gpu-proxy-bench (else build/).
 #   device:  run(carry=["build/carry"], command="scripts/gpu-proxy-bench.sh")
 set -u
 cd "$(dirname "$0")/.."
@@ -34,4 +35,16 @@ for mode in direct proxy; do
         grep -v '^lib,' "$O/$tag.csv" | awk -F, '{printf "  %-8s %-22s %-6s %9s B %10s %s\n", "'"$mode"'", $4, $5, $7, $9, $10}'
     done
 done
+# Where the ring should live (issue 13 item 1): pinned host memory (ishmem's choice), device
+# memory polled by the host, or slots in host memory with done words in device memory.
+if "$NVCC" -std=c++17 -arch=sm_90 -O2 bench/exp/ring_probe.cu -o "$B/ring_probe" >"$O/ring-probe-build.log" 2>&1; then
+    if timeout -k 5 180 "$B/ring_probe" >"$O/ring-probe.csv" 2>"$O/ring-probe.log"; then
+        echo "gpu-proxy-bench: ring_probe: ok"
+    else
+        echo "gpu-proxy-bench: ring_probe: FAILED (status $?)"; tail -5 "$O/ring-probe.log"; rc=1
+    fi
+    cat "$O/ring-probe.csv"
+else
+    echo "gpu-proxy-bench: ring_probe: build failed"; tail -20 "$O/ring-probe-build.log"; rc=1
+fi
 exit $rc
