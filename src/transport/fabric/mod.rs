@@ -403,6 +403,10 @@ pub struct Fabric {
     nbi_errors: Mutex<Vec<String>>,
     fence_pending: AtomicBool,
     classes: AtomicU8,
+    /// Waiters of operations that stalled (the stall timeout gave up on them): a late
+    /// completion may still name them, so they live until the CQ is closed (dropped after
+    /// `Drop::drop`, which closes it; declared after `objs`).
+    stalled: Mutex<Vec<Box<Waiter>>>,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -523,6 +527,7 @@ impl Fabric {
             cq_errs_w: AtomicU64::new(0),
             cq_errs_r: AtomicU64::new(0),
             nbi_errors: Mutex::new(Vec::new()),
+            stalled: Mutex::new(Vec::new()),
             fence_pending: AtomicBool::new(false),
             classes: AtomicU8::new(0),
         };
@@ -839,9 +844,7 @@ impl Fabric {
         let flush = self.post_flush()?;
         let mut errors = Vec::new();
         if let Err(t) = self.wait_until(|f| f.completed_w() >= target) {
-            flush.into_iter().for_each(|w| {
-                Box::leak(w); // a late completion must find it alive
-            });
+            self.keep_stalled(flush); // a late completion must find them alive
             return Err(self.stalled("waiting for puts", t));
         }
         self.wait_flush(flush, &mut errors);
@@ -1216,10 +1219,15 @@ impl Fabric {
     /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
     /// stall the waiter is leaked (a late completion must find it alive) and `Err` says so.
     /// The flag in `Err` is true for a stall.
+    /// Keeps the waiters of stalled operations until the Fabric (and its CQ) is closed.
+    fn keep_stalled(&self, ws: Vec<Box<Waiter>>) {
+        self.stalled.lock().unwrap_or_else(|e| e.into_inner()).extend(ws);
+    }
+
     fn wait(&self, w: Box<Waiter>) -> Result<(), (String, bool)> {
         if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
             let text = self.stalled(&format!("{} from PE {}", w.kind.what(), w.pe), t);
-            Box::leak(w);
+            self.keep_stalled(vec![w]);
             return Err((text, true));
         }
         match w.err.load(Ordering::Acquire) {
@@ -1582,9 +1590,7 @@ impl Fabric {
         match waited {
             Ok(()) => self.wait_flush(flush, &mut list),
             Err(t) => {
-                flush.into_iter().for_each(|w| {
-                    Box::leak(w); // a late completion must find it alive
-                });
+                self.keep_stalled(flush); // a late completion must find them alive
                 list.push(self.stalled("quiet", t));
             }
         }
