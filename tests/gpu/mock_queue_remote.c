@@ -160,10 +160,13 @@ int main(int argc, char **argv) {
         rc = -7;                                                                                    \
         ishmem_putmem(ret, &rc, sizeof rc, me);                                                     \
     } while (0)
-#define ZERO_DST()                                                                                  \
+/* this PE's source from h (n bytes), its dest zeroed, every PE ready */
+#define PREP(h, n)                                                                                  \
     do {                                                                                            \
+        ishmem_putmem(src, h, n, me);                                                               \
         memset(got, 0, sizeof got);                                                                 \
         ishmem_putmem(dst, got, sizeof got, me);                                                    \
+        ishmem_barrier_all();                                                                       \
     } while (0)
         for (int ti = 0; ti < 2; ti++) {
             ishmem_team_t t = teams[ti];
@@ -171,9 +174,7 @@ int main(int argc, char **argv) {
             RET_OK("team_sync");
             /* broadcast 10 longs from team PE 1 */
             for (int i = 0; i < 10; i++) h[i] = me * 100 + i + ti;
-            ishmem_putmem(src, h, 10 * sizeof(long), me);
-            ZERO_DST();
-            ishmem_barrier_all();
+            PREP(h, 10 * sizeof(long));
             ishmemx_long_broadcast_on_queue(t, dst, src, 10, 1, ret, q);
             RET_OK("long_broadcast");
             ishmem_getmem(got, dst, 10 * sizeof(long), me);
@@ -182,9 +183,7 @@ int main(int argc, char **argv) {
             CHECK(bad == 0, "long_broadcast_on_queue (team %d): %zu wrong", ti, bad);
             /* fcollect 3 longs per PE */
             for (int i = 0; i < 3; i++) h[i] = me * 10 + i;
-            ishmem_putmem(src, h, 3 * sizeof(long), me);
-            ZERO_DST();
-            ishmem_barrier_all();
+            PREP(h, 3 * sizeof(long));
             ishmemx_long_fcollect_on_queue(t, dst, src, 3, ret, q);
             RET_OK("long_fcollect");
             ishmem_getmem(got, dst, 3 * (size_t)npes * sizeof(long), me);
@@ -194,9 +193,7 @@ int main(int argc, char **argv) {
             CHECK(bad == 0, "long_fcollect_on_queue (team %d): %zu wrong", ti, bad);
             /* collect: PE i gives i + 1 longs */
             for (int i = 0; i <= me; i++) h[i] = me * 1000 + i;
-            ishmem_putmem(src, h, (size_t)(me + 1) * sizeof(long), me);
-            ZERO_DST();
-            ishmem_barrier_all();
+            PREP(h, (size_t)(me + 1) * sizeof(long));
             ishmemx_long_collect_on_queue(t, dst, src, (size_t)me + 1, ret, q);
             RET_OK("long_collect");
             ishmem_getmem(got, dst, (size_t)npes * (npes + 1) / 2 * sizeof(long), me);
@@ -206,9 +203,7 @@ int main(int argc, char **argv) {
             CHECK(bad == 0, "long_collect_on_queue (team %d): %zu wrong", ti, bad);
             /* alltoall 2 longs per pair */
             for (int p = 0; p < npes; p++) h[2 * p] = me * 100 + p, h[2 * p + 1] = -(me * 100 + p);
-            ishmem_putmem(src, h, 2 * (size_t)npes * sizeof(long), me);
-            ZERO_DST();
-            ishmem_barrier_all();
+            PREP(h, 2 * (size_t)npes * sizeof(long));
             ishmemx_long_alltoall_on_queue(t, dst, src, 2, ret, q);
             RET_OK("long_alltoall");
             ishmem_getmem(got, dst, 2 * (size_t)npes * sizeof(long), me);
@@ -217,9 +212,7 @@ int main(int argc, char **argv) {
             CHECK(bad == 0, "long_alltoall_on_queue (team %d): %zu wrong", ti, bad);
             /* reductions and scans: long sum, double max, uint64 xor, int sum inscan/exscan */
             for (int i = 0; i < 8; i++) h[i] = me * 3 + i;
-            ishmem_putmem(src, h, 8 * sizeof(long), me);
-            ZERO_DST();
-            ishmem_barrier_all();
+            PREP(h, 8 * sizeof(long));
             ishmemx_long_sum_reduce_on_queue(t, dst, src, 8, ret, q);
             RET_OK("long_sum_reduce");
             ishmem_getmem(got, dst, 8 * sizeof(long), me);
@@ -267,7 +260,7 @@ int main(int argc, char **argv) {
             CHECK(got[0] == npes * (3L * npes * (npes - 1) / 2), "host reduce after the queue's (team %d): %ld", ti, got[0]);
         }
 #undef RET_OK
-#undef ZERO_DST
+#undef PREP
         ishmem_team_destroy(dup);
         ishmem_barrier_all();
         ishmem_free(dst);
