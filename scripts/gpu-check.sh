@@ -172,8 +172,9 @@ run proxy_ops.fabric.mpirun proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}"
 # was killed at 280 s, not diagnosed (a hang, or the ~2 ms time slices of two processes on one GPU
 # multiplied by coll_ops' thousands of calls, each a host collective whose steps need the other
 # process's GPU turn). proxy_ops above runs every collective kind through the proxy and passes.
+# The 2-PE run traces each call with its time (COLL_OPS_TRACE=1, in its log) to tell which.
 RUN_LONG=("$PREFIX/bin/ishmrun" --timeout 280)
-[ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.2pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
+[ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.2pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 COLL_OPS_TRACE=1 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
 [ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.4pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN_LONG[@]}" -n 4 "$B/coll_ops"
 [ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.copyengines coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_QUEUE_KERNEL_MAX=0 \
     ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "../c/gen_types.h"
 #include "gpu_test.h"
 
@@ -223,12 +224,29 @@ static void verify(int op, int f, int i, int size, const char *team) {
           size);
 }
 
+/* COLL_OPS_TRACE=1: each PE prints every call it starts and how long the previous one took
+ * (stderr), so that a run that stalls shows where and a slow one shows what costs. */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void run_team(ishmem_team_t t, const char *tname) {
     int i = ishmem_team_my_pe(t), size = ishmem_team_n_pes(t);
     if (i < 0) return; /* not a member */
+    const char *tr = getenv("COLL_OPS_TRACE");
+    int trace = tr && *tr && strcmp(tr, "0");
+    double t0 = now_s(), last = t0;
     for (int f = 0; f < F_COUNT; f++)
         for (int op = 0; op < OP_COUNT; op++) {
             if (op == OP_SUM_WORLD_NOTEAM && t != ISHMEM_TEAM_WORLD) continue;
+            if (trace) {
+                double n = now_s();
+                fprintf(stderr, "coll_ops trace: PE %d: %s %s on team %s at %.3f s (previous %.3f s)\n", gt_me,
+                        form_name[f], op_name[op], tname, n - t0, n - last);
+                last = n;
+            }
             fill(op, i, size);
             ishmem_team_sync(t);
             int rc = host_op(f, op, t, sdst, ssrc, N, 0, i);
