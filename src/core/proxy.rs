@@ -191,29 +191,34 @@ fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: 
     // SAFETY: as in Net's progress thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let mut colls = Colls::new(st, ring);
+    // Only a running monitor reads `busy`.
+    let watched = st.cfg.proxy_stall_s > 0;
     let mut next = 0u64;
     let mut idle = 0u32;
     loop {
         match ring.poll(next) {
-            Some(r) if r.kind == PROXY_COLL => {
-                colls.hand_over(r);
-                next += 1;
-                idle = 0;
-            }
             Some(r) => {
-                busy.ticket.store(r.ticket, Relaxed);
-                busy.what.store(u64::from(r.kind) | (r.pe as u64) << 8, Relaxed);
-                busy.since.store(epoch.elapsed().as_nanos() as u64 + 1, Release);
-                match fault {
-                    Some(Fault::Panic(n)) if n == r.ticket => panic!("planted fault at request {n} (ISHMEMI_TEST_PROXY_FAULT)"),
-                    Some(Fault::Stall(n)) if n == r.ticket => loop {
-                        std::thread::park();
-                    },
-                    _ => {}
+                if r.kind == PROXY_COLL {
+                    colls.hand_over(r);
+                } else {
+                    if watched {
+                        busy.ticket.store(r.ticket, Relaxed);
+                        busy.what.store(u64::from(r.kind) | (r.pe as u64) << 8, Relaxed);
+                        busy.since.store(epoch.elapsed().as_nanos() as u64 + 1, Release);
+                    }
+                    match fault {
+                        Some(Fault::Panic(n)) if n == r.ticket => panic!("planted fault at request {n} (ISHMEMI_TEST_PROXY_FAULT)"),
+                        Some(Fault::Stall(n)) if n == r.ticket => loop {
+                            std::thread::park();
+                        },
+                        _ => {}
+                    }
+                    let v = run(st, &r);
+                    if watched {
+                        busy.since.store(0, Release);
+                    }
+                    ring.done(&r, v);
                 }
-                let v = run(st, &r);
-                busy.since.store(0, Release);
-                ring.done(&r, v);
                 next += 1;
                 idle = 0;
             }

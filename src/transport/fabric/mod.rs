@@ -405,7 +405,9 @@ pub struct Fabric {
     classes: AtomicU8,
     /// Waiters of operations that stalled (the stall timeout gave up on them): a late
     /// completion may still name them, so they live until the CQ is closed (dropped after
-    /// `Drop::drop`, which closes it; declared after `objs`).
+    /// `Drop::drop`, which closes it; declared after `objs`). Boxed: the provider holds each
+    /// waiter's address as the operation's context, so it must never move.
+    #[allow(clippy::vec_box)]
     stalled: Mutex<Vec<Box<Waiter>>>,
 }
 
@@ -1220,6 +1222,7 @@ impl Fabric {
     /// stall the waiter is leaked (a late completion must find it alive) and `Err` says so.
     /// The flag in `Err` is true for a stall.
     /// Keeps the waiters of stalled operations until the Fabric (and its CQ) is closed.
+    #[allow(clippy::vec_box)] // the boxes are the waiters' fixed addresses (see `stalled`)
     fn keep_stalled(&self, ws: Vec<Box<Waiter>>) {
         self.stalled.lock().unwrap_or_else(|e| e.into_inner()).extend(ws);
     }
