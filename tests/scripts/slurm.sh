@@ -61,7 +61,9 @@ live_pid() {
     pid=$(cat "$dir/run/$name.pid")
     case "$pid" in '' | *[!0-9]*) return 1 ;; esac
     kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$dir/" || return 1
+    local cmd
+    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
+    [[ "$cmd" == *"$dir/"* ]] || return 1
     echo "$pid"
 }
 
@@ -164,7 +166,27 @@ start_daemon() {
     local dir=$1 name=$2
     shift 2
     setsid "$@" </dev/null >"$dir/log/$name.out" 2>&1 &
-    echo $! >"$dir/run/$name.pid"
+    local pid=$! i
+    echo "$pid" >"$dir/run/$name.pid"
+    # Until the forked shell has exec'd the daemon, /proc/PID/cmdline is this script's, which
+    # live_pid does not take for ours: wait for the exec (or the end) so that neither the start
+    # check nor a `down` after a failed start mistakes a daemon being born for one that exited.
+    for ((i = 0; i < 100; i++)); do
+        live_pid "$dir" "$name" >/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.05
+    done
+}
+
+# die_exited DIR NAME: NAME (started by start_daemon) is gone; say how it ended
+die_exited() {
+    local dir=$1 name=$2 pid rc=0
+    pid=$(cat "$dir/run/$name.pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null || rc=$?
+        die "$name (pid $pid) exited with status $rc (its logs below)"
+    fi
+    die "$name (pid ${pid:-?}) is not running as ours: /proc/${pid:-?}/cmdline is '$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)' (its logs below)"
 }
 
 wait_for() {
@@ -269,8 +291,8 @@ EOC
     start_daemon "$dir" slurmd slurmd -D -f "$conf" -N "$host"
     local i state=""
     for ((i = 0; i < WAIT_S * 5; i++)); do
-        live_pid "$dir" slurmctld >/dev/null || die "slurmctld exited (see below)"
-        live_pid "$dir" slurmd >/dev/null || die "slurmd exited (see below)"
+        live_pid "$dir" slurmctld >/dev/null || die_exited "$dir" slurmctld
+        live_pid "$dir" slurmd >/dev/null || die_exited "$dir" slurmd
         state=$(timeout 5 sinfo -h -n "$host" -o %T 2>/dev/null || true)
         [ "$state" = idle ] && break
         sleep 0.2
