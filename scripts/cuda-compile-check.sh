@@ -71,5 +71,12 @@ else
     echo "cuda-compile-check: FAILED to build bench/exp/ring_probe.cu" >&2
     fail=$((fail + 1))
 fi
+# The memory/scope probe (standalone CUDA, no ishmem; run by scripts/gpu-latency.sh).
+if nvcc -std=c++17 -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra bench/exp/scope_probe.cu "${EXTRA[@]}" -o "$out/scope_probe"; then
+    pass=$((pass + 1))
+else
+    echo "cuda-compile-check: FAILED to build bench/exp/scope_probe.cu" >&2
+    fail=$((fail + 1))
+fi
 echo "cuda-compile-check: $pass passed, $fail failed"
 [ "$fail" = 0 ]
