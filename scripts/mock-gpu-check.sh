@@ -54,6 +54,22 @@ run() { # name, env..., -- command
         tail -n 20 "$B/$name.log"
     fi
 }
+# expect_fail NAME PATTERN env... -- the job must end nonzero, not by ishmrun's timeout, and
+# its log must hold PATTERN (an extended regex)
+expect_fail() {
+    local name=$1 pat=$2 rc=0
+    shift 2
+    env "$@" >"$B/$name.log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ]; then
+        fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (exit 0)"; cat "$B/$name.log"
+    elif [ "$rc" = 124 ]; then
+        fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (hung until ishmrun's timeout)"; cat "$B/$name.log"
+    elif grep -qE "$pat" "$B/$name.log"; then
+        pass=$((pass + 1)); echo "mock-gpu-check: $name: ok"
+    else
+        fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (no line matching: $pat)"; cat "$B/$name.log"
+    fi
+}
 LIB="LD_LIBRARY_PATH=$PWD/$B/lib"
 run host_ops.2pe "$LIB" ISHMEM_GPU=1 $RUN -n 2 "$B/host_ops"
 run host_ops.3pe.2dev "$LIB" ISHMEM_GPU=1 MOCK_CUDA_DEVICES=2 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 3 "$B/host_ops"
@@ -77,29 +93,15 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
     for c in "bad_global:ishmemx_long_put_on_queue: dest 0x[0-9a-f]+ \(8 bytes\) is in the symmetric data segment: an on-queue operation to PE [0-9] of another node needs the symmetric heap" \
         "bad_sym:ishmemx_putmem_on_queue: dest 0x[0-9a-f]+ \(64 bytes\) is outside the symmetric heap"; do
-        arg=${c%%:*}
-        pat=${c#*:}
-        if env "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote" "$arg" >"$B/queue_remote.$arg.log" 2>&1; then
-            fail=$((fail + 1)); echo "mock-gpu-check: queue_remote.$arg: FAILED (exit 0)"
-        elif grep -qE "^\[PE [0-9]\] ERROR: $pat" "$B/queue_remote.$arg.log"; then
-            pass=$((pass + 1)); echo "mock-gpu-check: queue_remote.$arg: ok"
-        else
-            fail=$((fail + 1)); echo "mock-gpu-check: queue_remote.$arg: FAILED"; cat "$B/queue_remote.$arg.log"
-        fi
+        expect_fail "queue_remote.${c%%:*}" "^\[PE [0-9]\] ERROR: ${c#*:}" \
+            "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote" "${c%%:*}"
     done
     # Bad requests end the job with a PE-tagged error naming the device call.
     for c in "bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
         "bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \
         "bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"; do
-        arg=${c%%:*}
-        pat=${c#*:}
-        if env "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll" "$arg" >"$B/proxy_coll.$arg.log" 2>&1; then
-            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (exit 0)"
-        elif grep -qE "^\[PE [0-9]\] ERROR: $pat" "$B/proxy_coll.$arg.log"; then
-            pass=$((pass + 1)); echo "mock-gpu-check: proxy_coll.$arg: ok"
-        else
-            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED"; cat "$B/proxy_coll.$arg.log"
-        fi
+        expect_fail "proxy_coll.${c%%:*}" "^\[PE [0-9]\] ERROR: ${c#*:}" \
+            "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll" "${c%%:*}"
     done
     # Faults (issue 13 item 5), each ending the job with a message naming the fault: the proxy
     # thread dies (a planted panic); a request that never finishes while the poster fills the
@@ -114,39 +116,17 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
         rest=${rest#*|}
         fenv=${rest%%|*}
         pat=${rest#*|}
-        rc=0
-        env "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $fenv $RUN -n "$np" "$B/mock_proxy_coll" "$arg" \
-            >"$B/proxy_coll.$arg.log" 2>&1 || rc=$?
-        if [ "$rc" = 0 ]; then
-            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (exit 0)"
-        elif [ "$rc" = 124 ]; then
-            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED (hung until ishmrun's timeout)"; cat "$B/proxy_coll.$arg.log"
-        elif grep -qE "$pat" "$B/proxy_coll.$arg.log"; then
-            pass=$((pass + 1)); echo "mock-gpu-check: proxy_coll.$arg: ok"
-        else
-            fail=$((fail + 1)); echo "mock-gpu-check: proxy_coll.$arg: FAILED"; cat "$B/proxy_coll.$arg.log"
-        fi
+        expect_fail "proxy_coll.$arg" "$pat" \
+            "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $fenv $RUN -n "$np" "$B/mock_proxy_coll" "$arg"
     done
 else
     echo "mock-gpu-check: host_ops.fabric: skipped (libfabric.so.1 not found)"
 fi
 run host_ops.nodev "$LIB" MOCK_CUDA_DEVICES=0 EXPECT_GPU=0 $RUN -n 2 "$B/host_ops"
 # Negative: a PE asked for a device that is not there; mixed backends.
-if env "$LIB" ISHMEM_GPU_DEVICE=5 $RUN -n 2 "$B/host_ops" >"$B/baddev.log" 2>&1; then
-    fail=$((fail + 1)); echo "mock-gpu-check: baddev: FAILED (exit 0)"
-elif grep -q "ISHMEM_GPU_DEVICE=5 but only 1 CUDA devices" "$B/baddev.log"; then
-    pass=$((pass + 1)); echo "mock-gpu-check: baddev: ok"
-else
-    fail=$((fail + 1)); echo "mock-gpu-check: baddev: FAILED"; cat "$B/baddev.log"
-fi
-if env "$LIB" $RUN -n 2 sh -c 'if [ "$ISHMRUN_RANK" = 1 ]; then export ISHMEM_GPU=0; fi; exec "$0"' "$B/host_ops" \
-    >"$B/mixed.log" 2>&1; then
-    fail=$((fail + 1)); echo "mock-gpu-check: mixed: FAILED (exit 0)"
-elif grep -q "every PE must use the same backend" "$B/mixed.log"; then
-    pass=$((pass + 1)); echo "mock-gpu-check: mixed: ok"
-else
-    fail=$((fail + 1)); echo "mock-gpu-check: mixed: FAILED"; cat "$B/mixed.log"
-fi
+expect_fail baddev "ISHMEM_GPU_DEVICE=5 but only 1 CUDA devices" "$LIB" ISHMEM_GPU_DEVICE=5 $RUN -n 2 "$B/host_ops"
+expect_fail mixed "every PE must use the same backend" \
+    "$LIB" $RUN -n 2 sh -c 'if [ "$ISHMRUN_RANK" = 1 ]; then export ISHMEM_GPU=0; fi; exec "$0"' "$B/host_ops"
 # Device files of PEs that died (the failing runs above) stay behind: remove those.
 for f in /dev/shm/mockcuda-*; do
     [ -e "$f" ] || continue
