@@ -91,17 +91,19 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # The on-queue RMA forms to a PE of the other node (issue 13): proxy kernels, in order.
     run queue_remote.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote"
     run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
-    for c in "bad_global:ishmemx_long_put_on_queue: dest 0x[0-9a-f]+ \(8 bytes\) is in the symmetric data segment: an on-queue operation to PE [0-9] of another node needs the symmetric heap" \
-        "bad_sym:ishmemx_putmem_on_queue: dest 0x[0-9a-f]+ \(64 bytes\) is outside the symmetric heap"; do
-        expect_fail "queue_remote.${c%%:*}" "^\[PE [0-9]\] ERROR: ${c#*:}" \
-            "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote" "${c%%:*}"
-    done
-    # Bad requests end the job with a PE-tagged error naming the device call.
-    for c in "bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
-        "bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \
-        "bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"; do
-        expect_fail "proxy_coll.${c%%:*}" "^\[PE [0-9]\] ERROR: ${c#*:}" \
-            "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_proxy_coll" "${c%%:*}"
+    # Bad arguments and requests end the job with a PE-tagged error naming the call: on-queue
+    # RMA to the other node (mock_queue_remote), device collectives through the proxy
+    # (mock_proxy_coll). Each case: program, its argument, the error after "ERROR: ".
+    for c in "queue_remote:bad_global:ishmemx_long_put_on_queue: dest 0x[0-9a-f]+ \(8 bytes\) is in the symmetric data segment: an on-queue operation to PE [0-9] of another node needs the symmetric heap" \
+        "queue_remote:bad_sym:ishmemx_putmem_on_queue: dest 0x[0-9a-f]+ \(64 bytes\) is outside the symmetric heap" \
+        "proxy_coll:bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
+        "proxy_coll:bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \
+        "proxy_coll:bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"; do
+        prog=${c%%:*}
+        rest=${c#*:}
+        arg=${rest%%:*}
+        expect_fail "$prog.$arg" "^\[PE [0-9]\] ERROR: ${rest#*:}" \
+            "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_$prog" "$arg"
     done
     # Faults (issue 13 item 5), each ending the job with a message naming the fault: the proxy
     # thread dies (a planted panic); a request that never finishes while the poster fills the
