@@ -31,7 +31,7 @@
 //!   in which nothing completes for `stall_timeout` fails rather than hangs.
 //! - **Blocking operations** (get, fetch and compare AMOs, flush reads) are posted with
 //!   FI_COMPLETION and a context that points to a boxed waiter; whoever reads the CQ marks it
-//!   done (a waiter that stalls is leaked, since the provider may still complete it). The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
+//!   done (a waiter that stalls is kept until the CQ is closed, since the provider may still complete it). The CQ is bound with FI_SELECTIVE_COMPLETION, so nbi operations produce no CQ
 //!   entry unless they fail (then their context, an odd tagged integer, names kind and PE).
 //! - **Fence**: where msg_order has FI_ORDER_WAW nothing is needed (FI_FENCE is then not
 //!   used even where offered: sockets' FI_FENCE deadlocks two PEs that fence towards each
@@ -1218,15 +1218,15 @@ impl Fabric {
         Ok(())
     }
 
-    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
-    /// stall the waiter is leaked (a late completion must find it alive) and `Err` says so.
-    /// The flag in `Err` is true for a stall.
     /// Keeps the waiters of stalled operations until the Fabric (and its CQ) is closed.
     #[allow(clippy::vec_box)] // the boxes are the waiters' fixed addresses (see `stalled`)
     fn keep_stalled(&self, ws: Vec<Box<Waiter>>) {
         self.stalled.lock().unwrap_or_else(|e| e.into_inner()).extend(ws);
     }
 
+    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
+    /// stall the waiter is kept until the CQ is closed (a late completion must find it alive)
+    /// and `Err` says so. The flag in `Err` is true for a stall.
     fn wait(&self, w: Box<Waiter>) -> Result<(), (String, bool)> {
         if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
             let text = self.stalled(&format!("{} from PE {}", w.kind.what(), w.pe), t);
