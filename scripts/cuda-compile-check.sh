@@ -64,19 +64,15 @@ if [ -e bench/gpu_bench.cu ]; then
         fail=$((fail + 1))
     fi
 fi
-# The ring placement probe (standalone CUDA, no ishmem; run by scripts/gpu-proxy-bench.sh).
-if nvcc -std=c++17 -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra bench/exp/ring_probe.cu "${EXTRA[@]}" -o "$out/ring_probe"; then
-    pass=$((pass + 1))
-else
-    echo "cuda-compile-check: FAILED to build bench/exp/ring_probe.cu" >&2
-    fail=$((fail + 1))
-fi
-# The memory/scope probe (standalone CUDA, no ishmem; run by scripts/gpu-latency.sh).
-if nvcc -std=c++17 -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra bench/exp/scope_probe.cu "${EXTRA[@]}" -o "$out/scope_probe"; then
-    pass=$((pass + 1))
-else
-    echo "cuda-compile-check: FAILED to build bench/exp/scope_probe.cu" >&2
-    fail=$((fail + 1))
-fi
+# The standalone probes (CUDA only, no ishmem): ring placement (run by
+# scripts/gpu-proxy-bench.sh), memory and scope (run by scripts/gpu-latency.sh).
+for f in bench/exp/ring_probe.cu bench/exp/scope_probe.cu; do
+    if nvcc -std=c++17 -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra "$f" "${EXTRA[@]}" -o "$out/$(basename "$f" .cu)"; then
+        pass=$((pass + 1))
+    else
+        echo "cuda-compile-check: FAILED to build $f" >&2
+        fail=$((fail + 1))
+    fi
+done
 echo "cuda-compile-check: $pass passed, $fail failed"
 [ "$fail" = 0 ]
