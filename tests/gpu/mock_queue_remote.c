@@ -221,8 +221,7 @@ int main(int argc, char **argv) {
             CHECK(bad == 0, "long_sum_reduce_on_queue (team %d): %zu wrong (got[1] %ld)", ti, bad, got[1]);
             double dh[4], dg[4];
             for (int i = 0; i < 4; i++) dh[i] = (me == npes - 1 ? 50.5 : me) + i;
-            ishmem_putmem(src, dh, sizeof dh, me);
-            ishmem_barrier_all();
+            PREP(dh, sizeof dh);
             ishmemx_double_max_reduce_on_queue(t, (double *)dst, (double *)src, 4, ret, q);
             RET_OK("double_max_reduce");
             ishmem_getmem(dg, dst, sizeof dg, me);
@@ -230,15 +229,13 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 4; i++) bad += dg[i] != 50.5 + i;
             CHECK(bad == 0, "double_max_reduce_on_queue (team %d): %zu wrong", ti, bad);
             uint64_t uh = 1ull << me, ug = 0;
-            ishmem_putmem(src, &uh, sizeof uh, me);
-            ishmem_barrier_all();
+            PREP(&uh, sizeof uh);
             ishmemx_uint64_xor_reduce_on_queue(t, (uint64_t *)dst, (uint64_t *)src, 1, ret, q);
             RET_OK("uint64_xor_reduce");
             ishmem_getmem(&ug, dst, sizeof ug, me);
             CHECK(ug == (1ull << npes) - 1, "uint64_xor_reduce_on_queue (team %d): %#llx", ti, (unsigned long long)ug);
             int ih = me + 1, ig = -1;
-            ishmem_putmem(src, &ih, sizeof ih, me);
-            ishmem_barrier_all();
+            PREP(&ih, sizeof ih);
             ishmemx_int_sum_inscan_on_queue(t, (int *)dst, (int *)src, 1, ret, q);
             RET_OK("int_sum_inscan");
             ishmem_getmem(&ig, dst, sizeof ig, me);
