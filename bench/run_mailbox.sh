@@ -35,7 +35,7 @@ for r in $(seq 1 "$RUNS"); do
     done
     if command -v fi_pingpong >/dev/null; then
         # the client connects to 127.0.0.1; the provider is bound to lo
-        (FI_TCP_IFACE=lo timeout 120 fi_pingpong -p 'tcp;ofi_rxm' -e rdm -I 2000 -S 8 >"$O/floor-$r.srv" 2>&1 &)
+        FI_TCP_IFACE=lo timeout 120 fi_pingpong -p 'tcp;ofi_rxm' -e rdm -I 2000 -S 8 >"$O/floor-$r.srv" 2>&1 &
         sleep 1
         FI_TCP_IFACE=lo timeout 120 fi_pingpong -p 'tcp;ofi_rxm' -e rdm -I 2000 -S 8 127.0.0.1 >"$O/floor-$r.txt" 2>&1 ||
             { echo "run_mailbox.sh: fi_pingpong round $r FAILED"; cat "$O/floor-$r.txt"; }
