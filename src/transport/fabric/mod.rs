@@ -22,6 +22,15 @@
 //!   slower than the flushed ones.
 //!   An operation is complete when its counter counts it or the CQ reports it failed (the
 //!   counters' error counts differ between providers and are not used).
+//!   A counter says how many operations completed, not which, and operations to different
+//!   peers complete in any order: a count that reaches the number issued before a quiet may
+//!   include later operations (the quiet's own flush reads, another thread's puts or gets)
+//!   while an earlier one is still in flight. So every wait for completion (quiet, the drain
+//!   of local writes) waits until nothing is outstanding at all: at one instant, the
+//!   completions read first equal the operations issued read after (an operation is counted
+//!   as issued before it is posted, so no completion is ever counted before its issue). While
+//!   such a wait runs, other threads hold new operations back (they drive progress meanwhile),
+//!   so that a thread streaming operations cannot keep the wait from ever seeing that instant.
 //!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
 //!   free on return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are
 //!   used rather than fi_inject_write/fi_inject_atomic because only they carry a context
@@ -400,6 +409,13 @@ pub struct Fabric {
     /// fetch AMO three times), so they are not used.
     cq_errs_w: AtomicU64,
     cq_errs_r: AtomicU64,
+    /// Operations counted as issued whose post failed (they will never complete): counted as
+    /// completed, write and read class.
+    lost_w: AtomicU64,
+    lost_r: AtomicU64,
+    /// Threads inside a wait for every outstanding operation ([`Fabric::wait_idle`]); while
+    /// it is not 0, the posts of other threads wait.
+    quiescing: AtomicUsize,
     nbi_errors: Mutex<Vec<String>>,
     fence_pending: AtomicBool,
     classes: AtomicU8,
@@ -431,6 +447,20 @@ pub fn usable_providers() -> Result<((u32, u32), Vec<String>), String> {
 thread_local! {
     /// A shorter stall timeout for the calls of one thread (`Fabric::with_stall_timeout`).
     static STALL: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+    /// Depth of this thread's waits for every outstanding operation: its own posts inside
+    /// one (the flush reads of quiet) pass the hold that such a wait puts on other threads.
+    static QUIESCING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A thread's wait for every outstanding operation, from creation to drop (see
+/// [`Fabric::hold_posts`]).
+struct Quiescing<'a>(&'a AtomicUsize);
+
+impl Drop for Quiescing<'_> {
+    fn drop(&mut self) {
+        QUIESCING.with(|c| c.set(c.get() - 1));
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Fabric {
@@ -528,6 +558,9 @@ impl Fabric {
             done_r: AtomicU64::new(0),
             cq_errs_w: AtomicU64::new(0),
             cq_errs_r: AtomicU64::new(0),
+            lost_w: AtomicU64::new(0),
+            lost_r: AtomicU64::new(0),
+            quiescing: AtomicUsize::new(0),
             nbi_errors: Mutex::new(Vec::new()),
             stalled: Mutex::new(Vec::new()),
             fence_pending: AtomicBool::new(false),
@@ -699,14 +732,14 @@ impl Fabric {
 
     /// Writes completed: counted successes plus failures reported in the CQ.
     fn completed_w(&self) -> u64 {
-        let d = self.cntr(self.objs.put_cntr) + self.cq_errs_w.load(Ordering::Acquire);
+        let d = self.cntr(self.objs.put_cntr) + self.cq_errs_w.load(Ordering::Acquire) + self.lost_w.load(Ordering::Acquire);
         self.done_w.fetch_max(d, Ordering::Relaxed);
         d
     }
 
     /// Reads (gets, fetch and compare AMOs) completed, likewise.
     fn completed_r(&self) -> u64 {
-        let d = self.cntr(self.objs.get_cntr) + self.cq_errs_r.load(Ordering::Acquire);
+        let d = self.cntr(self.objs.get_cntr) + self.cq_errs_r.load(Ordering::Acquire) + self.lost_r.load(Ordering::Acquire);
         self.done_r.fetch_max(d, Ordering::Relaxed);
         d
     }
@@ -771,6 +804,57 @@ impl Fabric {
         )
     }
 
+    /// Holds the posts of other threads until the returned guard is dropped (see the module
+    /// comment); nests.
+    fn hold_posts(&self) -> Quiescing<'_> {
+        QUIESCING.with(|c| c.set(c.get() + 1));
+        self.quiescing.fetch_add(1, Ordering::SeqCst);
+        Quiescing(&self.quiescing)
+    }
+
+    /// Counts one operation of the write (or read) class as issued, before its post: first
+    /// waits while another thread waits for every outstanding operation, then (`bound`) while
+    /// `max_inflight` of the class are outstanding. A failed post must be reported to
+    /// [`Fabric::posted`].
+    fn issue(&self, read: bool, bound: bool) -> Result<(), String> {
+        if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
+            self.wait_until(|f| f.quiescing.load(Ordering::SeqCst) == 0)
+                .map_err(|t| self.stalled("waiting for another thread's quiet", t))?;
+        }
+        if bound {
+            self.reserve(read)?;
+        }
+        (if read { &self.issued_r } else { &self.issued_w }).fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The result of a post counted by [`Fabric::issue`]: a failed one will never complete,
+    /// so it counts as completed.
+    fn posted(&self, read: bool, r: Result<(), String>) -> Result<(), String> {
+        if r.is_err() {
+            (if read { &self.lost_r } else { &self.lost_w }).fetch_add(1, Ordering::SeqCst);
+        }
+        r
+    }
+
+    /// Waits until nothing of the write class (`writes`) and of the read class (`reads`) is
+    /// outstanding, holding other threads' posts meanwhile (see the module comment). `Ok`:
+    /// the writes issued at the instant that held; `Err`: the time waited without any
+    /// completion.
+    fn wait_idle(&self, writes: bool, reads: bool) -> Result<u64, Duration> {
+        let _hold = self.hold_posts();
+        let mut at = 0;
+        self.wait_until(|f| {
+            // Completions first, then issues: every completion read was of an operation
+            // issued by then, so equality means nothing was in flight at that point.
+            let (cw, cr) = (if writes { f.completed_w() } else { 0 }, if reads { f.completed_r() } else { 0 });
+            let (iw, ir) = (f.issued_w.load(Ordering::SeqCst), f.issued_r.load(Ordering::SeqCst));
+            at = iw;
+            (!writes || cw >= iw) && (!reads || cr >= ir)
+        })
+        .map(|()| at)
+    }
+
     /// Waits while `max_inflight` writes (or reads) are outstanding.
     fn reserve(&self, read: bool) -> Result<(), String> {
         let (issued, done) = if read { (&self.issued_r, &self.done_r) } else { (&self.issued_w, &self.done_w) };
@@ -785,8 +869,7 @@ impl Fabric {
     /// Waits until every write issued so far has completed locally (success or error): its
     /// source buffer is free; with `put_flush` a put may not be at the target yet.
     fn drain_writes(&self) -> Result<(), String> {
-        let target = self.issued_w.load(Ordering::Acquire);
-        self.wait_until(|f| f.completed_w() >= target).map_err(|t| self.stalled("waiting for puts", t))
+        self.wait_idle(true, false).map(|_| ()).map_err(|t| self.stalled("waiting for puts", t))
     }
 
     /// Posts the flush reads of quiet (and of a fence across classes): 8 bytes from every PE
@@ -842,13 +925,16 @@ impl Fabric {
 
     /// Every write issued so far is at its target: local completion, then a flush.
     fn complete_writes(&self) -> Result<(), String> {
-        let target = self.issued_w.load(Ordering::Acquire);
+        let _hold = self.hold_posts();
         let flush = self.post_flush()?;
         let mut errors = Vec::new();
-        if let Err(t) = self.wait_until(|f| f.completed_w() >= target) {
-            self.keep_stalled(flush); // a late completion must find them alive
-            return Err(self.stalled("waiting for puts", t));
-        }
+        let target = match self.wait_idle(true, false) {
+            Ok(at) => at,
+            Err(t) => {
+                self.keep_stalled(flush); // a late completion must find them alive
+                return Err(self.stalled("waiting for puts", t));
+            }
+        };
         self.wait_flush(flush, &mut errors);
         if !errors.is_empty() {
             return Err(errors.join("; "));
@@ -936,7 +1022,7 @@ impl Fabric {
         let flags = fence
             | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
-        self.reserve(false)?;
+        self.issue(false, true)?;
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
         let rma = fi_rma_iov { addr, len, key };
         let mut d = desc;
@@ -952,8 +1038,8 @@ impl Fabric {
         };
         // SAFETY: ep is live; msg and what it points to live across the call; src stays
         // readable until completion (FI_INJECT: until return) by the caller's contract.
-        self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
-        self.issued_w.fetch_add(1, Ordering::Release);
+        let r = self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) });
+        self.posted(false, r)?;
         if self.info.put_flush && flush {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);
@@ -1115,8 +1201,12 @@ impl Fabric {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(self.info.max_msg_size);
-            if waiter.is_none() {
-                self.reserve(true)?;
+            if let Err(e) = self.issue(true, waiter.is_none()) {
+                if let Some(w) = waiter {
+                    let unposted = len.div_ceil(self.info.max_msg_size.max(1)) - off / self.info.max_msg_size.max(1);
+                    w.pending.fetch_sub(unposted, Ordering::AcqRel);
+                }
+                return Err(e);
             }
             // SAFETY: off < len, inside the caller's buffer.
             let iov = libc::iovec { iov_base: unsafe { dst.add(off) }.cast(), iov_len: n };
@@ -1136,7 +1226,7 @@ impl Fabric {
             // SAFETY: ep is live; msg lives across the call; dst stays writable until the
             // read completes (blocking: we wait; nbi: the caller's contract, until quiet).
             let r = self.post("fi_readmsg", pe, || unsafe { readmsg(self.objs.ep, &msg, flags) });
-            if let Err(e) = r {
+            if let Err(e) = self.posted(true, r) {
                 if let Some(w) = waiter {
                     // The chunks not posted will never complete: take them off, then wait
                     // for the posted ones before the waiter may go.
@@ -1145,7 +1235,6 @@ impl Fabric {
                 }
                 return Err(e);
             }
-            self.issued_r.fetch_add(1, Ordering::Release);
             off += n;
         }
         Ok(())
@@ -1283,7 +1372,7 @@ impl Fabric {
         // SAFETY: ep is live.
         let writemsg = has_op!(unsafe { (*self.objs.ep).atomic }, fi_ops_atomic, writemsg)?;
         let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC)?;
-        self.reserve(false)?;
+        self.issue(false, true)?;
         let mut val = operand;
         let ioc = fi_ioc { addr: (&mut val as *mut u64).cast(), count: 1 };
         let rma = fi_rma_ioc { addr, count: 1, key };
@@ -1301,9 +1390,8 @@ impl Fabric {
         };
         // SAFETY: ep is live; msg and the operand live across the call (FI_INJECT copies it;
         // on little-endian the low bytes of val come first, which is what dt.size() reads).
-        self.post("fi_atomicmsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) })?;
-        self.issued_w.fetch_add(1, Ordering::Release);
-        Ok(())
+        let r = self.post("fi_atomicmsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) });
+        self.posted(false, r)
     }
 
     /// A free AMO slot (operand, compare, result: 3 of its 4 words) and its address.
@@ -1393,6 +1481,10 @@ impl Fabric {
         };
         let d1: *mut *mut c_void = &mut d[1];
         let d2: *mut *mut c_void = &mut d[2];
+        if let Err(e) = self.issue(true, false) {
+            self.release(slot);
+            return Err(e);
+        }
         // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
         // wait below before releasing the slot).
         let posted =
@@ -1403,9 +1495,8 @@ impl Fabric {
                     _ => unreachable!(),
                 }
             });
-        match posted {
+        match self.posted(true, posted) {
             Ok(()) => {
-                self.issued_r.fetch_add(1, Ordering::Release);
                 if let Err((e, stalled)) = self.wait(w) {
                     // A stalled operation keeps its slot (it may still complete into it).
                     if !stalled {
@@ -1586,12 +1677,18 @@ impl Fabric {
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
     /// lists the operations that failed since the last quiet (operation, PE, error text).
     pub fn quiet(&self) -> Result<(), String> {
-        let (w, r) = (self.issued_w.load(Ordering::Acquire), self.issued_r.load(Ordering::Acquire));
+        let _hold = self.hold_posts();
         let flush = self.post_flush()?;
-        let waited = self.wait_until(|f| f.completed_w() >= w && f.completed_r() >= r);
+        // Nothing outstanding, not just as many completions as issued before the call (see
+        // the module comment): the flush reads posted just now may complete before an nbi
+        // get issued earlier, to another PE.
         let mut list = Vec::new();
-        match waited {
-            Ok(()) => self.wait_flush(flush, &mut list),
+        let mut w = u64::MAX;
+        match self.wait_idle(true, true) {
+            Ok(at) => {
+                w = at;
+                self.wait_flush(flush, &mut list)
+            }
             Err(t) => {
                 self.keep_stalled(flush); // a late completion must find them alive
                 list.push(self.stalled("quiet", t));

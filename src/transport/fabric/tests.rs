@@ -718,6 +718,73 @@ fn fence_sockets() {
     fence(SOCKETS, 64 << 10, 4);
 }
 
+/// quiet returns only after an nbi get issued before it has completed, even where operations
+/// issued after that get complete first: the quiet's own flush read to another PE (which the
+/// counter of reads counts as well), or (`other_thread`, no flush) a second thread's stream
+/// of fetch_adds to that PE. The get's target makes no progress for a while; the other PE does.
+/// (A quiet that waited for "as many reads as were issued before it" returned here with the
+/// get still in flight: seen as stale data after get_nbi + quiet on sockets in CI.)
+fn quiet_waits_for_earlier_get(other_thread: bool) {
+    let g = group(TCP, 3, 1 << 16);
+    let a = g.fabs[0].clone();
+    let pat = pattern(4096, 11);
+    put(&a, 1, &pat, at(0)).unwrap();
+    put_u64(&a, 2, 1, at(8192)).unwrap();
+    a.quiet().unwrap();
+    for round in 0..3u64 {
+        if !other_thread {
+            put_u64(&a, 2, round, at(8192)).unwrap(); // PE 2 is flushed by the next quiet
+        }
+        g.pause_1.store(true, Ordering::Relaxed);
+        thread::sleep(Duration::from_millis(10)); // let a progress() call in flight finish
+        let mut dst = vec![0u8; 4096];
+        // SAFETY: dst lives, untouched, until after the quiet below has returned.
+        unsafe { a.get_nbi(1, dst.as_mut_ptr(), dst.len(), at(0)) }.unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let streamer = other_thread.then(|| {
+            let (a, stop) = (a.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    a.fetch_atomic(2, AtomicOp::Sum, Dtype::U64, at(8200), 1).unwrap();
+                    n += 1;
+                }
+                n
+            })
+        });
+        let done = Arc::new(AtomicBool::new(false));
+        let (d, a2) = (done.clone(), a.clone());
+        let q = thread::spawn(move || {
+            a2.quiet().unwrap();
+            d.store(true, Ordering::Release);
+        });
+        thread::sleep(Duration::from_millis(300));
+        let early = done.load(Ordering::Acquire);
+        g.pause_1.store(false, Ordering::Relaxed);
+        q.join().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        assert!(!early, "round {round}: quiet returned while the get's target made no progress");
+        assert!(dst == pat, "round {round}: get_nbi data not there after quiet");
+        if let Some(t) = streamer {
+            assert!(t.join().unwrap() > 0, "round {round}: the other thread's fetch_adds never ran");
+        }
+    }
+}
+
+#[test]
+fn quiet_waits_for_earlier_get_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_waits_for_earlier_get_tcp", 120);
+    quiet_waits_for_earlier_get(false);
+}
+
+#[test]
+fn quiet_waits_for_earlier_get_other_thread_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("quiet_waits_for_earlier_get_other_thread_tcp", 120);
+    quiet_waits_for_earlier_get(true);
+}
+
 /// Threads sharing one Fabric: blocking gets and fetch_adds complete on whichever thread
 /// reads the CQ.
 #[test]
