@@ -88,3 +88,24 @@ foreach(split 2 4)
       ENVIRONMENT "ISHMEM_NODE_SPLIT=${split};FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
   endforeach()
 endforeach()
+
+# stress across nodes: ISHMEM_THREAD_MULTIPLE, 4 threads per PE x 4 PEs on 2 pretend nodes,
+# 2,000 seeded random operations per thread (puts, gets, fetch_inc tickets, adds, put_signal
+# messages, quiet and fence from every thread at once), exact counts. Threads that quiet while
+# others post are what the fabric's "quiet waits until nothing is outstanding" is about (a quiet
+# that counted completions against a snapshot returned with an nbi get in flight).
+set(_stress_provs tcp)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _stress_provs sockets)
+endif()
+foreach(prov ${_stress_provs})
+  if(prov STREQUAL "tcp")
+    set(provider_env "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+  else()
+    set(provider_env "ISHMEM_OFI_PROVIDER=${prov}")
+  endif()
+  set(t stress.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: stress \\(4 PEs\\)$" "fabric;ishmrun;stress"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:stress> 2000 4)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
