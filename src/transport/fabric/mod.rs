@@ -844,32 +844,25 @@ impl Fabric {
         r
     }
 
-    /// Waits until nothing of the write class (`writes`) and of the read class (`reads`) is
-    /// outstanding, holding other threads' posts meanwhile (see the module comment). `Ok`:
-    /// the writes issued at the instant that held; `Err`: the time waited without any
-    /// completion.
-    fn wait_idle(&self, writes: bool, reads: bool) -> Result<u64, Duration> {
+    /// Waits until no operation of the write (or read) class is outstanding, holding other
+    /// threads' posts meanwhile (see the module comment). `Ok`: the operations of the class
+    /// issued at the instant that held; `Err`: the time waited without any completion.
+    fn wait_idle(&self, read: bool) -> Result<u64, Duration> {
         let _hold = self.hold_posts();
         let mut at = 0;
         self.wait_until(|f| {
             // Completions first, then issues: every completion read was of an operation
-            // issued by then, so equality means nothing of the class was in flight at that
-            // point. (The two classes may be idle at two different points: both come after
-            // the call began, which is all a caller needs.)
-            let cw = if writes { f.completed_w() } else { 0 };
-            at = f.issued_w.load(Ordering::SeqCst);
-            if writes && cw < at {
+            // issued by then, so equality means nothing of the class was in flight then.
+            let gets = if read { f.nbi_gets.load(Ordering::SeqCst) } else { 0 };
+            let done = if read { f.completed_r() } else { f.completed_w() };
+            at = (if read { &f.issued_r } else { &f.issued_w }).load(Ordering::SeqCst);
+            if done < at {
                 return false;
             }
-            if !reads {
-                return true;
+            if read {
+                // Every nbi get counted in `gets` was issued before the completions were read.
+                f.nbi_gets_seen_done.fetch_max(gets, Ordering::SeqCst);
             }
-            let gets = f.nbi_gets.load(Ordering::SeqCst);
-            if f.completed_r() < f.issued_r.load(Ordering::SeqCst) {
-                return false;
-            }
-            // Every nbi get counted in `gets` was issued before the completions were read.
-            f.nbi_gets_seen_done.fetch_max(gets, Ordering::SeqCst);
             true
         })
         .map(|()| at)
@@ -889,7 +882,7 @@ impl Fabric {
     /// Waits until every write issued so far has completed locally (success or error): its
     /// source buffer is free; with `put_flush` a put may not be at the target yet.
     fn drain_writes(&self) -> Result<(), String> {
-        self.wait_idle(true, false).map(|_| ()).map_err(|t| self.stalled("waiting for puts", t))
+        self.wait_idle(false).map(|_| ()).map_err(|t| self.stalled("waiting for puts", t))
     }
 
     /// Posts the flush reads of quiet (and of a fence across classes): 8 bytes from every PE
@@ -948,7 +941,7 @@ impl Fabric {
         let _hold = self.hold_posts();
         let flush = self.post_flush()?;
         let mut errors = Vec::new();
-        let target = match self.wait_idle(true, false) {
+        let target = match self.wait_idle(false) {
             Ok(at) => at,
             Err(t) => {
                 self.keep_stalled(flush); // a late completion must find them alive
@@ -1218,16 +1211,9 @@ impl Fabric {
             fi_ops_rma,
             readmsg
         )?;
-        let mut off = 0;
-        while off < len {
-            let n = (len - off).min(self.info.max_msg_size);
-            if let Err(e) = self.issue(true, waiter.is_none()) {
-                if let Some(w) = waiter {
-                    let unposted = len.div_ceil(self.info.max_msg_size.max(1)) - off / self.info.max_msg_size.max(1);
-                    w.pending.fetch_sub(unposted, Ordering::AcqRel);
-                }
-                return Err(e);
-            }
+        // One chunk: counted as issued, posted, a failed post counted as completed.
+        let chunk = |off: usize, n: usize| -> Result<(), String> {
+            self.issue(true, waiter.is_none())?;
             if waiter.is_none() {
                 self.nbi_gets.fetch_add(1, Ordering::SeqCst);
             }
@@ -1249,7 +1235,12 @@ impl Fabric {
             // SAFETY: ep is live; msg lives across the call; dst stays writable until the
             // read completes (blocking: we wait; nbi: the caller's contract, until quiet).
             let r = self.post("fi_readmsg", pe, || unsafe { readmsg(self.objs.ep, &msg, flags) });
-            if let Err(e) = self.posted(true, r) {
+            self.posted(true, r)
+        };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            if let Err(e) = chunk(off, n) {
                 if let Some(w) = waiter {
                     // The chunks not posted will never complete: take them off, then wait
                     // for the posted ones before the waiter may go.
@@ -1704,18 +1695,17 @@ impl Fabric {
         let gets = self.nbi_gets.load(Ordering::SeqCst) != self.nbi_gets_seen_done.load(Ordering::SeqCst);
         let flush = self.post_flush()?;
         // Nothing outstanding, not just as many completions as issued before the call (see
-        // the module comment): the flush reads posted just now may complete before an nbi
-        // get issued earlier, to another PE.
+        // the module comment: the flush reads posted just now may complete before an nbi get
+        // issued earlier, to another PE). Writes, then the flush reads (their own CQ entries),
+        // then, where an nbi get may be outstanding, the reads: polling the read counter as
+        // well cost put + quiet ~15% on tcp;ofi_rxm.
         let mut list = Vec::new();
         let mut w = u64::MAX;
-        // Writes, then the flush reads (their own CQ entries), then, where an nbi get may be
-        // outstanding, the reads: polling the read counter as well cost put + quiet ~15% on
-        // tcp;ofi_rxm.
-        match self.wait_idle(true, false) {
+        match self.wait_idle(false) {
             Ok(at) => {
                 w = at;
                 self.wait_flush(flush, &mut list);
-                if let Err(t) = if gets { self.wait_idle(false, true).map(|_| ()) } else { Ok(()) } {
+                if let Err(t) = if gets { self.wait_idle(true).map(|_| ()) } else { Ok(()) } {
                     list.push(self.stalled("quiet", t));
                 }
             }
