@@ -1600,17 +1600,20 @@ impl Fabric {
         if v == 0 || v & 1 == 1 {
             if err != 0 {
                 let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
-                match kind {
-                    Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
-                    Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
-                    None => 0, // not one of ours: a provider-internal transfer
-                };
                 let what = match kind {
                     Some(k) => format!("{} to PE {}", k.what(), v >> 8),
                     None => "a provider-internal transfer".to_string(),
                 };
                 let text = format!("{what} failed: {} ({prov})", self.lib.strerror(err));
                 self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+                // Counted as complete only now that its error is recorded: a quiet that sees
+                // the count (on another thread: the progress thread read this entry) must
+                // find the error too, not return Ok with it.
+                match kind {
+                    Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
+                    Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
+                    None => 0, // not one of ours: a provider-internal transfer
+                };
             }
             return;
         }
