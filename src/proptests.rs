@@ -222,7 +222,10 @@ fn fake_pm(replies: Vec<Vec<u8>>) -> (i32, std::thread::JoinHandle<()>) {
             if w.write_all(&rep).is_err() {
                 return;
             }
-            if !rep.ends_with(b"\n") {
+            // A reply without a newline, or of blank lines only (which the client skips: no
+            // reply yet), leaves the client waiting for more: close, as a process manager that
+            // went away (staying would deadlock the two ends).
+            if !rep.ends_with(b"\n") || rep.iter().all(u8::is_ascii_whitespace) {
                 return;
             }
         }
@@ -233,6 +236,24 @@ fn fake_pm(replies: Vec<Vec<u8>>) -> (i32, std::thread::JoinHandle<()>) {
         }
     });
     (client.into_raw_fd(), h)
+}
+
+/// A get answered by a blank line and then nothing: the client keeps waiting for the reply
+/// (a blank line is none) until the process manager goes away, then reports that, naming
+/// PMI-1. (The proptest below can draw such a reply; its fake process manager once stayed
+/// open and both ends waited for ever.)
+#[test]
+fn pmi1_get_blank_reply_then_close_is_an_error() {
+    for blank in ["\n", " \r\n", "\n\n"] {
+        let mut replies: Vec<Vec<u8>> = GOOD_INIT.iter().map(|l| l.as_bytes().to_vec()).collect();
+        replies.push(blank.as_bytes().to_vec());
+        let (fd, h) = fake_pm(replies);
+        let mut p = Pmi1::connect_fd(fd, 0, 1).unwrap();
+        let e = p.get("k").unwrap_err();
+        assert!(e.starts_with("PMI-1: ") && e.contains("connection closed"), "{blank:?}: {e}");
+        drop(p);
+        h.join().unwrap();
+    }
 }
 
 const GOOD_INIT: [&str; 3] = [
