@@ -110,3 +110,28 @@ foreach(prov ${_stress_provs})
     ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:stress> 2000 4)
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
+
+# Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
+# loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
+# tries blind fi_read / fi_write with guessed memory keys (the old fixed 1-4) at offset 0 and
+# small offsets of a job of 2 PEs on 2 pretend nodes (net_victim), and scans what it can read
+# for the job's markers. Passes when every access is refused with a provider error and the job
+# finds its global and heap word unchanged (scripts/net_attack.sh).
+find_path(LIBFABRIC_INCLUDE_DIR rdma/fabric.h)
+if(LIBFABRIC_INCLUDE_DIR)
+  add_executable(net_victim c/net_victim.c)
+  target_include_directories(net_victim PRIVATE c)
+  target_link_libraries(net_victim PRIVATE ishmem::ishmem)
+  add_executable(net_attacker c/net_attacker.c)
+  target_include_directories(net_attacker PRIVATE ${LIBFABRIC_INCLUDE_DIR})
+  target_link_libraries(net_attacker PRIVATE ${LIBFABRIC_LIBRARY})
+  add_test(NAME security.net_keys.fabric_tcp.ishmrun.2 COMMAND ${SH_PROGRAM} ${SCRIPTS}/net_attack.sh
+    ${ISHMEM_RUN} $<TARGET_FILE:net_victim> $<TARGET_FILE:net_attacker>)
+  set_tests_properties(security.net_keys.fabric_tcp.ishmrun.2 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+    LABELS "fabric;ishmrun;security" ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm"
+    PASS_REGULAR_EXPRESSION "PASS: net_attack" FAIL_REGULAR_EXPRESSION "FAIL: ")
+else()
+  add_test(NAME security.net_keys.fabric_tcp.ishmrun.2 COMMAND ${SH_PROGRAM} -c
+    "echo 'skipped: rdma/fabric.h not found (Debian: libfabric-dev): the network attacker is not built'; exit 77")
+  set_tests_properties(security.net_keys.fabric_tcp.ishmrun.2 PROPERTIES LABELS "fabric;security" SKIP_RETURN_CODE 77)
+endif()
