@@ -135,3 +135,12 @@ else()
     "echo 'skipped: rdma/fabric.h not found (Debian: libfabric-dev): the network attacker is not built'; exit 77")
   set_tests_properties(security.net_keys.fabric_tcp.ishmrun.2 PROPERTIES LABELS "fabric;security" SKIP_RETURN_CODE 77)
 endif()
+# The job itself addressing the loader's .got.plt of a PE of another node (GOT[3], in the data
+# segment's first page but before __data_start) gets a clear error, not a provider fault.
+if(LIBFABRIC_INCLUDE_DIR)
+  add_test(NAME bad.got_remote.fabric_tcp.ishmrun.2 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --once --merge
+    "^\\[PE 0\\] ERROR: ishmem_getmem: source 0x[0-9a-f]+ \\(8 bytes\\) is outside the program's own data \\[0x[0-9a-f]+, 0x[0-9a-f]+\\) \\(from __data_start\\), the only part of the executable's data segment that other nodes can reach: the loader's .got.plt \\[0x[0-9a-f]+, 0x[0-9a-f]+\\) is not registered with the network$"
+    30 ${ISHMEM_RUN} -n 2 $<TARGET_FILE:net_victim> got)
+  set_tests_properties(bad.got_remote.fabric_tcp.ishmrun.2 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+    LABELS "fabric;ishmrun;negative;security" ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+endif()

@@ -2,7 +2,9 @@
  * Run across 2 nodes (ISHMEM_NODE_SPLIT=2, tcp;ofi_rxm on loopback) with one argument, a
  * directory: every PE holds a marker value in a symmetric global and in a heap word; PE 1 writes
  * its pid to <dir>/pid, then every PE waits for <dir>/done (the attacker has finished) and checks
- * that both markers are unchanged, on this PE and, through the network, on the other node's PE. */
+ * that both markers are unchanged, on this PE and, through the network, on the other node's PE.
+ * `net_victim got`: PE 0 reads the lazily bound part of PE 1's .got.plt through the network,
+ * which must end the job with an error naming the loader's part (it is not registered). */
 #include "test_util.h"
 
 #include <unistd.h>
@@ -11,13 +13,24 @@
 #define HEAP_MARK 0x5ec7e75ec7e70002ull
 
 uint64_t victim_global = GLOBAL_MARK; /* .data */
+extern char _GLOBAL_OFFSET_TABLE_[]; /* .got.plt (GNU ld, gold) */
 
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s <dir>\n", argv[0]);
+        fprintf(stderr, "usage: %s <dir>|got\n", argv[0]);
         return 2;
     }
     test_init();
+    if (!strcmp(argv[1], "got")) {
+        if (t_me == 0) {
+            uint64_t v = 0;
+            /* GOT[3], the first slot of a library function (after the 3 reserved words) */
+            ishmem_getmem(&v, _GLOBAL_OFFSET_TABLE_ + 24, 8, 1);
+            CHECK(0, "read GOT[3] of PE 1 through the network: %#llx", (unsigned long long)v);
+        }
+        ishmem_barrier_all();
+        return test_finish("net_victim got");
+    }
     uint64_t *heap_word = ishmem_malloc(64);
     CHECK(heap_word != NULL, "ishmem_malloc failed");
     if (!heap_word)
