@@ -588,7 +588,12 @@ impl State {
             return Remote { region: net::HEAP, offset: off };
         }
         match self.data.as_ref().and_then(|d| d.offset(addr, len)) {
-            Some(off) => Remote { region: net::DATA, offset: off },
+            // Only the program's own data are registered (`Net::data_offset`).
+            Some(off) => match self.net.as_ref().map(|n| n.data_offset(off, len)) {
+                Some(Err(why)) => fatal(func, &format!("{what} {addr:#x} ({len} bytes) {why}")),
+                Some(Ok(o)) => Remote { region: net::DATA, offset: o },
+                None => Remote { region: net::DATA, offset: off },
+            },
             None => not_symmetric(self, func, what, addr, len),
         }
     }

@@ -14,7 +14,10 @@
 //! same word (atomic with respect to every other AMO, which all go through the provider).
 //!
 //! Regions: 0 is the symmetric heap, 1 the symmetric data segment (when globals are
-//! symmetric); every PE registers them in this order, so the ids agree. When the heap is
+//! symmetric) from the program's own data on (`__data_start`: the loader's `.got.plt` that
+//! shares its first page is not registered, see [`Net::data_offset`]); every PE registers them
+//! in this order, so the ids agree. Each registration has its own random key (see
+//! `transport::fabric`), exchanged with the names. When the heap is
 //! staged (`core::stage`: the GPU heap, or `ISHMEM_OFI_STAGING=always`), region 0 is the
 //! staging mailbox instead, and every operation on the heap of a PE of another node (AMOs
 //! too) is a request in that PE's mailbox, applied by its progress thread; AMOs on the heap of
@@ -53,6 +56,12 @@ pub struct Net {
     abort_off: usize,
     /// The staging mailbox, when the heap is staged.
     pub stage: Option<Arc<Stage>>,
+    /// The registered part of the data segment region: its offset in the region and length
+    /// (`(0, 0)` without symmetric globals), and its address.
+    data_part: (usize, usize),
+    data_at: usize,
+    /// The loader's range left out of it (`.got.plt`), for the error message.
+    data_loader: Option<(usize, usize)>,
     stop: Arc<AtomicBool>,
     /// Milliseconds since the thread started after which it stops (u64::MAX: never).
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
@@ -100,9 +109,18 @@ impl Net {
         // SAFETY: the heap, the mailbox and the data segment are mapped for the life of the
         // process (never unmapped before the Fabric is dropped at finalize).
         let heap = unsafe { fab.register(r0.0 as *mut u8, r0.1) }?;
+        // Region 1: the program's own globals only. The data segment's pages start with the
+        // loader's .got.plt (library function addresses, written by the loader): registered,
+        // it let anyone holding the key redirect the program's calls.
+        let data_loader = crate::heap::segment::main_loader_data();
+        let data_part = p.data.map_or((0, 0), |(b, l)| {
+            let (s, n) = crate::heap::segment::own_part(b, l, data_loader);
+            (s - b, n)
+        });
         let data = match p.data {
-            // SAFETY: as above.
-            Some((b, l)) => Some(unsafe { fab.register(b as *mut u8, l) }?),
+            // SAFETY: as above (a part of the mapped data segment).
+            Some((b, _)) if data_part.1 > 0 => Some(unsafe { fab.register((b + data_part.0) as *mut u8, data_part.1) }?),
+            Some(_) => return Err("the program's data segment holds nothing but the loader's .got.plt".into()),
             None => None,
         };
         debug_assert!(heap.id == HEAP && data.is_none_or(|d| d.id == DATA));
@@ -203,7 +221,38 @@ impl Net {
                 })
                 .ok()
         };
-        Ok(Net { fab, abort_off, stage, stop, deadline_ms, progress: std::sync::Mutex::new(progress), started })
+        Ok(Net {
+            fab,
+            abort_off,
+            stage,
+            data_part,
+            data_at: p.data.map_or(0, |(b, _)| b + data_part.0),
+            data_loader,
+            stop,
+            deadline_ms,
+            progress: std::sync::Mutex::new(progress),
+            started,
+        })
+    }
+
+    /// The offset in the registered data region (region 1) of `len` bytes at offset `off` of
+    /// the data segment region, or why the network cannot reach them: they lie in the loader's
+    /// part before the program's own data (`.got.plt`), which is not registered.
+    pub fn data_offset(&self, off: usize, len: usize) -> Result<usize, String> {
+        let (skip, n) = self.data_part;
+        match off.checked_sub(skip) {
+            Some(o) if o.checked_add(len).is_some_and(|e| e <= n) => Ok(o),
+            _ => Err(format!(
+                "is outside the program's own data [{:#x}, {:#x}) (from __data_start), the only part of the \
+                 executable's data segment that other nodes can reach{}",
+                self.data_at,
+                self.data_at + n,
+                match self.data_loader {
+                    Some((g, l)) => format!(": the loader's .got.plt [{g:#x}, {:#x}) is not registered with the network", g + l),
+                    None => String::new(),
+                }
+            )),
+        }
     }
 
     /// Lets the progress thread run for `grace` more, then stop (finalize: peers may still be

@@ -199,6 +199,98 @@ pub fn main_data_segment() -> Option<(usize, usize)> {
         .max_by_key(|&(_, len)| len)
 }
 
+/// The loader's lazily bound part of the main executable's writable data: its `.got.plt`
+/// (`DT_PLTGOT`, 3 reserved entries and one per `DT_PLTRELSZ` relocation), which holds the
+/// addresses of library functions that the dynamic loader writes; `None` when the executable
+/// has no PLT. With GNU ld and gold it ends exactly at `__data_start`, where the program's own
+/// data begin; under full RELRO (`-z now`) it lies in the read-only RELRO pages.
+pub fn main_loader_data() -> Option<(usize, usize)> {
+    #[derive(Default)]
+    struct Found {
+        base: usize,
+        dynamic: Option<usize>,
+        loads: Vec<(usize, usize)>,
+        done: bool,
+    }
+    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes our `Found` and a valid info record.
+        let (found, info) = unsafe { (&mut *(data as *mut Found), &*info) };
+        if found.done {
+            return 1;
+        }
+        found.done = true; // the first object is the main program
+        found.base = info.dlpi_addr as usize;
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: dlpi_phdr has dlpi_phnum entries.
+            let ph = unsafe { &*info.dlpi_phdr.add(i) };
+            let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+            if ph.p_type == libc::PT_DYNAMIC {
+                found.dynamic = Some(start);
+            } else if ph.p_type == libc::PT_LOAD {
+                found.loads.push((start, start + ph.p_memsz as usize));
+            }
+        }
+        1
+    }
+    let mut found = Found::default();
+    // SAFETY: the callback only reads the records and writes `found`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut found as *mut Found as *mut libc::c_void) };
+    let dynamic = found.dynamic?;
+    const DT_NULL: usize = 0;
+    const DT_PLTRELSZ: usize = 2;
+    const DT_PLTGOT: usize = 3;
+    const DT_REL: usize = 17;
+    const DT_PLTREL: usize = 20;
+    let (mut pltgot, mut relsz, mut rel) = (None, 0usize, 0usize);
+    // The dynamic section is an array of (tag, value) pairs of the word size, ended by DT_NULL.
+    for i in 0..4096 {
+        // SAFETY: PT_DYNAMIC of the loaded main program is mapped and readable, and its array
+        // ends with DT_NULL (the bound of 4096 entries only guards against a malformed one).
+        let (tag, val) = unsafe {
+            let e = (dynamic as *const usize).add(2 * i);
+            (e.read(), e.add(1).read())
+        };
+        match tag {
+            DT_NULL => break,
+            DT_PLTGOT => pltgot = Some(val),
+            DT_PLTRELSZ => relsz = val,
+            DT_PLTREL => rel = val,
+            _ => {}
+        }
+    }
+    let v = pltgot?;
+    // glibc relocates some entries of the dynamic section in place, others not: the address is
+    // the one of the two that lies in the executable's mapping.
+    let inside = |a: usize| found.loads.iter().any(|&(lo, hi)| a >= lo && a < hi);
+    let start = if inside(v) { v } else { v.wrapping_add(found.base) };
+    if !inside(start) {
+        return None;
+    }
+    let word = std::mem::size_of::<usize>();
+    let rel_size = if rel == DT_REL { 2 * word } else { 3 * word };
+    Some((start, (3 + relsz / rel_size) * word))
+}
+
+/// The part of the data segment `[start, start+len)` that the network may reach: all of it
+/// but the loader's `loader` range (`.got.plt`, see [`main_loader_data`]). Where that range
+/// lies inside, the larger side of it (GNU ld and gold put it first: the part from
+/// `__data_start` on).
+pub fn own_part(start: usize, len: usize, loader: Option<(usize, usize)>) -> (usize, usize) {
+    let end = start + len;
+    let Some((l0, llen)) = loader else { return (start, len) };
+    let l1 = l0 + llen;
+    if l1 <= start || l0 >= end {
+        return (start, len);
+    }
+    let below = l0.saturating_sub(start);
+    let above = end.saturating_sub(l1);
+    if above >= below {
+        (l1.max(start), above)
+    } else {
+        (start, below)
+    }
+}
+
 /// Moves `[start, start+len)` of this process (page-aligned, read-write) into the shared file
 /// at `path`: copies the bytes into it and maps it over the same addresses. The caller makes
 /// sure no other thread writes the range meanwhile.
@@ -317,6 +409,41 @@ mod tests {
     }
 
     static mut GLOBAL: [u64; 8] = [7; 8];
+
+    #[test]
+    fn the_own_part_leaves_the_loader_range_out() {
+        assert_eq!(own_part(0x4000, 0x1000, None), (0x4000, 0x1000));
+        // GNU ld, partial RELRO: .got.plt straddles the RELRO end, then .data
+        assert_eq!(own_part(0x4000, 0x1000, Some((0x3fe8, 0xc0))), (0x40a8, 0xf58));
+        // full RELRO: .got.plt in the read-only pages, before the region
+        assert_eq!(own_part(0x4000, 0x1000, Some((0x3fd0, 0x30))), (0x4000, 0x1000));
+        // no RELRO: .dynamic, .got, .got.plt at the start of the region
+        assert_eq!(own_part(0x3000, 0x2000, Some((0x3300, 0x28))), (0x3328, 0x1cd8));
+        // a .got.plt after a small .data: the larger part after it
+        assert_eq!(own_part(0x4000, 0x3000, Some((0x4100, 0x40))), (0x4140, 0x2ec0));
+        // after a large .data: the part before it
+        assert_eq!(own_part(0x4000, 0x3000, Some((0x6f00, 0x40))), (0x4000, 0x2f00));
+    }
+
+    extern "C" {
+        /// The start of the executable's .data (crt1's symbol; the test binary is an executable).
+        static __data_start: u8;
+    }
+
+    #[test]
+    fn the_own_part_starts_at_the_programs_data() {
+        let (start, len) = main_data_segment().expect("test binary has a data segment");
+        let loader = main_loader_data();
+        let (s, l) = own_part(start, len, loader);
+        let data_start = std::ptr::addr_of!(__data_start) as usize;
+        let global = std::ptr::addr_of!(GLOBAL) as usize;
+        assert!(s <= data_start && data_start < s + l, "{data_start:#x} not in {s:#x}+{l:#x} (loader {loader:x?})");
+        assert!(global >= s && global < s + l, "{global:#x} not in {s:#x}+{l:#x}");
+        if let Some((g, n)) = loader {
+            assert!(g + n <= s || g >= s + l, "the loader's {g:#x}+{n:#x} is in {s:#x}+{l:#x}");
+            assert!(g + n <= data_start || g >= data_start, "{g:#x}+{n:#x} overlaps __data_start {data_start:#x}");
+        }
+    }
 
     #[test]
     fn the_data_segment_is_found_and_holds_globals() {

@@ -11,8 +11,10 @@
 //!   publishes `(key, addr)` of each region ([`Mr`]: `addr` is the region's virtual address);
 //!   the address put on the wire is `addr + offset` where the provider has FI_MR_VIRT_ADDR,
 //!   else `offset` (the registration's own offset 0 is the region start).
-//! - **Keys**: the provider's (FI_MR_PROV_KEY) or ours (a counter from 1, unique per Fabric);
-//!   FI_MR_ENDPOINT registrations are bound to the endpoint and enabled.
+//! - **Keys**: the provider's (FI_MR_PROV_KEY) or ours: a fresh random key per registration,
+//!   as wide as the provider's `mr_key_size` ([`keys`]), so that only holders of the keys the
+//!   job exchanged reach its memory (docs/SECURITY.md); FI_MR_ENDPOINT registrations are bound
+//!   to the endpoint and enabled.
 //! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
 //!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE. Puts, where the provider orders
 //!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
@@ -66,6 +68,7 @@
 
 pub mod sys;
 
+mod keys;
 mod open;
 #[cfg(test)]
 mod tests;
@@ -209,6 +212,9 @@ pub struct Info {
     /// Manual progress with a CQ wait fd: the progress thread sleeps until something arrives
     /// ([`Fabric::progress_wait`]) instead of waking on a timer.
     pub wait_fd: bool,
+    /// Bits of the random memory keys we choose; 0 where the provider assigns them
+    /// (FI_MR_PROV_KEY).
+    pub key_bits: u32,
 }
 
 impl Info {
@@ -228,7 +234,7 @@ impl std::fmt::Display for Info {
         write!(
             f,
             "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
-             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}{}",
+             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}{}, memory keys {}",
             self.provider,
             self.provider_version.0,
             self.provider_version.1,
@@ -249,7 +255,8 @@ impl std::fmt::Display for Info {
                 (true, true) => ", progress thread wakes on arrival (CQ wait fd)",
                 (true, false) => ", progress thread on a timer (no CQ wait fd)",
                 _ => "",
-            }
+            },
+            if self.key_bits == 0 { "provider-assigned".to_string() } else { format!("random {}-bit", self.key_bits) }
         )
     }
 }
@@ -384,6 +391,8 @@ pub struct Fabric {
     mr_local: bool,
     virt_addr: bool,
     prov_key: bool,
+    /// Width in bytes of the random keys we choose (unused with FI_MR_PROV_KEY).
+    key_width: usize,
     mr_endpoint: bool,
     max_inflight: u64,
     stall_timeout: Duration,
@@ -393,7 +402,6 @@ pub struct Fabric {
     /// Threads inside a wait (they drive progress themselves, so `progress` need not).
     waiting: AtomicUsize,
     tables: RwLock<Tables>,
-    next_key: AtomicU64,
     scratch: Scratch,
     valid_cache: Vec<AtomicU8>,
     issued_w: AtomicU64,
@@ -520,6 +528,7 @@ impl Fabric {
             msg_order: tx.msg_order,
             put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
             wait_fd: objs.wait_fd >= 0,
+            key_bits: if dom.mr_mode & FI_MR_PROV_KEY != 0 { 0 } else { 8 * keys::width(dom.mr_key_size) as u32 },
         };
         let mr_mode = dom.mr_mode;
         // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
@@ -547,6 +556,7 @@ impl Fabric {
             mr_local: info.mr_local,
             virt_addr: mr_mode & FI_MR_VIRT_ADDR != 0,
             prov_key: mr_mode & FI_MR_PROV_KEY != 0,
+            key_width: keys::width(dom.mr_key_size),
             mr_endpoint: mr_mode & FI_MR_ENDPOINT != 0,
             info,
             max_inflight: opts.max_inflight.max(1) as u64,
@@ -554,7 +564,6 @@ impl Fabric {
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
-            next_key: AtomicU64::new(1),
             scratch,
             valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
             issued_w: AtomicU64::new(0),
@@ -623,18 +632,25 @@ impl Fabric {
     }
 
     fn reg_mr(&self, base: usize, len: usize, access: u64) -> Result<(*mut fid_mr, *mut c_void), String> {
-        let key = if self.prov_key { 0 } else { self.next_key.fetch_add(1, Ordering::Relaxed) };
         let dom = self.objs.domain;
         let mut mr: *mut fid_mr = ptr::null_mut();
-        // SAFETY: domain is live and its mr table checked; [base, base+len) is memory the
-        // caller keeps allocated while this Fabric lives (register's contract).
-        unsafe {
-            let reg = has_op!((*dom).mr, fi_ops_mr, reg)?;
-            open::check(
-                self.lib,
-                "fi_mr_reg",
-                reg(&mut (*dom).fid, base as *const c_void, len, access, 0, key, 0, &mut mr, ptr::null_mut()),
-            )?;
+        // A fresh random key each time (see `keys`); a key already in use in this domain
+        // (-FI_ENOKEY: a collision, 2^-64 per pair of 64-bit keys) is drawn again.
+        let mut tries = 0;
+        loop {
+            let key = if self.prov_key { 0 } else { keys::random(self.key_width)? };
+            // SAFETY: domain is live and its mr table checked; [base, base+len) is memory the
+            // caller keeps allocated while this Fabric lives (register's contract).
+            let r = unsafe {
+                let reg = has_op!((*dom).mr, fi_ops_mr, reg)?;
+                reg(&mut (*dom).fid, base as *const c_void, len, access, 0, key, 0, &mut mr, ptr::null_mut())
+            };
+            tries += 1;
+            if r == -FI_ENOKEY && !self.prov_key && tries < 16 {
+                continue;
+            }
+            open::check(self.lib, "fi_mr_reg", r)?;
+            break;
         }
         if self.mr_endpoint {
             // SAFETY: mr was just opened and ep is live.

@@ -540,6 +540,38 @@ fn bad_key_sockets() {
     bad_key(SOCKETS, true);
 }
 
+/// Keys are random per registration (issue 30): the keys of three endpoints' regions, and of
+/// a second group opened after them, are all different and use the key's full width; a peer
+/// that guesses the old fixed keys (1 to 4) is refused.
+#[test]
+fn keys_are_random_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("keys_are_random_tcp", 120);
+    let g1 = group(TCP, 3, 1 << 16);
+    let info = g1.fabs[0].info().clone();
+    let mut keys: Vec<u64> = g1.mrs.iter().map(|m| m.key).collect();
+    if info.key_bits == 0 {
+        println!("{}: the provider assigns keys (FI_MR_PROV_KEY)", info.provider);
+        return;
+    }
+    assert_eq!(info.key_bits, 64, "{info}");
+    assert!(format!("{info}").contains("memory keys random 64-bit"), "{info}");
+    keys.extend(group(TCP, 2, 1 << 16).mrs.iter().map(|m| m.key));
+    let mut d = keys.clone();
+    d.sort_unstable();
+    d.dedup();
+    assert_eq!(d.len(), keys.len(), "repeated keys {keys:x?}");
+    assert!(keys.iter().all(|&k| k > 4), "{keys:x?}");
+    assert!(keys.iter().any(|&k| k >> 32 != 0), "keys not 64-bit wide: {keys:x?}");
+    let a = &g1.fabs[0];
+    let mr = g1.mrs[1];
+    for guess in 1..=4u64 {
+        a.set_remote(0, 1, guess, mr.addr).unwrap();
+        let r = a.with_stall_timeout(Duration::from_secs(5), |a| get(a, 1, &mut [0u8; 8], at(0)));
+        assert!(r.is_err(), "a get with the guessed key {guess} succeeded");
+    }
+}
+
 /// Quiet means the data is at the target: with a manual-progress provider, quiet cannot
 /// return while the target makes no progress (FI_DELIVERY_COMPLETE), and returns once it does.
 fn quiet_is_delivery(provider: &str) {
