@@ -10,6 +10,8 @@
 #   scripts/gpu-check.sh            NVCC=..., ARCH=sm_90, NP=2 may be set
 #   ONLY=REGEX scripts/gpu-check.sh  builds everything, runs only the checks whose names match
 #                                    (e.g. ONLY='fabric' or ONLY='coll_ops|queue_ops|proxy_ops')
+#   NO_DEBUG_RERUN=1                 no ISHMEM_DEBUG=1 rerun of a failed check (a short lease)
+#   COLL_LIMIT=S                     seconds for each coll_ops run across nodes (default 300)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -121,7 +123,7 @@ run() {
     else
         bad "$name" "(status $?; see $name.log, $name.debug.log)"
         tail -n 15 "$OUTDIR/$name.log" | sed 's/^/    /' | tee -a "$LOG"
-        timeout "$limit" env ISHMEM_DEBUG=1 "$@" >"$OUTDIR/$name.debug.log" 2>&1
+        [ -n "${NO_DEBUG_RERUN:-}" ] || timeout "$limit" env ISHMEM_DEBUG=1 "$@" >"$OUTDIR/$name.debug.log" 2>&1
     fi
 }
 # expect_fail NAME PROG PATTERN -- env/command...: passes when the command fails and prints PATTERN.
@@ -152,39 +154,61 @@ run host_ops.cpu host_ops -- ISHMEM_GPU=0 EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/
 # tcp;ofi_rxm on loopback; the other node's GPU heap is reached through its staging mailbox
 # (ISHMEM_INFO=1 prints the provider, its FI_HMEM support and the heap path in the log).
 FAB=(ISHMEM_NODE_SPLIT=2 FI_TCP_IFACE=lo "ISHMEM_OFI_PROVIDER=tcp;ofi_rxm")
-run host_ops.fabric.2pe host_ops -- "${FAB[@]}" ISHMEM_INFO=1 ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/host_ops"
+# With 2 or more GPUs the runs across pretend nodes put one PE on each GPU, as users run
+# (issue 23): ISHMEM_GPU_DEVICE = rank modulo the GPU count, from ishmrun's or mpirun's rank
+# (each PE is local rank 0 of its pretend node, so by default all would take GPU 0); 2 PEs on
+# one GPU stay covered by the .samegpu runs. One GPU: every run shares it.
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+PERGPU=()
+if [ "${NGPU:-0}" -ge 2 ]; then
+    printf '%s\n' '#!/bin/sh' 'r=${ISHMRUN_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}}' \
+        "export ISHMEM_GPU_DEVICE=\$((r % $NGPU))" 'exec "$@"' >"$B/pergpu.sh"
+    chmod +x "$B/pergpu.sh"
+    PERGPU=("$B/pergpu.sh")
+    say "gpu-check: across pretend nodes: one PE per GPU ($NGPU GPUs, ISHMEM_GPU_DEVICE = rank % $NGPU), and 2 PEs on GPU 0 (.samegpu)"
+fi
+run host_ops.fabric.2pe host_ops -- "${FAB[@]}" ISHMEM_INFO=1 ISHMEM_GPU=1 "${RUN[@]}" -n 2 "${PERGPU[@]}" "$B/host_ops"
 run host_ops.fabric.samegpu host_ops -- "${FAB[@]}" ISHMEM_GPU=1 CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/host_ops"
-run host_ops.fabric.4pe host_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/host_ops"
-run host_ops.fabric.mpirun host_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "$B/host_ops"
+run host_ops.fabric.4pe host_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "${PERGPU[@]}" "$B/host_ops"
+run host_ops.fabric.mpirun host_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "${PERGPU[@]}" "$B/host_ops"
 # The proxy ring (issue 13): kernels reach the PEs of the other pretend node through it; with
 # 4 PEs as 2 nodes of 2, a kernel reaches its node peer directly and the other node by proxy.
 run proxy_ops.1node proxy_ops -- ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
-run proxy_ops.fabric.2pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/proxy_ops"
-run proxy_ops.fabric.4pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/proxy_ops"
-run proxy_ops.fabric.mpirun proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "$B/proxy_ops"
+run proxy_ops.fabric.2pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "${PERGPU[@]}" "$B/proxy_ops"
+[ "${#PERGPU[@]}" -gt 0 ] && run proxy_ops.fabric.samegpu proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/proxy_ops"
+run proxy_ops.fabric.4pe proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "${PERGPU[@]}" "$B/proxy_ops"
+run proxy_ops.fabric.mpirun proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "${PERGPU[@]}" "$B/proxy_ops"
+run proxy_ops.fabric.mpirun4 proxy_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${MPIRUN[@]}" 4 "${PERGPU[@]}" "$B/proxy_ops"
 # Collectives across nodes (issue 13): device collectives and team syncs of a team with a PE
 # on another node go through the proxy ring (the host collective runs them); queue collectives
 # of such teams take the one-kernel path at every size (the copy-engine and whole-GPU paths
 # map peer heaps: forced on for every size in the .copyengines run, where the teams across
 # nodes must still bypass them). 2 nodes of 1 PE and 2 nodes of 2 PEs (world and the strided
 # team {1, 3} span both; coll_ops' forms: host, thread, block, warp, queue).
-# Opt-in (COLL_FABRIC=1): on nvidia-h100-x1 (2026-11-25) coll_ops.fabric.2pe printed nothing and
-# was killed at 280 s, not diagnosed (a hang, or the ~2 ms time slices of two processes on one GPU
-# multiplied by coll_ops' thousands of calls, each a host collective whose steps need the other
-# process's GPU turn). proxy_ops above runs every collective kind through the proxy and passes.
-# The 2-PE run traces each call with its time (COLL_OPS_TRACE=1, in its log) to tell which.
-RUN_LONG=("$PREFIX/bin/ishmrun" --timeout 280)
-[ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.2pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 COLL_OPS_TRACE=1 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
-[ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.4pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN_LONG[@]}" -n 4 "$B/coll_ops"
-[ -n "${COLL_FABRIC:-}" ] && LIMIT=300 run coll_ops.fabric.copyengines coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_QUEUE_KERNEL_MAX=0 \
-    ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
+# On by default since issue 23: coll_ops.fabric.2pe hung on every machine (2026-11-25 on
+# nvidia-h100-x1, 2026-11-26 on nvidia-h100-x2 one PE per GPU) in the first
+# sync_all_on_queue after a team_sync_on_queue: the queue kernels' module was loaded at its
+# first use, and cuModuleLoadData waits for every running kernel (the team sync, waiting for the
+# proxy) while holding the driver's context lock, which the proxy's copies need. The library's
+# modules now load at init. The 2-PE run traces each call with its time (COLL_OPS_TRACE=1).
+CL=${COLL_LIMIT:-300}
+RUN_LONG=("$PREFIX/bin/ishmrun" --timeout $((CL - 20)))
+LIMIT=$CL run coll_ops.fabric.2pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 COLL_OPS_TRACE=1 "${RUN_LONG[@]}" -n 2 "${PERGPU[@]}" "$B/coll_ops"
+[ "${#PERGPU[@]}" -gt 0 ] && LIMIT=$CL run coll_ops.fabric.samegpu coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 CUDA_VISIBLE_DEVICES=0 \
+    "${RUN_LONG[@]}" -n 2 "$B/coll_ops"
+LIMIT=$CL run coll_ops.fabric.4pe coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN_LONG[@]}" -n 4 "${PERGPU[@]}" "$B/coll_ops"
+LIMIT=$CL run coll_ops.fabric.mpirun coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "${PERGPU[@]}" "$B/coll_ops"
+LIMIT=$CL run coll_ops.fabric.copyengines coll_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_QUEUE_KERNEL_MAX=0 \
+    ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN_LONG[@]}" -n 2 "${PERGPU[@]}" "$B/coll_ops"
 # queue_ops across nodes: the typed RMA families on the queue within the node; putmem/getmem
 # (device, pinned and pageable host buffers), put_signal with a wait on the queue, iput and ibget
 # on the queue to a PE of the other node (proxy kernels of cuda/queue_remote_kernels.cu); and
 # barrier_all/sync_all_on_queue over every node (device puts through the proxy before them must
 # have landed).
-run queue_ops.fabric.2pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/queue_ops"
-run queue_ops.fabric.4pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "$B/queue_ops"
+run queue_ops.fabric.2pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${RUN[@]}" -n 2 "${PERGPU[@]}" "$B/queue_ops"
+[ "${#PERGPU[@]}" -gt 0 ] && run queue_ops.fabric.samegpu queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/queue_ops"
+run queue_ops.fabric.4pe queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 4 "${PERGPU[@]}" "$B/queue_ops"
+run queue_ops.fabric.mpirun queue_ops -- "${FAB[@]}" ISHMEM_GPU=1 "${MPIRUN[@]}" 2 "${PERGPU[@]}" "$B/queue_ops"
 run host_ops.novisible host_ops -- CUDA_VISIBLE_DEVICES= EXPECT_GPU=0 "${RUN[@]}" -n "$NP" "$B/host_ops"
 run kernel_state.ishmrun kernel_state -- "${RUN[@]}" -n "$NP" "$B/kernel_state"
 run kernel_state.samegpu kernel_state -- CUDA_VISIBLE_DEVICES=0 "${RUN[@]}" -n 2 "$B/kernel_state"

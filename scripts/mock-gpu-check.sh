@@ -8,7 +8,9 @@
 # nodes (posted from the host as kernels post them; two teams' collectives in opposite orders;
 # faults: the proxy thread panics, a stuck request behind which the ring fills, a PE of the other
 # node dies while a collective waits on it), and the on-queue RMA forms and collectives to
-# PEs of another node (the mock runs their proxy kernels' and one-kernel collectives' posts); not the kernels or real CUDA semantics (that is
+# PEs of another node (the mock runs their proxy kernels' and one-kernel collectives' posts),
+# and the host calls made while such a kernel waits for this PE's proxy (the mock's driver waits
+# where a real one does beside a running kernel); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
 set -eu
@@ -32,6 +34,10 @@ cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_proxy_coll.c -I"$PREFIX
 # the on-queue RMA forms to PEs of another node (the mock runs their proxy kernels' requests)
 cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_remote.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_queue_remote"
+# a kernel that waits for this PE's proxy while the host calls the library (issue 23); it calls
+# the mock's cuStreamCreate and cuModuleLoadData itself
+cc -O1 -Wall -Wextra tests/gpu/mock_running_kernel.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+    -Wl,-rpath,"$PWD/$PREFIX/lib" -L"$B/lib" -lcuda -o "$B/mock_running_kernel"
 for p in soak heap; do
     cc -O1 -Wall -Wextra -std=c11 -Itests/c tests/c/$p.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
         -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/$p"
@@ -91,6 +97,12 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # The on-queue RMA forms to a PE of the other node (issue 13): proxy kernels, in order.
     run queue_remote.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote"
     run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
+    # Host calls while a kernel waits for this PE's proxy (issue 23): a module loaded at first
+    # use, or a synchronous copy, would wait for that kernel while the proxy waits for them
+    # (the mock reports "DEADLOCK" after MOCK_CUDA_WAIT_S and aborts the PE).
+    run running_kernel.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB MOCK_CUDA_WAIT_S=10 $RUN -n 2 "$B/mock_running_kernel"
+    run running_kernel.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB MOCK_CUDA_WAIT_S=10 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 \
+        "$B/mock_running_kernel"
     # Bad arguments and requests end the job with a PE-tagged error naming the call: on-queue
     # RMA to the other node (mock_queue_remote), device collectives through the proxy
     # (mock_proxy_coll). Each case: program, its argument, the error after "ERROR: ".

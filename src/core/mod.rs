@@ -385,6 +385,13 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         wait::NET_PROGRESS.store(true, Relaxed);
     }
     if let Some(g) = &state.gpu {
+        // The library's own kernels, before any kernel of the program can wait for this PE
+        // (a module load waits for every running kernel: queue::preload).
+        let t = std::time::Instant::now();
+        queue::preload(func, g, state.proxy.get().is_some());
+        if state.cfg.debug {
+            crate::ffi::emit(&format!("[PE {}] DEBUG: the library's kernel modules loaded in {:.1} ms", state.me, t.elapsed().as_secs_f64() * 1e3));
+        }
         // Every kernel's view of the heaps, before init returns.
         let failed = cuda::binders::publish(g.dev_state());
         if failed > 0 && state.cfg.debug {

@@ -36,7 +36,7 @@ pub type Queue = *mut c_void;
 
 const PTX: &str = concat!(include_str!("../transport/cuda/queue_kernels.ptx"), "\0");
 
-/// The library's queue kernels, loaded and bound at first use (opaque outside this module).
+/// The library's queue kernels, loaded and bound at init (`preload`; opaque outside this module).
 pub struct Kernels {
     _module: Module,
     putmem: CUfunction,
@@ -106,7 +106,8 @@ fn load(func: &str, gpu: &Gpu) -> Result<Kernels, String> {
 const REMOTE_PTX: &str = concat!(include_str!("../transport/cuda/queue_remote_kernels.ptx"), "\0");
 
 /// The kernels of the RMA forms to PEs of other nodes (cuda/queue_remote_kernels.cu): a module
-/// of its own, loaded at the first such call, so a job of one node never JIT-compiles it.
+/// of its own, loaded at init only where the job spans nodes, so a job of one node never
+/// JIT-compiles it.
 struct Remote {
     _module: Module,
     putmem: CUfunction,
@@ -123,21 +124,39 @@ unsafe impl Sync for Remote {}
 static REMOTE: OnceLock<Result<Remote, String>> = OnceLock::new();
 
 /// The loaded kernels of the RMA forms to PEs of other nodes.
+fn load_remote(func: &str, gpu: &Gpu) -> Result<Remote, String> {
+    let m = Module::load(func, gpu, REMOTE_PTX, "queue kernels of other nodes")?;
+    Ok(Remote {
+        putmem: m.get("ishmemi_q_proxy_putmem")?,
+        getmem: m.get("ishmemi_q_proxy_getmem")?,
+        put_signal: m.get("ishmemi_q_proxy_put_signal")?,
+        strided: m.get("ishmemi_q_proxy_strided")?,
+        _module: m,
+    })
+}
+
+/// The loaded kernels of the RMA forms to PEs of other nodes (loaded at init: `preload`).
 fn remote_kernels(func: &str, gpu: &Gpu) -> &'static Remote {
-    let r = REMOTE.get_or_init(|| {
-        let m = Module::load(func, gpu, REMOTE_PTX, "queue kernels of other nodes")?;
-        Ok(Remote {
-            putmem: m.get("ishmemi_q_proxy_putmem")?,
-            getmem: m.get("ishmemi_q_proxy_getmem")?,
-            put_signal: m.get("ishmemi_q_proxy_put_signal")?,
-            strided: m.get("ishmemi_q_proxy_strided")?,
-            _module: m,
-        })
-    });
+    let r = REMOTE.get_or_init(|| load_remote(func, gpu));
     match r {
         Ok(k) => k,
         Err(e) => fatal(func, &format!("the queue kernels of other nodes did not load: {e}")),
     }
+}
+
+/// Loads every module of the library's kernels (init, before any kernel of the program can
+/// wait for this PE's host side): cuModuleLoadData waits for every running kernel of the
+/// context while holding the driver's context lock, so a module loaded at its first use, while
+/// a kernel waits for the proxy, stopped the proxy's copies behind it (coll_ops across 2
+/// pretend nodes hung in the first `sync_all_on_queue` after a `team_sync_on_queue`). The
+/// kernels of the RMA forms to other nodes load only where the job spans nodes (`remote`).
+/// A module that fails to load is reported at its first use, as before.
+pub(crate) fn preload(func: &str, gpu: &'static Gpu, remote: bool) {
+    let _ = KERNELS.get_or_init(|| load(func, gpu));
+    if remote {
+        let _ = REMOTE.get_or_init(|| load_remote(func, gpu));
+    }
+    super::queue_coll::preload(func, gpu);
 }
 
 /// The running state, its GPU, and the loaded queue kernels.

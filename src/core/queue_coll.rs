@@ -3,7 +3,7 @@
 //! (large blocks of broadcast/fcollect/alltoall go to the copy engines, large reductions to
 //! `reduce_split`)
 //! (cuda/coll_kernels.cu, PTX in src/transport/cuda/coll_kernels.ptx, a module of its own loaded
-//! at the first collective on a queue) running the work-group form of the device collectives
+//! at init: `queue::preload`) running the work-group form of the device collectives
 //! (include/ishmem/cuda_coll.cuh), so a queue collective and a kernel collective of the same team
 //! interoperate. Arguments are checked on the host before anything is enqueued; `ret`, when not
 //! NULL, must be memory the GPU can write (device, managed or registered host memory) and
@@ -90,6 +90,11 @@ fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
         reduce,
         _module: m,
     })
+}
+
+/// Loads the module at init (`queue::preload` says why); an error is reported at first use.
+pub(crate) fn preload(func: &str, gpu: &Gpu) {
+    let _ = KERNELS.get_or_init(|| load(func, gpu));
 }
 
 fn kernels(func: &str) -> (&'static State, &'static Gpu, &'static CollKernels) {

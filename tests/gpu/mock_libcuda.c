@@ -11,7 +11,20 @@
  *    quiet) run here as the device does (include/ishmem/cuda_impl.cuh: proxy_put, proxy_get,
  *    strided, put_signal, proxy_quiet, with global-memory buffers), on the launching thread;
  *    the others return CUDA_ERROR_NOT_SUPPORTED;
- *  - streams are synchronous; contexts are one token per device, current per thread.
+ *  - streams: the library's work runs at once (it synchronizes after each call anyway); an
+ *    emulated kernel launched on a stream made by cuStreamCreate (not the NULL stream) runs
+ *    asynchronously, in stream order, on a thread of that stream, and counts as a running
+ *    kernel until it returns (a kernel that waits for the proxy runs until the reply comes);
+ *    cuStreamSynchronize waits for the stream's kernels; a copy or memset on such a stream
+ *    waits for the stream's earlier kernels first (stream order);
+ *  - what a real driver does beside a running kernel of the context (measured on H100 by
+ *    bench/exp/spin_probe.cu, 2026-11-26): cuModuleLoadData, cuMemFree and cuMemFreeHost wait
+ *    for every running kernel while holding the context lock, which every other call of the
+ *    mock takes shared (so the library's own copies wait behind them, as in the driver);
+ *    the synchronous cuMemcpyHtoD waits for the kernels of the legacy stream and of blocking
+ *    streams (flags 0). A wait longer than MOCK_CUDA_WAIT_S (default 10) seconds is a deadlock:
+ *    the mock prints "mock libcuda: DEADLOCK: ..." naming the call and the kernel, and aborts;
+ *  - contexts are one token per device, current per thread.
  * Not a CUDA emulator: anything else returns CUDA_ERROR_NOT_SUPPORTED (801).
  * Build: cc -shared -fPIC -O1 mock_libcuda.c -o libcuda.so.1 -lpthread */
 #define _GNU_SOURCE
@@ -24,6 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <sched.h>
+#include <time.h>
 #include <ishmem/device_state.h>
 
 typedef int CUresult;
@@ -177,14 +191,150 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) { snprintf(name, len, "Mock GPU %d", d); return OK; }
 CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice d) { snprintf(bus, len, "0000:%02x:00.0", 0x10 + d); return OK; }
-CUresult cuStreamCreate(CUstream *s, unsigned flags) {
-    (void)flags;
-    CUresult r = need_ctx();
-    *s = (CUstream)&ctx_tokens[15];
-    return r;
+/* ---- streams, running kernels and the context lock ---- */
+struct job {
+    CUfunction f;
+    int nparams;
+    uint64_t vals[12];
+    void *ptrs[12];
+    struct job *next;
+};
+struct mstream {
+    unsigned flags;
+    int started;
+    pthread_t th;
+    struct job *head, *tail;
+    int pending; /* kernels queued or running */
+};
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t run_cv = PTHREAD_COND_INITIALIZER;
+static int running_all, running_blocking; /* kernels queued or running: all, on blocking streams */
+static const char *running_name = "";      /* the kernel last started */
+/* Held shared by every call that enqueues or reads, exclusively by the calls that wait for
+ * every running kernel of the context (module loads, frees), as the driver's context lock. */
+static pthread_rwlock_t ctx_rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static int wait_limit_s(void) {
+    const char *e = getenv("MOCK_CUDA_WAIT_S");
+    int n = e ? atoi(e) : 10;
+    return n > 0 ? n : 10;
 }
-CUresult cuStreamDestroy_v2(CUstream s) { (void)s; return OK; }
-CUresult cuStreamSynchronize(CUstream s) { (void)s; return need_ctx(); }
+
+/* Waits (run_lock held) until no kernel counted by *count runs; a deadlock past the limit. */
+static void wait_kernels(const char *call, int *count, const char *which) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_limit_s();
+    while (*count > 0) {
+        if (pthread_cond_timedwait(&run_cv, &run_lock, &until) != 0 && *count > 0) {
+            fprintf(stderr,
+                    "mock libcuda: [pid %d] DEADLOCK: %s waits for %d running kernel(s) (%s; %s, the last started) that have "
+                    "not finished after %d s%s\n",
+                    (int)getpid(), call, *count, which, running_name, wait_limit_s(),
+                    count == &running_all ? "; it holds the context lock meanwhile (as the driver does), so the "
+                                            "library's own copies and kernels, which a running kernel may wait for, "
+                                            "cannot start"
+                                          : "");
+            fflush(stderr);
+            abort();
+        }
+    }
+}
+
+/* A call that waits for every running kernel of the context, holding the context lock. */
+static void ctx_exclusive_begin(const char *call) {
+    pthread_rwlock_wrlock(&ctx_rw);
+    pthread_mutex_lock(&run_lock);
+    wait_kernels(call, &running_all, "every kernel of the context");
+    pthread_mutex_unlock(&run_lock);
+}
+static void ctx_exclusive_end(void) { pthread_rwlock_unlock(&ctx_rw); }
+static void ctx_shared_begin(void) { pthread_rwlock_rdlock(&ctx_rw); }
+static void ctx_shared_end(void) { pthread_rwlock_unlock(&ctx_rw); }
+
+static CUresult run_kernel(CUfunction f, void **params);
+
+static void *stream_thread(void *arg) {
+    struct mstream *ms = arg;
+    for (;;) {
+        pthread_mutex_lock(&run_lock);
+        while (!ms->head) pthread_cond_wait(&run_cv, &run_lock);
+        struct job *j = ms->head;
+        pthread_mutex_unlock(&run_lock);
+        run_kernel(j->f, j->ptrs);
+        pthread_mutex_lock(&run_lock);
+        ms->head = j->next;
+        if (!ms->head) ms->tail = NULL;
+        ms->pending--;
+        running_all--;
+        if (!(ms->flags & 1)) running_blocking--;
+        pthread_cond_broadcast(&run_cv);
+        pthread_mutex_unlock(&run_lock);
+        free(j);
+    }
+    return NULL;
+}
+
+/* Queues kernel f on stream ms (params copied, as the driver copies them at launch). */
+static CUresult enqueue_kernel(struct mstream *ms, CUfunction f, int nparams, void **params, const char *name) {
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) return E_OOM;
+    j->f = f;
+    j->nparams = nparams;
+    for (int i = 0; i < nparams && i < 12; i++) {
+        memcpy(&j->vals[i], params[i], 8);
+        j->ptrs[i] = &j->vals[i];
+    }
+    pthread_mutex_lock(&run_lock);
+    if (!ms->started) {
+        ms->started = 1;
+        pthread_create(&ms->th, NULL, stream_thread, ms);
+        pthread_detach(ms->th);
+    }
+    if (ms->tail) ms->tail->next = j;
+    else ms->head = j;
+    ms->tail = j;
+    ms->pending++;
+    running_all++;
+    if (!(ms->flags & 1)) running_blocking++;
+    running_name = name;
+    pthread_cond_broadcast(&run_cv);
+    pthread_mutex_unlock(&run_lock);
+    return OK;
+}
+
+/* Stream order for the work the mock does at once: waits for the stream's queued kernels. */
+static void drain(CUstream s) {
+    if (!s) return;
+    struct mstream *ms = s;
+    pthread_mutex_lock(&run_lock);
+    while (ms->pending > 0) pthread_cond_wait(&run_cv, &run_lock);
+    pthread_mutex_unlock(&run_lock);
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+    CUresult r = need_ctx();
+    if (r) return r;
+    struct mstream *ms = calloc(1, sizeof *ms);
+    if (!ms) return E_OOM;
+    ms->flags = flags;
+    *s = ms;
+    return OK;
+}
+CUresult cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority) {
+    (void)priority;
+    return cuStreamCreate(s, flags);
+}
+CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return need_ctx();
+}
+CUresult cuStreamDestroy_v2(CUstream s) { (void)s; return OK; } /* kept: its thread may still run */
+CUresult cuStreamSynchronize(CUstream s) {
+    drain(s);
+    return need_ctx();
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t len) {
     CUresult r = need_ctx();
@@ -206,9 +356,19 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t len) {
     if (r == OK) memset(shadow_of(*p), 0xA5, len < (8u << 20) ? len : (8u << 20));
     return r;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { return unmap_at(p, 1); }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    ctx_exclusive_begin("cuMemFree");
+    CUresult r = unmap_at(p, 1);
+    ctx_exclusive_end();
+    return r;
+}
 CUresult cuMemAllocHost_v2(void **p, size_t len) { *p = calloc(1, len); return *p ? OK : E_OOM; }
-CUresult cuMemFreeHost(void *p) { free(p); return OK; }
+CUresult cuMemFreeHost(void *p) {
+    ctx_exclusive_begin("cuMemFreeHost");
+    free(p);
+    ctx_exclusive_end();
+    return OK;
+}
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p) {
     memset(h, 0, sizeof *h);
@@ -246,29 +406,55 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
 }
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    (void)s;
     CUresult r = need_ctx();
     if (r) return r;
+    drain(s);
+    ctx_shared_begin();
     memmove(shadow_of((uintptr_t)dst), shadow_of((uintptr_t)src), n);
+    ctx_shared_end();
     return OK;
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return cuMemcpyAsync(dst, (uintptr_t)src, n, NULL); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+    return cuMemcpyAsync(dst, (uintptr_t)src, n, s);
+}
+/* Synchronous: on the legacy default stream, after every kernel of it and of blocking streams. */
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    pthread_mutex_lock(&run_lock);
+    wait_kernels("cuMemcpyHtoD (synchronous: the legacy default stream)", &running_blocking,
+                 "kernels of the legacy stream and of blocking streams");
+    pthread_mutex_unlock(&run_lock);
+    return cuMemcpyAsync(dst, (uintptr_t)src, n, NULL);
+}
 CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) {
-    (void)s;
     CUresult r = need_ctx();
     if (r) return r;
     if (c->srcMemoryType != 4 || c->dstMemoryType != 4 || c->WidthInBytes > c->srcPitch || c->WidthInBytes > c->dstPitch)
         return E_INVALID_VALUE;
+    drain(s);
+    ctx_shared_begin();
     for (size_t i = 0; i < c->Height; i++)
         memmove(shadow_of((uintptr_t)(c->dstDevice + i * c->dstPitch)),
                 shadow_of((uintptr_t)(c->srcDevice + i * c->srcPitch)), c->WidthInBytes);
+    ctx_shared_end();
     return OK;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
-    (void)s;
     CUresult r = need_ctx();
     if (r) return r;
+    drain(s);
+    ctx_shared_begin();
     memset(shadow_of((uintptr_t)p), v, n);
+    ctx_shared_end();
+    return OK;
+}
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned v, size_t n, CUstream s) {
+    CUresult r = need_ctx();
+    if (r) return r;
+    drain(s);
+    ctx_shared_begin();
+    unsigned *d = shadow_of((uintptr_t)p);
+    for (size_t i = 0; i < n; i++) d[i] = v;
+    ctx_shared_end();
     return OK;
 }
 
@@ -323,11 +509,17 @@ static int coll_kernel(const char *name) {
     pthread_mutex_unlock(&lock);
     return i < 128 ? i : -1;
 }
+/* The library's modules, and a test's module that holds the device state (ishmemi_dstate). */
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
-    if (!strstr((const char *)image, "ishmemi_host_amo") && !strstr((const char *)image, ".entry ishmemi_q_"))
+    if (!strstr((const char *)image, "ishmemi_host_amo") && !strstr((const char *)image, ".entry ishmemi_q_") &&
+        !strstr((const char *)image, "ishmemi_dstate"))
         return E_INVALID_VALUE;
+    CUresult r = need_ctx();
+    if (r) return r;
+    ctx_exclusive_begin("cuModuleLoadData");
     *m = &module_token;
-    return need_ctx();
+    ctx_exclusive_end();
+    return OK;
 }
 CUresult cuModuleUnload(CUmodule m) { (void)m; return OK; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
@@ -455,12 +647,34 @@ static CUresult emulate_coll(const coll_kernel_t *k, void **params) {
     return OK;
 }
 
+/* Parameters of the emulated kernels (the library's launches). */
+static const int emulated_nparams[] = {4, 4, 7, 9, 0};
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra) {
-    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)extra;
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)extra;
     CUresult r = need_ctx();
     if (r) return r;
     if (f == &unsupported_token) return E_NOT_SUPPORTED;
+    if (s) {
+        /* An emulated kernel on a created stream runs asynchronously, in stream order. */
+        for (int i = 0; i < N_EMULATED; i++)
+            if (f == &emulated_tokens[i]) return enqueue_kernel(s, f, emulated_nparams[i], params, emulated_names[i]);
+        if ((char *)f >= coll_tokens && (char *)f < coll_tokens + 128) {
+            const coll_kernel_t *k = &coll_kernels[(char *)f - coll_tokens];
+            int n = k->what == ISHMEMI_COLL_SYNC ? 2 : k->what == ISHMEMI_COLL_BROADCAST || k->what == ISHMEMI_COLL_REDUCE ? 6 : 5;
+            return enqueue_kernel(s, f, n, params, k->what == ISHMEMI_COLL_SYNC ? "ishmemi_q_team_sync" : "ishmemi_q_<collective>");
+        }
+        drain(s);
+    }
+    ctx_shared_begin();
+    r = run_kernel(f, params);
+    ctx_shared_end();
+    return r;
+}
+
+/* Runs kernel f now, on the calling thread. */
+static CUresult run_kernel(CUfunction f, void **params) {
     for (int i = 0; i < N_EMULATED; i++)
         if (f == &emulated_tokens[i]) return emulate(i, params);
     if ((char *)f >= coll_tokens && (char *)f < coll_tokens + 128) return emulate_coll(&coll_kernels[(char *)f - coll_tokens], params);

@@ -14,6 +14,15 @@
 //!   pairs order the host calls of different PEs) also orders their GPU-heap effects.
 //! - AMOs are system-scope seq_cst atomics in a kernel (cuda/host_kernels.cu): atomic against
 //!   the device API's atomics from any GPU of the node and against other host AMOs.
+//! - Beside this PE's running kernels (the proxy and the staging server work while a kernel
+//!   waits for them): copies and memsets on `stream` run (measured, bench/exp/spin_probe.cu);
+//!   the AMO kernel needs one free thread slot on one SM (the stream has the highest priority,
+//!   so it is the next block placed) and waits while kernels that do not end fill every SM.
+//!   Never used while kernels may run: synchronous copies (cuMemcpyHtoD and the like wait for
+//!   the legacy stream), module loads, cuMemFree and cuMemFreeHost (each waits for every kernel
+//!   of the context while holding the driver's context lock, so the proxy's own copies queue
+//!   behind it: a deadlock). The library's modules are therefore loaded at init
+//!   (`core::queue::preload`), and frees happen at finalize only.
 //! - The sync area (first `SYNC_BYTES` of the heap) is zeroed before the IPC handle is
 //!   published (before `state = JOINED` in the control segment): no peer can touch it earlier.
 //! - Finalize: after the final barrier every PE closes its mappings, a second barrier, then
@@ -236,10 +245,18 @@ impl Gpu {
         let mut bus = [0u8; 32];
         // SAFETY: bus is writable for its length (a bus id is at most 17 bytes with its NUL).
         check(func, "cuDeviceGetPCIBusId", unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr().cast(), bus.len() as i32, dev) });
+        // The library's stream: non-blocking (never ordered after the user's kernels on the
+        // legacy default stream) and of the highest priority, so the AMO kernel takes the first
+        // SM slot that frees up before any block of a user kernel still waiting for one.
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: both outputs are writable; a context is current.
+        if unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) } != CUresult::CUDA_SUCCESS {
+            greatest = 0;
+        }
         let mut stream: CUstream = std::ptr::null_mut();
         // SAFETY: creates a stream in the current context.
-        check(func, "cuStreamCreate", unsafe {
-            sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        check(func, "cuStreamCreateWithPriority", unsafe {
+            sys::cuStreamCreateWithPriority(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, greatest)
         });
         // Rounded up so that the 32-bit word holding any heap byte lies inside (byte AMOs),
         // plus room to align the heap's start.
@@ -562,8 +579,16 @@ impl Gpu {
                 ));
             }
             let b = st.as_bytes();
-            // SAFETY: dptr is the module's global of `bytes` == b.len() bytes.
-            return driver::ok("cuMemcpyHtoD(ishmemi_dstate)", unsafe { sys::cuMemcpyHtoD_v2(dptr, b.as_ptr().cast(), b.len()) });
+            // On the library's non-blocking stream, not with the synchronous cuMemcpyHtoD: that
+            // one is ordered after every kernel of the legacy default stream, so binding while
+            // a kernel spins waiting for this PE's host side would never return.
+            // SAFETY: dptr is the module's global of `bytes` == b.len() bytes; b outlives the
+            // copy (the stream is synchronized before return).
+            driver::ok("cuMemcpyHtoDAsync(ishmemi_dstate)", unsafe {
+                sys::cuMemcpyHtoDAsync_v2(dptr, b.as_ptr().cast(), b.len(), self.stream)
+            })?;
+            // SAFETY: the stream lives until finalize.
+            return driver::ok("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream) });
         }
         Err(format!("the module has no ishmemi_dstate (was it compiled with ishmem.h?): {last}"))
     }
