@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs an already built libishmem (target/release) into a prefix: the library (versioned,
-# stripped, its debug info in lib/.debug/), headers, ishmrun, ishmem-info, the ishmemcc and
-# ishmemc++ compiler wrappers, pkg-config and CMake files, the documentation (README.md and
-# docs/ with every file they link to, under share/doc/ishmem) and man pages. Needs no cargo,
+# stripped, its debug info in lib/.debug/), headers (ishmem.h, ishmemx.h, and shmem.h, shmemx.h
+# for OpenSHMEM programs), ishmrun, ishmem-info, the ishmemcc and ishmemc++ compiler wrappers
+# (also named ishmem-oshcc and ishmem-oshc++), pkg-config and CMake files, the documentation
+# (README.md and docs/ with every file they link to, under share/doc/ishmem) and man pages. Needs no cargo,
 # so it also runs on a machine that only received the build (the GPU machine:
 # scripts/gpu-check.sh).
 #   scripts/install-prefix.sh PREFIX [BUILD_DIR]     (BUILD_DIR: default target/release)
@@ -51,11 +52,15 @@ fi
 
 # ---- compiler wrappers ----
 install -m 755 scripts/ishmemcc "$PREFIX/bin/ishmemcc"
-rm -f "$PREFIX/bin/ishmemc++"
-ln -s ishmemcc "$PREFIX/bin/ishmemc++"
+# ishmem-oshcc / ishmem-oshc++: the same wrapper under the names OpenSHMEM programs' build
+# scripts are pointed at (OSHCC=ishmem-oshcc); not oshcc, which an installed OpenMPI owns.
+for w in ishmemc++ ishmem-oshcc ishmem-oshc++; do
+    rm -f "$PREFIX/bin/$w"
+    ln -s ishmemcc "$PREFIX/bin/$w"
+done
 
 # ---- headers, pkg-config, CMake ----
-install -m 644 include/ishmem.h include/ishmemx.h "$PREFIX/include/"
+install -m 644 include/ishmem.h include/ishmemx.h include/shmem.h include/shmemx.h "$PREFIX/include/"
 install -m 644 include/ishmem/*.h include/ishmem/*.cuh "$PREFIX/include/ishmem/"
 sed "s|@VERSION@|$VERSION|g" cmake/ishmem.pc.in > "$PREFIX/lib/pkgconfig/ishmem.pc"
 sed "s|@SONAME@|libishmem.so.$SOVERSION|g" cmake/ishmemConfig.cmake > "$PREFIX/lib/cmake/ishmem/ishmemConfig.cmake"
@@ -86,10 +91,13 @@ doc_links() {
         doc_file "$path"
     done
 }
-for f in README.md docs/ENV.md docs/ARCHITECTURE.md docs/PERFORMANCE.md abi/symbols.txt abi/additions.txt; do
+for f in README.md docs/ENV.md docs/ARCHITECTURE.md docs/PERFORMANCE.md abi/symbols.txt abi/additions.txt \
+    abi/shmem-symbols.txt abi/shmem-missing.txt; do
     doc_file "$f"
 done
 
 # ---- man pages ----
 install -m 644 docs/man/ishmrun.1 docs/man/ishmem-info.1 docs/man/ishmemcc.1 "$PREFIX/share/man/man1/"
 printf '.so man1/ishmemcc.1\n' > "$PREFIX/share/man/man1/ishmemc++.1"
+install -m 644 docs/man/ishmem-oshcc.1 "$PREFIX/share/man/man1/"
+printf '.so man1/ishmem-oshcc.1\n' > "$PREFIX/share/man/man1/ishmem-oshc++.1"

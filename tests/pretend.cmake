@@ -123,6 +123,11 @@ foreach(l mpirun mpiexec srun-pmix srun-pmi2)
       EXPECT --success --merge "^PASS: ${p} \\(4 PEs\\)$" 80 COMMAND $<TARGET_FILE:${p}> ${args})
   endforeach()
 endforeach()
+# the OpenSHMEM program built by ishmem-oshcc (CMakeLists.txt), unchanged, as 2 nodes of 2
+foreach(l mpirun mpiexec)
+  add_pretend(openshmem.pretend_${l}.4 ${l} 4 2 ENV ${_pretend_fabric_env}
+    EXPECT --success --merge "^PASS: openshmem \\(4 PEs\\)$" 80 COMMAND ${OPENSHMEM_PROG})
+endforeach()
 add_pretend(uid.pretend_uid_loop.4 uid-loop 4 2 ENV ${_pretend_fabric_env}
   EXPECT --success --merge "^PASS: uid \\(4 PEs\\)$" 80
   COMMAND $<TARGET_FILE:uid> file ${CMAKE_CURRENT_BINARY_DIR}/pretend-uid @RANK@ 4)

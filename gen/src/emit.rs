@@ -9,15 +9,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// One concrete function expanded from an op family.
-struct Inst<'a> {
-    op: &'a Op,
-    name: String,
+pub(crate) struct Inst<'a> {
+    pub(crate) op: &'a Op,
+    pub(crate) name: String,
     /// The element type, `None` for the SIZE and mem forms (`void *`).
-    ty: Option<&'static CType>,
-    elem: usize,
+    pub(crate) ty: Option<&'static CType>,
+    pub(crate) elem: usize,
 }
 
-fn instances(op: &Op) -> Vec<Inst<'_>> {
+pub(crate) fn instances(op: &Op) -> Vec<Inst<'_>> {
     let mut v = Vec::new();
     if let Some(pat) = op.typed {
         for t in table::of_class(op.class) {
@@ -37,7 +37,7 @@ fn instances(op: &Op) -> Vec<Inst<'_>> {
 
 /// Whether an op family has `_on_queue` forms: the RMA copies (not p/g), put-with-signal, the
 /// wait_until families.
-fn has_on_queue(op: &Op) -> bool {
+pub(crate) fn has_on_queue(op: &Op) -> bool {
     has_work_group(op) && !(op.section == "p2p_sync" && op.typed.is_some_and(|t| t.contains("_test")))
 }
 
@@ -46,12 +46,12 @@ fn queue_ret(op: &Op) -> bool {
     op.typed.is_some_and(|t| t.contains("wait_until_any") || t.contains("wait_until_some"))
 }
 
-fn queue_name(name: &str) -> String {
+pub(crate) fn queue_name(name: &str) -> String {
     let base = name.strip_prefix("ishmemx_").or_else(|| name.strip_prefix("ishmem_")).unwrap_or(name);
     format!("ishmemx_{base}_on_queue")
 }
 
-fn queue_params(op: &Op) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn queue_params(op: &Op) -> Vec<(&'static str, &'static str)> {
     let mut v: Vec<(&str, &str)> = op.params.to_vec();
     if is_coll(op) {
         v.push(("int *", "ret"));
@@ -114,7 +114,7 @@ fn c_decl(i: &Inst) -> String {
     c_decl_of(&i.name, i.op.ret, i.op.params, i.ty)
 }
 
-fn c_decl_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>) -> String {
+pub(crate) fn c_decl_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>) -> String {
     let ret = if ret == "T" { c_type("T", ty) } else { ret.to_string() };
     let params: Vec<String> = params
         .iter()
@@ -178,7 +178,7 @@ fn queue_instances(op: &Op) -> Vec<(Inst<'_>, String)> {
 }
 
 /// Every exported name with its header, section and C declaration.
-fn all_decls() -> Vec<(&'static str, &'static str, String, String)> {
+pub(crate) fn all_decls() -> Vec<(&'static str, &'static str, String, String)> {
     let mut v: Vec<(&str, &str, String, String)> =
         FIXED.iter().map(|(h, s, n, d)| (*h, *s, n.to_string(), d.to_string())).collect();
     for op in OPS {
@@ -537,7 +537,7 @@ fn has_work_group(op: &Op) -> bool {
 
 /// A collective family: team first, host only for now (no device, work_group or on_queue
 /// forms), with team-less spellings in the headers.
-fn is_coll(op: &Op) -> bool {
+pub(crate) fn is_coll(op: &Op) -> bool {
     op.section == "collectives"
 }
 
@@ -674,6 +674,7 @@ fn coll_work_group() -> String {
 
 /// (path relative to the repository, contents) of every generated file.
 pub fn all_files() -> Vec<(&'static str, String)> {
+    let osh = crate::oshmem::rows();
     vec![
         ("include/ishmem.h", header("ishmem.h", include_str!("../templates/ishmem_pre.h"))),
         ("include/ishmemx.h", header("ishmemx.h", include_str!("../templates/ishmemx_pre.h"))),
@@ -684,6 +685,10 @@ pub fn all_files() -> Vec<(&'static str, String)> {
         ("abi/additions.txt", additions()),
         ("tests/c/gen_types.h", test_types()),
         ("docs/ENV.md", crate::env::markdown()),
+        ("include/shmem.h", crate::oshmem::shmem_h(&osh)),
+        ("include/shmemx.h", crate::oshmem::shmemx_h(&osh)),
+        ("abi/shmem-symbols.txt", crate::oshmem::symbols(&osh)),
+        ("abi/shmem-missing.txt", crate::oshmem::missing(&osh)),
     ]
 }
 

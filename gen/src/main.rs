@@ -12,6 +12,7 @@ mod table;
 mod env;
 mod emit;
 mod ops;
+mod oshmem;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

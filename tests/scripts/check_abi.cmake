@@ -1,11 +1,14 @@
 # cmake -DNM=nm -DLIB=<libishmem.so> (-DSYMBOLS=<symbols.txt> |
-#       -DMANIFEST=<ishmem-api.tsv> [-DADDITIONS=<additions.txt>]) -P check_abi.cmake
+#       -DMANIFEST=<ishmem-api.tsv> [-DADDITIONS=<additions.txt>]) [-DALIASES=<shmem-symbols.txt>]
+#       -P check_abi.cmake
 # The library's dynamic symbol table (nm -D --defined-only) must hold every name of
 # symbols.txt, or every `plain` name of the manifest's sections setup, memory, rma, amo,
 # signal, p2p_sync, ordering, teams and collectives (less ishmemx_debug_test, left out on
 # purpose). Fails listing the missing names; with SYMBOLS also fails listing exported names
 # that symbols.txt lacks; with ADDITIONS, exported names that are neither in the manifest (any
 # form) nor documented additions (abi/additions.txt: name, tab, why).
+# With ALIASES=<shmem-symbols.txt>, the OpenSHMEM aliases it marks exported are left out of the
+# exported names compared here (tests/scripts/check_shmem_abi.sh checks them).
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm -D --defined-only ${LIB} failed (${rc})")
@@ -16,6 +19,19 @@ foreach(d ${defs})
   string(REGEX REPLACE "^ [TtWiV] " "" d "${d}")
   list(APPEND defined ${d})
 endforeach()
+if(DEFINED ALIASES)
+  file(STRINGS ${ALIASES} alias_rows REGEX "^[^#][^\t]*\texported\t")
+  set(aliases "")
+  foreach(l ${alias_rows})
+    string(REGEX REPLACE "\t.*" "" n "${l}")
+    list(APPEND aliases ${n})
+  endforeach()
+  list(LENGTH aliases naliases)
+  if(naliases LESS 100)
+    message(FATAL_ERROR "${ALIASES}: only ${naliases} exported aliases found")
+  endif()
+  list(REMOVE_ITEM defined ${aliases})
+endif()
 
 set(want "")
 if(DEFINED SYMBOLS)

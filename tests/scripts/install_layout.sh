@@ -5,8 +5,10 @@
 # - the CMake package names the versioned soname;
 # - share/doc/ishmem: README.md, docs/ENV.md, ARCHITECTURE.md, PERFORMANCE.md, abi/, and every
 #   relative link of every installed Markdown file resolves inside the installed docs;
-# - man pages of ishmrun, ishmem-info, ishmemcc (and ishmemc++) that format without warnings
-#   and document every option of the tools' --help.
+# - man pages of ishmrun, ishmem-info, ishmemcc (and ishmemc++), ishmem-oshcc (and
+#   ishmem-oshc++) that format without warnings and document every option of the tools' --help;
+# - the OpenSHMEM side (issue 25): include/shmem.h and shmemx.h, the ishmem-oshcc and
+#   ishmem-oshc++ wrappers, abi/shmem-symbols.txt and abi/shmem-missing.txt.
 set -u
 prefix=$1
 fail=0
@@ -41,7 +43,8 @@ echo "ok: stripped, debug info in .debug/"
 
 # ---- docs and their links ----
 doc=$prefix/share/doc/ishmem
-for f in README.md docs/ENV.md docs/ARCHITECTURE.md docs/PERFORMANCE.md abi/symbols.txt abi/additions.txt; do
+for f in README.md docs/ENV.md docs/ARCHITECTURE.md docs/PERFORMANCE.md abi/symbols.txt abi/additions.txt \
+    abi/shmem-symbols.txt abi/shmem-missing.txt; do
     [ -f "$doc/$f" ] || bad "share/doc/ishmem/$f is not installed"
 done
 nlinks=0
@@ -56,7 +59,7 @@ echo "ok: $nlinks relative links of the installed docs resolve"
 
 # ---- man pages ----
 man1=$prefix/share/man/man1
-for page in ishmrun ishmem-info ishmemcc; do
+for page in ishmrun ishmem-info ishmemcc ishmem-oshcc; do
     [ -f "$man1/$page.1" ] || { bad "no man page $page.1"; continue; }
     grep -q '^\.SH NAME' "$man1/$page.1" || bad "$page.1 has no NAME section"
     grep -q '^\.SH SYNOPSIS' "$man1/$page.1" || bad "$page.1 has no SYNOPSIS section"
@@ -66,6 +69,7 @@ for page in ishmrun ishmem-info ishmemcc; do
     fi
 done
 [ "$(cat "$man1/ishmemc++.1" 2>/dev/null)" = ".so man1/ishmemcc.1" ] || bad "ishmemc++.1 is not a link to ishmemcc.1"
+[ "$(cat "$man1/ishmem-oshc++.1" 2>/dev/null)" = ".so man1/ishmem-oshcc.1" ] || bad "ishmem-oshc++.1 is not a link to ishmem-oshcc.1"
 # every option of the tools' --help is in their man page
 opts() { "$1" --help | grep -o -E '(^|[ ,])--?[a-z][a-z-]*' | sed 's/^[ ,]*//' | sort -u; }
 for tool in ishmrun ishmem-info; do
@@ -77,7 +81,16 @@ done
 for o in -show --showme --version ISHMEM_CC ISHMEM_CXX; do
     esc=$(echo "$o" | sed 's/-/\\\\-/g')
     grep -q -e "$esc" "$man1/ishmemcc.1" || bad "ishmemcc.1 does not document $o"
+    grep -q -e "$esc" "$man1/ishmem-oshcc.1" || bad "ishmem-oshcc.1 does not document $o"
 done
+# ---- OpenSHMEM headers and wrappers ----
+for h in shmem.h shmemx.h; do
+    [ -f "$prefix/include/$h" ] || bad "include/$h is not installed"
+done
+for w in ishmem-oshcc ishmem-oshc++; do
+    [ -x "$prefix/bin/$w" ] || bad "bin/$w is not installed"
+done
+echo "ok: OpenSHMEM headers and wrappers"
 echo "ok: man pages"
 [ "$fail" = 0 ] && echo "PASS: install layout"
 exit $fail

@@ -1,5 +1,6 @@
 #!/bin/sh
-# ishmemcc.sh <prefix> <prog.c> <workdir> (issue 14): the compiler wrappers.
+# ishmemcc.sh <prefix> <prog.c> <workdir> (issue 14): the compiler wrappers (and, issue 25,
+# the same wrapper as ishmem-oshcc / ishmem-oshc++).
 # - `ishmemcc -show` prints the compiler with exactly the flags of pkg-config (link flags only
 #   when linking), `ishmemc++ -show` the C++ compiler;
 # - ishmemcc and ishmemc++ build prog.c (as C and as C++) into programs that find the
@@ -33,6 +34,11 @@ case "$show" in "c++ -I$prefix/include x.cpp -L$prefix/lib -lishmem "*) ;; *) ba
 show=$(ISHMEM_CC=gcc "$cc_w" -show x.c) || bad "ISHMEM_CC=gcc ishmemcc -show"
 case "$show" in "gcc "*) ;; *) bad "ISHMEM_CC=gcc ishmemcc -show: '$show'" ;; esac
 "$cc_w" --version | head -n 1 | grep -q "^ishmemcc: ishmem [0-9]" || bad "ishmemcc --version"
+# ishmem-oshcc / ishmem-oshc++ (OpenSHMEM programs): the same wrapper, C and C++
+show=$("$prefix/bin/ishmem-oshcc" -show x.c) || bad "ishmem-oshcc -show exited $?"
+case "$show" in "cc -I$prefix/include x.c -L$prefix/lib -lishmem "*) ;; *) bad "ishmem-oshcc -show: '$show'" ;; esac
+show=$("$prefix/bin/ishmem-oshc++" -show x.cpp) || bad "ishmem-oshc++ -show exited $?"
+case "$show" in "c++ -I$prefix/include x.cpp -L$prefix/lib -lishmem "*) ;; *) bad "ishmem-oshc++ -show: '$show'" ;; esac
 
 # build and run
 rm -f hello_cc hello_cxx

@@ -1,0 +1,794 @@
+//! The OpenSHMEM side of the generated files: `include/shmem.h`, `include/shmemx.h`,
+//! `abi/shmem-symbols.txt` and `abi/shmem-missing.txt`, from the same tables as `ishmem.h`
+//! (`table::TYPES`, OpenSHMEM's type lists `table::osh`, `ops::OPS`, `ops::FIXED`).
+//!
+//! Every exported `shmem_*` (and `shmemx_*`) name is an alias of an `ishmem_*` symbol: build.rs
+//! has the linker give it the target's address, from the `exported` rows of
+//! `abi/shmem-symbols.txt`. A name is exported only where its OpenSHMEM declaration is
+//! ABI-identical to its target's ishmem one (`check_alias` compares return and parameter types,
+//! less `const` and the handle typedefs, and the generator stops on any difference). Names that
+//! ishmem has nothing for are listed missing, with the reason.
+
+use crate::emit::{
+    all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params,
+};
+use crate::ops::{Op, FIXED, OPS};
+use crate::table::{self, osh, CType};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// One name of the OpenSHMEM API (or one `shmemx_*` extension).
+pub struct Row {
+    pub name: String,
+    /// "1.5", "1.6", "1.5-deprecated" (the OpenSHMEM version that has it) or "shmemx".
+    pub spec: &'static str,
+    /// The heading it is declared under.
+    pub section: &'static str,
+    pub what: What,
+}
+
+pub enum What {
+    /// An alias of the ishmem symbol `target`, declared as `decl`.
+    Exported { target: String, decl: String },
+    /// Not exported, and why.
+    Missing(&'static str),
+}
+
+const CTX: &str = "contexts (shmem_ctx_t) are not implemented yet";
+const NO_TYPE: &str = "ishmem's type table has no such type (long double, complex)";
+const ALLTOALLS: &str = "alltoalls is not implemented yet";
+const LOCKS: &str = "distributed locks are not implemented yet";
+const REALLOC: &str = "shmem_realloc is not implemented yet";
+const HINTS: &str = "shmem_malloc_with_hints is not implemented yet";
+const TEAM_PTR: &str = "ishmem has no team-relative ptr yet (shmem_ptr with a world PE works)";
+const PE_QUIET: &str = "ishmem has no per-PE quiet yet (shmem_quiet completes everything)";
+const PCONTROL: &str = "the profiling interface is not implemented yet";
+const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
+const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
+const WAIT: &str =
+    "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
+
+/// Section headings, in header order.
+const SECTIONS: &[&str] = &[
+    "setup",
+    "teams",
+    "memory",
+    "rma",
+    "amo",
+    "signal",
+    "p2p_sync",
+    "ordering",
+    "collectives",
+    "deprecated",
+    "on_queue",
+    "gpu",
+];
+
+/// Hand-written OpenSHMEM names with an ishmem target: (spec, section, name, OpenSHMEM
+/// declaration, ishmem target).
+const FIXED_OSH: &[(&str, &str, &str, &str, &str)] = &[
+    ("1.5", "setup", "shmem_init", "void shmem_init(void)", "ishmem_init"),
+    ("1.5", "setup", "shmem_finalize", "void shmem_finalize(void)", "ishmem_finalize"),
+    ("1.5", "setup", "shmem_init_thread", "int shmem_init_thread(int requested, int *provided)", "ishmem_init_thread"),
+    ("1.5", "setup", "shmem_query_thread", "void shmem_query_thread(int *provided)", "ishmem_query_thread"),
+    ("1.6", "setup", "shmem_query_initialized", "void shmem_query_initialized(int *initialized)", "ishmemx_query_initialized"),
+    ("1.5", "setup", "shmem_my_pe", "int shmem_my_pe(void)", "ishmem_my_pe"),
+    ("1.5", "setup", "shmem_n_pes", "int shmem_n_pes(void)", "ishmem_n_pes"),
+    ("1.5", "setup", "shmem_pe_accessible", "int shmem_pe_accessible(int pe)", "ishmem_pe_accessible"),
+    ("1.5", "setup", "shmem_addr_accessible", "int shmem_addr_accessible(const void *addr, int pe)", "ishmem_addr_accessible"),
+    ("1.5", "setup", "shmem_ptr", "void *shmem_ptr(const void *dest, int pe)", "ishmem_ptr"),
+    ("1.5", "setup", "shmem_info_get_version", "void shmem_info_get_version(int *major, int *minor)", "ishmem_info_get_version"),
+    ("1.5", "setup", "shmem_info_get_name", "void shmem_info_get_name(char *name)", "ishmem_info_get_name"),
+    ("1.5", "setup", "shmem_global_exit", "void shmem_global_exit(int status)", "ishmem_global_exit"),
+    ("1.5", "teams", "shmem_team_my_pe", "int shmem_team_my_pe(shmem_team_t team)", "ishmem_team_my_pe"),
+    ("1.5", "teams", "shmem_team_n_pes", "int shmem_team_n_pes(shmem_team_t team)", "ishmem_team_n_pes"),
+    ("1.5", "teams", "shmem_team_get_config",
+     "int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)", "ishmem_team_get_config"),
+    ("1.5", "teams", "shmem_team_translate_pe",
+     "int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)", "ishmem_team_translate_pe"),
+    ("1.5", "teams", "shmem_team_split_strided",
+     "int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
+     "ishmem_team_split_strided"),
+    ("1.5", "teams", "shmem_team_split_2d",
+     "int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team)",
+     "ishmem_team_split_2d"),
+    ("1.5", "teams", "shmem_team_destroy", "void shmem_team_destroy(shmem_team_t team)", "ishmem_team_destroy"),
+    ("1.5", "memory", "shmem_malloc", "void *shmem_malloc(size_t size)", "ishmem_malloc"),
+    ("1.5", "memory", "shmem_calloc", "void *shmem_calloc(size_t count, size_t size)", "ishmem_calloc"),
+    ("1.5", "memory", "shmem_align", "void *shmem_align(size_t alignment, size_t size)", "ishmem_align"),
+    ("1.5", "memory", "shmem_free", "void shmem_free(void *ptr)", "ishmem_free"),
+    ("1.5", "signal", "shmem_signal_fetch", "uint64_t shmem_signal_fetch(const uint64_t *sig_addr)", "ishmem_signal_fetch"),
+    ("1.6", "signal", "shmem_signal_add", "void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)", "ishmemx_signal_add"),
+    ("1.6", "signal", "shmem_signal_set", "void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)", "ishmemx_signal_set"),
+    ("1.5", "p2p_sync", "shmem_signal_wait_until",
+     "uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)", "ishmem_signal_wait_until"),
+    ("1.5", "ordering", "shmem_fence", "void shmem_fence(void)", "ishmem_fence"),
+    ("1.5", "ordering", "shmem_quiet", "void shmem_quiet(void)", "ishmem_quiet"),
+    ("1.5", "collectives", "shmem_barrier_all", "void shmem_barrier_all(void)", "ishmem_barrier_all"),
+    ("1.5", "collectives", "shmem_sync_all", "void shmem_sync_all(void)", "ishmem_sync_all"),
+    ("1.5", "collectives", "shmem_team_sync", "int shmem_team_sync(shmem_team_t team)", "ishmem_team_sync"),
+    // OpenSHMEM's C11 spelling of team_sync; the deprecated active-set shmem_sync(PE_start,
+    // logPE_stride, PE_size, pSync) shares the symbol name and is not provided.
+    ("1.5", "collectives", "shmem_sync", "int shmem_sync(shmem_team_t team)", "ishmem_sync"),
+    ("1.5-deprecated", "deprecated", "_my_pe", "int _my_pe(void)", "ishmem_my_pe"),
+    ("1.5-deprecated", "deprecated", "_num_pes", "int _num_pes(void)", "ishmem_n_pes"),
+    ("1.5-deprecated", "deprecated", "shmalloc", "void *shmalloc(size_t size)", "ishmem_malloc"),
+    ("1.5-deprecated", "deprecated", "shfree", "void shfree(void *ptr)", "ishmem_free"),
+    ("1.5-deprecated", "deprecated", "shmemalign", "void *shmemalign(size_t alignment, size_t size)", "ishmem_align"),
+];
+
+/// Hand-written OpenSHMEM names with no ishmem target: (spec, section, name, why).
+const MISSING: &[(&str, &str, &str, &str)] = &[
+    ("1.6", "setup", "shmem_team_ptr", TEAM_PTR),
+    ("1.5", "teams", "shmem_team_create_ctx", CTX),
+    ("1.5", "teams", "shmem_ctx_get_team", CTX),
+    ("1.5", "setup", "shmem_ctx_create", CTX),
+    ("1.5", "setup", "shmem_ctx_destroy", CTX),
+    ("1.5", "memory", "shmem_realloc", REALLOC),
+    ("1.5", "memory", "shmem_malloc_with_hints", HINTS),
+    ("1.6", "signal", "shmem_ctx_signal_add", CTX),
+    ("1.6", "signal", "shmem_ctx_signal_set", CTX),
+    ("1.5", "ordering", "shmem_ctx_fence", CTX),
+    ("1.5", "ordering", "shmem_ctx_quiet", CTX),
+    ("1.6", "ordering", "shmem_pe_quiet", PE_QUIET),
+    ("1.6", "ordering", "shmem_ctx_pe_quiet", CTX),
+    ("1.5", "collectives", "shmem_alltoallsmem", ALLTOALLS),
+    ("1.5", "locks", "shmem_set_lock", LOCKS),
+    ("1.5", "locks", "shmem_test_lock", LOCKS),
+    ("1.5", "locks", "shmem_clear_lock", LOCKS),
+    ("1.5", "profiling", "shmem_pcontrol", PCONTROL),
+    ("1.5-deprecated", "deprecated", "start_pes", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shrealloc", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_clear_cache_inv", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_set_cache_inv", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_clear_cache_line_inv", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_set_cache_line_inv", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_udcflush", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_udcflush_line", DEPRECATED),
+    ("1.5-deprecated", "deprecated", "shmem_wait", WAIT),
+    ("1.5-deprecated", "deprecated", "shmem_wait_until", "deprecated untyped (long) form: the C11 generic shmem_wait_until and shmem_long_wait_until cover it"),
+    ("1.5-deprecated", "deprecated", "shmem_barrier", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_broadcast32", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_broadcast64", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_collect32", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_collect64", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_fcollect32", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_fcollect64", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_alltoall32", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_alltoall64", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_alltoalls32", ACTIVE_SET),
+    ("1.5-deprecated", "deprecated", "shmem_alltoalls64", ACTIVE_SET),
+];
+
+/// The deprecated (OpenSHMEM 1.4) AMO names and the family each is an older spelling of,
+/// with whether it takes the float/double types too.
+const AMO_OLD: &[(&str, &str, bool)] = &[
+    ("fetch", "ishmem_{T}_atomic_fetch", true),
+    ("set", "ishmem_{T}_atomic_set", true),
+    ("swap", "ishmem_{T}_atomic_swap", true),
+    ("cswap", "ishmem_{T}_atomic_compare_swap", false),
+    ("finc", "ishmem_{T}_atomic_fetch_inc", false),
+    ("inc", "ishmem_{T}_atomic_inc", false),
+    ("fadd", "ishmem_{T}_atomic_fetch_add", false),
+    ("add", "ishmem_{T}_atomic_add", false),
+];
+
+/// `ishmem_X` / `ishmemx_X` -> `shmem_X`.
+fn osh_name(ishmem: &str) -> String {
+    let base = ishmem
+        .strip_prefix("ishmemx_")
+        .or_else(|| ishmem.strip_prefix("ishmem_"))
+        .expect("an ishmem name");
+    format!("shmem_{base}")
+}
+
+/// `ishmemx_X_on_queue` -> `shmemx_X_on_queue`.
+fn x_name(ishmemx: &str) -> String {
+    format!(
+        "shmemx_{}",
+        ishmemx.strip_prefix("ishmemx_").expect("an ishmemx name")
+    )
+}
+
+fn spec_of(op: &Op) -> &'static str {
+    if op.header == "ishmemx.h" || op.typed.is_some_and(|t| t.contains("scan")) {
+        "1.6"
+    } else {
+        "1.5"
+    }
+}
+
+/// OpenSHMEM's types of an op family (its specification table).
+fn osh_types(op: &Op) -> &'static [&'static str] {
+    let fam = op.typed.expect("a typed family");
+    match op.class {
+        table::RMA => osh::RMA,
+        table::AMO_STD | table::AMO_STD_NBI => osh::AMO_EXT,
+        table::AMO_EXT | table::AMO_EXT_NBI => osh::AMO_STD,
+        table::AMO_BIT | table::AMO_BIT_NBI => osh::AMO_BIT,
+        table::P2P => osh::P2P,
+        table::REDUCE_BIT => osh::REDUCE_BIT,
+        table::COLL if fam.contains("_max_") || fam.contains("_min_") => osh::REDUCE_MINMAX,
+        table::COLL if fam.contains("_sum_") || fam.contains("_prod_") => osh::REDUCE_SUM,
+        table::COLL => osh::RMA,
+        c => panic!("{fam}: no OpenSHMEM type table for class {c:#x}"),
+    }
+}
+
+/// The OpenSHMEM parameters of an op family: ishmem's, with OpenSHMEM's `const`s and handles.
+fn osh_params(op: &Op) -> Vec<(&'static str, &'static str)> {
+    let fam = op.typed.or(op.mem).expect("a named family");
+    let mut p = op.params.to_vec();
+    if fam.ends_with("_atomic_fetch") {
+        p = vec![("const T *", "source"), ("int", "pe")];
+    } else if fam.ends_with("_atomic_fetch_nbi") {
+        p = vec![("T *", "fetch"), ("const T *", "source"), ("int", "pe")];
+    }
+    for x in &mut p {
+        if x.1 == "cmp_values" {
+            x.0 = "T *";
+        }
+        x.0 = handle(x.0);
+    }
+    p
+}
+
+/// ishmem's handle types under their OpenSHMEM names.
+fn handle(t: &'static str) -> &'static str {
+    match t {
+        "ishmem_team_t" => "shmem_team_t",
+        "ishmemx_queue_t" => "shmemx_queue_t",
+        other => other,
+    }
+}
+
+/// The ishmem type behind an OpenSHMEM TYPENAME of op's family, where ishmem has that form.
+fn ishmem_type(op: &Op, tn: &str) -> Option<&'static CType> {
+    table::by_name(tn).filter(|t| t.classes & op.class != 0)
+}
+
+/// A declaration's ABI: its return and parameter types, without names, `const` or the
+/// spelling of the handle typedefs (shmem_team_t and ishmem_team_t are both int).
+fn abi_sig(decl: &str) -> (String, Vec<String>) {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let norm = |t: &str| {
+        let mut t = t.replace("const ", "");
+        for (a, b) in [
+            ("ishmem_team_config_t", "team_config_t"),
+            ("shmem_team_config_t", "team_config_t"),
+            ("ishmem_team_t", "int"),
+            ("shmem_team_t", "int"),
+            ("ishmemx_queue_t", "queue_t"),
+            ("shmemx_queue_t", "queue_t"),
+        ] {
+            t = t.replace(a, b);
+        }
+        t.replace(' ', "")
+    };
+    let open = decl.find('(').expect("a declaration");
+    let close = decl.rfind(')').expect("a declaration");
+    let ret = norm(decl[..open].trim_end_matches(ident));
+    let inner = decl[open + 1..close].trim();
+    let params = if inner == "void" {
+        Vec::new()
+    } else {
+        inner
+            .split(", ")
+            .map(|p| norm(p.trim_end_matches(ident)))
+            .collect()
+    };
+    (ret, params)
+}
+
+/// Stops the generator unless `decl` (the OpenSHMEM name) and its target are ABI-identical.
+fn check_alias(decl: &str, target: &str, ishmem: &BTreeMap<String, String>) {
+    let Some(td) = ishmem.get(target) else {
+        panic!("{decl}: the target {target} is not an ishmem symbol")
+    };
+    assert_eq!(
+        abi_sig(decl),
+        abi_sig(td),
+        "`{decl}` is not ABI-identical to its target `{td}`"
+    );
+}
+
+/// Every row, in header order within each section (before sorting by section).
+pub fn rows() -> Vec<Row> {
+    let ishmem: BTreeMap<String, String> =
+        all_decls().into_iter().map(|(_, _, n, d)| (n, d)).collect();
+    let mut v = Vec::new();
+    let exported = |v: &mut Vec<Row>,
+                    spec: &'static str,
+                    section: &'static str,
+                    name: String,
+                    decl: String,
+                    target: String| {
+        check_alias(&decl, &target, &ishmem);
+        v.push(Row {
+            name,
+            spec,
+            section,
+            what: What::Exported { target, decl },
+        });
+    };
+    for &(spec, section, name, decl, target) in FIXED_OSH {
+        exported(
+            &mut v,
+            spec,
+            section,
+            name.to_string(),
+            decl.to_string(),
+            target.to_string(),
+        );
+    }
+    for op in OPS {
+        let spec = spec_of(op);
+        let params = osh_params(op);
+        let mut names = Vec::new(); /* the OpenSHMEM names of this family, for the ctx forms */
+        if let Some(pat) = op.typed {
+            for &tn in osh_types(op) {
+                let name = osh_name(&pat.replace("{T}", tn));
+                names.push(name.clone());
+                match ishmem_type(op, tn) {
+                    Some(t) => {
+                        let decl = c_decl_of(&name, op.ret, &params, Some(t));
+                        exported(
+                            &mut v,
+                            spec,
+                            op.section,
+                            name,
+                            decl,
+                            pat.replace("{T}", t.name),
+                        );
+                    }
+                    None => {
+                        assert!(
+                            osh::OSH_ONLY.iter().any(|(n, _)| *n == tn),
+                            "{pat}: ishmem lacks the OpenSHMEM type {tn}"
+                        );
+                        v.push(Row {
+                            name,
+                            spec,
+                            section: op.section,
+                            what: What::Missing(NO_TYPE),
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(pat) = op.sized {
+            for &s in table::SIZES {
+                let target = pat.replace("{S}", &s.to_string());
+                let name = osh_name(&target);
+                names.push(name.clone());
+                exported(
+                    &mut v,
+                    spec,
+                    op.section,
+                    name.clone(),
+                    c_decl_of(&name, op.ret, &params, None),
+                    target,
+                );
+            }
+        }
+        if let Some(m) = op.mem {
+            let name = osh_name(m);
+            names.push(name.clone());
+            exported(
+                &mut v,
+                spec,
+                op.section,
+                name.clone(),
+                c_decl_of(&name, op.ret, &params, None),
+                m.to_string(),
+            );
+        }
+        if ["rma", "amo", "signal"].contains(&op.section) {
+            for n in names {
+                let name = format!(
+                    "shmem_ctx_{}",
+                    n.strip_prefix("shmem_").expect("a shmem name")
+                );
+                v.push(Row {
+                    name,
+                    spec,
+                    section: op.section,
+                    what: What::Missing(CTX),
+                });
+            }
+        }
+    }
+    for &tn in osh::RMA {
+        v.push(Row {
+            name: format!("shmem_{tn}_alltoalls"),
+            spec: "1.5",
+            section: "collectives",
+            what: What::Missing(ALLTOALLS),
+        });
+    }
+    for &(spec, section, name, why) in MISSING {
+        v.push(Row {
+            name: name.to_string(),
+            spec,
+            section,
+            what: What::Missing(why),
+        });
+    }
+    // deprecated: the 1.4 AMO spellings (aliases), the active-set reductions and typed waits
+    for &(old, fam, fp) in AMO_OLD {
+        let op = OPS
+            .iter()
+            .find(|o| o.typed == Some(fam))
+            .expect("the AMO family");
+        let params = osh_params(op);
+        for &tn in osh::AMO_DEPRECATED
+            .iter()
+            .filter(|t| fp || !["float", "double"].contains(t))
+        {
+            let t = ishmem_type(op, tn).expect("ishmem has every deprecated AMO type");
+            let name = format!("shmem_{tn}_{old}");
+            let decl = c_decl_of(&name, op.ret, &params, Some(t));
+            exported(
+                &mut v,
+                "1.5-deprecated",
+                "deprecated",
+                name,
+                decl,
+                fam.replace("{T}", tn),
+            );
+        }
+    }
+    for (ops, types) in [
+        (
+            &["and", "or", "xor"][..],
+            &["short", "int", "long", "longlong"][..],
+        ),
+        (
+            &["max", "min"][..],
+            &[
+                "short",
+                "int",
+                "long",
+                "longlong",
+                "float",
+                "double",
+                "longdouble",
+            ][..],
+        ),
+        (
+            &["sum", "prod"][..],
+            &[
+                "short",
+                "int",
+                "long",
+                "longlong",
+                "float",
+                "double",
+                "longdouble",
+                "complexd",
+                "complexf",
+            ][..],
+        ),
+    ] {
+        for o in ops {
+            for t in types {
+                v.push(Row {
+                    name: format!("shmem_{t}_{o}_to_all"),
+                    spec: "1.5-deprecated",
+                    section: "deprecated",
+                    what: What::Missing(ACTIVE_SET),
+                });
+            }
+        }
+    }
+    for t in ["short", "int", "long", "longlong"] {
+        v.push(Row {
+            name: format!("shmem_{t}_wait"),
+            spec: "1.5-deprecated",
+            section: "deprecated",
+            what: What::Missing(WAIT),
+        });
+    }
+    // shmemx.h: the CUDA-stream forms and the GPU queries of ishmemx.h
+    for op in OPS.iter().filter(|o| has_on_queue(o) || is_coll(o)) {
+        let params: Vec<(&str, &str)> = queue_params(op)
+            .into_iter()
+            .map(|(t, n)| (handle(t), n))
+            .collect();
+        for i in instances(op) {
+            let target = queue_name(&i.name);
+            let name = x_name(&target);
+            exported(
+                &mut v,
+                "shmemx",
+                "on_queue",
+                name.clone(),
+                c_decl_of(&name, "void", &params, i.ty),
+                target,
+            );
+        }
+    }
+    for (_, section, n, d) in FIXED.iter().filter(|f| f.1 == "on_queue" || f.1 == "gpu") {
+        if n.ends_with("cumodule_init") || n.ends_with("cuda_register_binder") {
+            continue; /* CUDA module plumbing: ishmemx.h's business */
+        }
+        let name = x_name(n);
+        let decl = d
+            .replace(n, &name)
+            .replace("ishmemx_queue_t", "shmemx_queue_t")
+            .replace("ishmem_team_t", "shmem_team_t");
+        exported(&mut v, "shmemx", section, name, decl, n.to_string());
+    }
+    let mut seen = BTreeSet::new();
+    for r in &v {
+        assert!(seen.insert(r.name.clone()), "{} is listed twice", r.name);
+    }
+    v.sort_by_key(|r| {
+        SECTIONS
+            .iter()
+            .position(|s| *s == r.section)
+            .unwrap_or(SECTIONS.len())
+    });
+    v
+}
+
+/// The `#define ISHMEM*_NAME value` lines of an ishmem header template, as (NAME, value).
+fn template_defines<'a>(pre: &'a str, prefix: &str) -> Vec<(&'a str, &'a str)> {
+    pre.lines()
+        .filter_map(|l| {
+            l.strip_prefix("#define ")?
+                .strip_prefix(prefix)?
+                .split_once(' ')
+        })
+        .filter(|(n, _)| !n.contains('('))
+        .collect()
+}
+
+/// One generic name of shmem.h or shmemx.h: its parameters and the typed names it picks from.
+struct Generic {
+    name: String,
+    ret: &'static str,
+    params: Vec<(&'static str, &'static str)>,
+    /// (C type, typed function)
+    cases: Vec<(&'static str, String)>,
+}
+
+fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
+    let mut v = Vec::new();
+    for op in OPS {
+        let (Some(g), Some(pat)) = (op.generic, op.typed) else {
+            continue;
+        };
+        let types = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0);
+        if header == "shmem.h" {
+            let cases: Vec<(&str, String)> = types
+                .map(|t| (t.c, osh_name(&pat.replace("{T}", t.name))))
+                .filter(|(_, f)| exported.contains(f))
+                .collect();
+            v.push(Generic {
+                name: osh_name(g),
+                ret: op.ret,
+                params: osh_params(op),
+                cases,
+            });
+        } else if has_on_queue(op) || is_coll(op) {
+            let cases = types
+                .map(|t| (t.c, x_name(&queue_name(&pat.replace("{T}", t.name)))))
+                .collect();
+            let params = queue_params(op)
+                .into_iter()
+                .map(|(t, n)| (handle(t), n))
+                .collect();
+            v.push(Generic {
+                name: x_name(&queue_name(g)),
+                ret: "void",
+                params,
+                cases,
+            });
+        }
+    }
+    v
+}
+
+fn generic_c(g: &Generic) -> String {
+    let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
+    let on = g
+        .params
+        .iter()
+        .find(|(t, _)| t.starts_with("T *") || t.starts_with("const T *"))
+        .expect("a typed pointer")
+        .1;
+    let mut s = format!(
+        "#define {}({}) _Generic(*({on}), \\\n",
+        g.name,
+        args.join(", ")
+    );
+    for (k, (c, f)) in g.cases.iter().enumerate() {
+        let sep = if k + 1 == g.cases.len() { "" } else { "," };
+        let _ = writeln!(s, "    {c}: {f}{sep} \\");
+    }
+    let _ = writeln!(s, "    )({})", args.join(", "));
+    s
+}
+
+fn generic_cxx(g: &Generic) -> String {
+    let mut s = String::new();
+    let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
+    for (c, f) in &g.cases {
+        let t = table::TYPES
+            .iter()
+            .find(|t| t.c == *c)
+            .expect("a table type");
+        let _ = writeln!(
+            s,
+            "inline {} {{ return {f}({}); }}",
+            c_decl_of(&g.name, g.ret, &g.params, Some(t)),
+            args.join(", ")
+        );
+    }
+    s
+}
+
+/// The constants of shmem.h: ishmem.h's under OpenSHMEM names (one source for the values the
+/// aliased functions take and return), the deprecated `_SHMEM_` spellings, and the pSync sizes.
+fn constants() -> String {
+    let mut s = String::from(
+        "/* Constants: the values of ishmem.h's ISHMEM_* ones (the functions are the same). */\n",
+    );
+    for (n, val) in template_defines(include_str!("../templates/ishmem_pre.h"), "ISHMEM_") {
+        if n == "PATCH_VERSION" {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "#define SHMEM_{n} {}",
+            val.replace("ishmem_team_t", "shmem_team_t")
+        );
+    }
+    s.push_str(
+        "\n/* The work-array sizes and value of the deprecated active-set collectives (not provided: the\n \
+         * constants are here so that programs declaring pSync/pWrk arrays compile). */\n\
+         #define SHMEM_SYNC_VALUE 0L\n",
+    );
+    for n in [
+        "SYNC_SIZE",
+        "BCAST_SYNC_SIZE",
+        "REDUCE_SYNC_SIZE",
+        "BARRIER_SYNC_SIZE",
+        "COLLECT_SYNC_SIZE",
+        "ALLTOALL_SYNC_SIZE",
+        "ALLTOALLS_SYNC_SIZE",
+        "REDUCE_MIN_WRKDATA_SIZE",
+    ] {
+        let _ = writeln!(s, "#define SHMEM_{n} 64");
+    }
+    s.push_str("\n/* Deprecated spellings. */\n");
+    for n in [
+        "MAJOR_VERSION",
+        "MINOR_VERSION",
+        "MAX_NAME_LEN",
+        "VENDOR_STRING",
+        "CMP_EQ",
+        "CMP_NE",
+        "CMP_GT",
+        "CMP_GE",
+        "CMP_LT",
+        "CMP_LE",
+        "SYNC_VALUE",
+        "BCAST_SYNC_SIZE",
+        "REDUCE_SYNC_SIZE",
+        "BARRIER_SYNC_SIZE",
+        "COLLECT_SYNC_SIZE",
+        "REDUCE_MIN_WRKDATA_SIZE",
+    ] {
+        let _ = writeln!(s, "#define _SHMEM_{n} SHMEM_{n}");
+    }
+    s
+}
+
+fn header(name: &str, pre: &str, rows: &[Row]) -> String {
+    let x = name == "shmemx.h";
+    let mut s = String::from(pre);
+    if x {
+        for (n, val) in template_defines(include_str!("../templates/ishmemx_pre.h"), "ISHMEMX_") {
+            let _ = writeln!(
+                s,
+                "#define SHMEMX_{n} {}",
+                val.replace("ishmem_team_t", "shmem_team_t")
+            );
+        }
+    } else {
+        s.push_str(&constants());
+    }
+    s.push_str("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+    let mut last = "";
+    let mut exported = BTreeSet::new();
+    for r in rows {
+        let What::Exported { decl, .. } = &r.what else {
+            continue;
+        };
+        exported.insert(r.name.clone());
+        if (r.spec == "shmemx") != x {
+            continue;
+        }
+        if r.section != last {
+            let _ = writeln!(s, "\n/* ---- {} ---- */", r.section);
+            last = r.section;
+        }
+        let _ = writeln!(s, "{decl};");
+    }
+    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n");
+    s.push_str("/* ---- generic names: C11 _Generic, C++ overloads ---- */\n#ifdef __cplusplus\n");
+    let gs = generics(if x { "shmemx.h" } else { "shmem.h" }, &exported);
+    for g in &gs {
+        s.push_str(&generic_cxx(g));
+    }
+    s.push_str("#else /* C11 */\n");
+    for g in &gs {
+        s.push_str(&generic_c(g));
+    }
+    let guard = if x { "SHMEMX_H" } else { "SHMEM_H" };
+    let _ = write!(s, "#endif /* __cplusplus */\n\n#endif /* {guard} */\n");
+    s
+}
+
+pub fn shmem_h(rows: &[Row]) -> String {
+    header("shmem.h", include_str!("../templates/shmem_pre.h"), rows)
+}
+
+pub fn shmemx_h(rows: &[Row]) -> String {
+    header("shmemx.h", include_str!("../templates/shmemx_pre.h"), rows)
+}
+
+/// `abi/shmem-symbols.txt`: every name, exported or missing; build.rs aliases the exported ones.
+pub fn symbols(rows: &[Row]) -> String {
+    let mut sorted: Vec<&Row> = rows.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let n_exp = rows
+        .iter()
+        .filter(|r| matches!(r.what, What::Exported { .. }))
+        .count();
+    let n_osh = rows.iter().filter(|r| r.spec != "shmemx").count();
+    let mut s = format!(
+        "# The OpenSHMEM names of libishmem: every C name of OpenSHMEM 1.5 (deprecated ones included), the 1.6\n\
+         # additions (ibput/ibget, scans, signal_add/set, team_ptr, pe_quiet, query_initialized) and the\n\
+         # shmemx_* extensions. Generated by ishmem-gen (gen/src/oshmem.rs) from src/table.rs and\n\
+         # gen/src/ops.rs; do not edit. An exported name is an alias of its ishmem symbol (the same\n\
+         # address, made by build.rs from this file; tests/scripts/check_shmem_abi.cmake checks it).\n\
+         # {} names ({n_osh} of OpenSHMEM): {n_exp} exported, {} missing (abi/shmem-missing.txt).\n\
+         # name\tstatus\tspec\tthe ishmem symbol it aliases, or why it is missing\n",
+        rows.len(),
+        rows.len() - n_exp
+    );
+    for r in sorted {
+        let (status, what) = match &r.what {
+            What::Exported { target, .. } => ("exported", target.as_str()),
+            What::Missing(why) => ("missing", *why),
+        };
+        let _ = writeln!(s, "{}\t{status}\t{}\t{what}", r.name, r.spec);
+    }
+    s
+}
+
+/// `abi/shmem-missing.txt`: the OpenSHMEM names libishmem does not export yet, by reason.
+pub fn missing(rows: &[Row]) -> String {
+    let mut by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for r in rows {
+        if let What::Missing(why) = r.what {
+            by.entry(why).or_default().push(&r.name);
+        }
+    }
+    let n: usize = by.values().map(Vec::len).sum();
+    let mut s = format!(
+        "# The {n} OpenSHMEM 1.5/1.6 C names libishmem does not export (generated by ishmem-gen from\n\
+         # gen/src/oshmem.rs; abi/shmem-symbols.txt has every name). name<TAB>why\n"
+    );
+    for (why, mut names) in by {
+        names.sort_unstable();
+        let _ = writeln!(s, "\n# {why} ({})", names.len());
+        for n in names {
+            let _ = writeln!(s, "{n}\t{why}");
+        }
+    }
+    s
+}
