@@ -16,3 +16,5 @@ pub mod transport;
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod floors;
