@@ -11,8 +11,10 @@ pub mod core;
 pub mod env;
 pub mod ffi;
 pub mod heap;
+pub mod op;
 pub mod table;
 pub mod transport;
+pub mod wait;
 
 #[cfg(test)]
 mod proptests;

@@ -1,15 +1,63 @@
 //! Backoff for every idle wait (wait_until, signal_wait_until, barriers): spin for a number of
 //! polls, then yield the CPU for a while (`YIELD_PHASE`: on a node with more PEs than cores
 //! this hands the core to the PE being waited for), then sleep with a doubling period capped
-//! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever.
+//! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever. Also the
+//! comparisons of the wait_until/test families (`compare`, `check_cmp`, `Values`).
+//!
+//! A leaf: it names nothing above it. The network's progress step, which a wait drives while
+//! the job spans nodes, is a hook the core registers (`set_progress`).
 
+use crate::ffi::fatal;
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Set while the job spans nodes: every poll of a wait also drives the network provider, so a
-/// PE that waits (in a barrier, a wait_until) serves the network operations aimed at it at
-/// once instead of at the progress thread's next turn.
-pub static NET_PROGRESS: AtomicBool = AtomicBool::new(false);
+/// Set while the job spans nodes: every poll of a wait also runs the progress hook (the
+/// network provider), so a PE that waits (in a barrier, a wait_until) serves the network
+/// operations aimed at it at once instead of at the progress thread's next turn.
+static NET_PROGRESS: AtomicBool = AtomicBool::new(false);
+
+/// The progress step (`core::net_progress`), registered once by the core.
+static PROGRESS: OnceLock<fn()> = OnceLock::new();
+
+/// Registers the progress step that waits run while `progress_on(true)` (the first
+/// registration stays: there is one core).
+pub fn set_progress(step: fn()) {
+    let _ = PROGRESS.set(step);
+}
+
+/// Turns the progress step in every wait's poll on (the job spans nodes) or off (finalize).
+pub fn progress_on(on: bool) {
+    NET_PROGRESS.store(on, Relaxed);
+}
+
+/// The comparison value(s) of a wait_until/test call: one for all ivars, or one per ivar
+/// (`_vector` forms).
+pub enum Values<T> {
+    One(T),
+    Many(*const T),
+}
+
+/// Validates a comparison operator (`ISHMEM_CMP_EQ` .. `ISHMEM_CMP_LE`).
+pub fn check_cmp(func: &str, cmp: c_int) {
+    if !(1..=6).contains(&cmp) {
+        fatal(func, &format!("invalid comparison operator {cmp} (use ISHMEM_CMP_EQ .. ISHMEM_CMP_LE)"));
+    }
+}
+
+/// `v cmp target`.
+#[inline(always)]
+pub fn compare<T: PartialOrd>(v: T, cmp: c_int, target: T) -> bool {
+    match cmp {
+        1 => v == target,
+        2 => v != target,
+        3 => v > target,
+        4 => v >= target,
+        5 => v < target,
+        _ => v <= target,
+    }
+}
 
 /// How long a waiter yields before it starts sleeping.
 const YIELD_PHASE: Duration = Duration::from_millis(2);
@@ -32,7 +80,9 @@ impl Backoff {
     #[inline]
     pub fn snooze(&mut self) {
         if NET_PROGRESS.load(Relaxed) {
-            super::net_progress();
+            if let Some(step) = PROGRESS.get() {
+                step();
+            }
         }
         self.polls += 1;
         if self.polls <= self.spin {
@@ -87,6 +137,18 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::time::Instant;
+
+    #[test]
+    fn comparisons() {
+        assert!(compare(3, 1, 3) && !compare(3, 1, 4));
+        assert!(compare(3, 2, 4) && !compare(3, 2, 3));
+        assert!(compare(5, 3, 4) && !compare(4, 3, 4));
+        assert!(compare(4, 4, 4) && !compare(3, 4, 4));
+        assert!(compare(3, 5, 4) && !compare(4, 5, 4));
+        assert!(compare(4, 6, 4) && !compare(5, 6, 4));
+        assert!(compare(-1i64, 5, 0));
+        assert!(compare(u64::MAX, 3, 0));
+    }
 
     #[test]
     fn backoff_spins_yields_then_sleeps_and_caps() {

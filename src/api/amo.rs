@@ -2,7 +2,8 @@
 //! `core::amo`, which reaches it (host atomics on mapped memory, GPU atomic kernels).
 
 use crate::core::{amo, state};
-pub use crate::core::amo::{Atom, AtomInt, Op};
+pub use crate::core::amo::{Atom, AtomInt};
+pub use crate::op::Rmw as Op;
 use crate::ffi::fatal;
 use std::ffi::c_int;
 

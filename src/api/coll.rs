@@ -7,119 +7,8 @@ use crate::api::rma::check_align;
 use crate::api::team::team_of;
 use crate::core::{bytes, state, State};
 use crate::ffi::fatal;
+pub use crate::op::{bit_combiner, combiner, BitOp, Bits, Num, RedOp};
 use std::ffi::c_int;
-
-/// The element operators of the arithmetic reductions.
-#[derive(Clone, Copy, Debug)]
-pub enum RedOp {
-    Sum,
-    Prod,
-    Min,
-    Max,
-}
-
-/// The element operators of the bitwise reductions.
-#[derive(Clone, Copy, Debug)]
-pub enum BitOp {
-    And,
-    Or,
-    Xor,
-}
-
-/// A C number type of the reductions: integers wrap (C's unsigned arithmetic; signed overflow
-/// is undefined in C and wraps here), floats follow IEEE.
-pub trait Num: Copy + Default + PartialOrd + 'static {
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-}
-
-/// The integer types of the bitwise reductions.
-pub trait Bits: Num {
-    fn and(self, o: Self) -> Self;
-    fn or(self, o: Self) -> Self;
-    fn xor(self, o: Self) -> Self;
-}
-
-macro_rules! num_int {
-    ($($t:ty),*) => {$(
-        impl Num for $t {
-            #[inline(always)]
-            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
-        }
-        impl Bits for $t {
-            #[inline(always)]
-            fn and(self, o: Self) -> Self { self & o }
-            #[inline(always)]
-            fn or(self, o: Self) -> Self { self | o }
-            #[inline(always)]
-            fn xor(self, o: Self) -> Self { self ^ o }
-        }
-    )*};
-}
-num_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
-
-macro_rules! num_float {
-    ($($t:ty),*) => {$(
-        impl Num for $t {
-            #[inline(always)]
-            fn add(self, o: Self) -> Self { self + o }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self { self * o }
-        }
-    )*};
-}
-num_float!(f32, f64);
-
-fn sum<T: Num>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.add(*y));
-}
-fn prod<T: Num>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.mul(*y));
-}
-fn min<T: Num>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| {
-        if *y < *x {
-            *x = *y
-        }
-    });
-}
-fn max<T: Num>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| {
-        if *y > *x {
-            *x = *y
-        }
-    });
-}
-fn and<T: Bits>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.and(*y));
-}
-fn or<T: Bits>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.or(*y));
-}
-fn xor<T: Bits>(a: &mut [T], b: &[T]) {
-    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.xor(*y));
-}
-
-/// The combining function of an arithmetic operator.
-pub fn combiner<T: Num>(op: RedOp) -> fn(&mut [T], &[T]) {
-    match op {
-        RedOp::Sum => sum::<T>,
-        RedOp::Prod => prod::<T>,
-        RedOp::Min => min::<T>,
-        RedOp::Max => max::<T>,
-    }
-}
-
-/// The combining function of a bitwise operator.
-pub fn bit_combiner<T: Bits>(op: BitOp) -> fn(&mut [T], &[T]) {
-    match op {
-        BitOp::And => and::<T>,
-        BitOp::Or => or::<T>,
-        BitOp::Xor => xor::<T>,
-    }
-}
 
 /// Checks that `[addr, addr+len)` is symmetric on this PE (nothing for an empty range).
 fn sym(st: &State, func: &str, what: &str, addr: usize, len: usize) {
@@ -263,34 +152,6 @@ pub unsafe fn scan<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn combiners() {
-        let mut a = [1i32, -5, 7, i32::MAX];
-        combiner::<i32>(RedOp::Sum)(&mut a, &[2, 5, -8, 1]);
-        assert_eq!(a, [3, 0, -1, i32::MIN]);
-        combiner::<i32>(RedOp::Max)(&mut a, &[4, -1, -2, 0]);
-        assert_eq!(a, [4, 0, -1, 0]);
-        combiner::<i32>(RedOp::Min)(&mut a, &[5, -3, -1, 9]);
-        assert_eq!(a, [4, -3, -1, 0]);
-        combiner::<i32>(RedOp::Prod)(&mut a, &[2, 2, 3, 1]);
-        assert_eq!(a, [8, -6, -3, 0]);
-        let mut u = [0xF0u8, 0x0F, 0xFF];
-        bit_combiner::<u8>(BitOp::And)(&mut u, &[0x3C, 0x3C, 0x3C]);
-        assert_eq!(u, [0x30, 0x0C, 0x3C]);
-        bit_combiner::<u8>(BitOp::Or)(&mut u, &[0x01, 0x01, 0x01]);
-        assert_eq!(u, [0x31, 0x0D, 0x3D]);
-        bit_combiner::<u8>(BitOp::Xor)(&mut u, &[0xFF, 0x0D, 0]);
-        assert_eq!(u, [0xCE, 0, 0x3D]);
-        let mut f = [1.5f64, -2.0];
-        combiner::<f64>(RedOp::Prod)(&mut f, &[2.0, 0.25]);
-        assert_eq!(f, [3.0, -0.5]);
-        combiner::<f64>(RedOp::Max)(&mut f, &[2.0, -1.0]);
-        assert_eq!(f, [3.0, -0.5]);
-        let mut w = [250u8];
-        combiner::<u8>(RedOp::Sum)(&mut w, &[10]);
-        assert_eq!(w, [4]);
-    }
 
     #[test]
     fn overlaps() {

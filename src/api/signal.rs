@@ -6,7 +6,6 @@
 use crate::api::amo;
 use crate::api::rma::check_align;
 use crate::api::rma;
-use crate::api::sync;
 use crate::core::state;
 use crate::ffi::{fatal, guard};
 use std::ffi::c_int;
@@ -88,13 +87,13 @@ pub unsafe extern "C" fn ishmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int
     const F: &str = "ishmem_signal_wait_until";
     guard(F, || {
         let st = state(F);
-        sync::check_cmp(F, cmp);
+        crate::wait::check_cmp(F, cmp);
         check_local_sig(F, sig_addr);
         let mut v = 0;
-        crate::core::wait::until(st.cfg.wait_spin, st.cfg.wait_sleep_max_us, || {
+        crate::wait::until(st.cfg.wait_spin, st.cfg.wait_sleep_max_us, || {
             // SAFETY: checked above: a symmetric, aligned word of this PE.
             v = unsafe { amo::read_local(F, sig_addr) };
-            sync::compare(v, cmp, cmp_value)
+            crate::wait::compare(v, cmp, cmp_value)
         });
         v
     })

@@ -1,41 +1,17 @@
 //! Point-to-point synchronization: the test and wait_until families over symmetric variables
-//! of this PE, which other PEs update with puts and AMOs. Waits back off (see core::wait).
+//! of this PE, which other PEs update with puts and AMOs. Waits back off (see `wait`).
 //! Ivars in the GPU heap (CUDA backend) are read by one device-to-host copy of the whole set
 //! per poll (`Ivars::refresh`), then compared on the host.
 
 use crate::api::amo::Atom;
 use crate::api::rma::check_align;
-use crate::core::{bytes, state, wait, State};
+use crate::core::{bytes, state, State};
+use crate::wait::{self, check_cmp, compare};
+pub use crate::wait::Values;
 use crate::ffi::fatal;
 use crate::transport::cuda::Gpu;
 use std::cell::RefCell;
 use std::ffi::c_int;
-
-/// The comparison value(s): one for all ivars, or one per ivar (`_vector` forms).
-pub enum Values<T> {
-    One(T),
-    Many(*const T),
-}
-
-/// Validates a comparison operator (`ISHMEM_CMP_EQ` .. `ISHMEM_CMP_LE`).
-pub fn check_cmp(func: &str, cmp: c_int) {
-    if !(1..=6).contains(&cmp) {
-        fatal(func, &format!("invalid comparison operator {cmp} (use ISHMEM_CMP_EQ .. ISHMEM_CMP_LE)"));
-    }
-}
-
-/// `v cmp target`.
-#[inline(always)]
-pub fn compare<T: PartialOrd>(v: T, cmp: c_int, target: T) -> bool {
-    match cmp {
-        1 => v == target,
-        2 => v != target,
-        3 => v > target,
-        4 => v >= target,
-        5 => v < target,
-        _ => v <= target,
-    }
-}
 
 /// The checked view of a set of ivars.
 struct Ivars<'a, T> {
@@ -218,21 +194,4 @@ pub unsafe fn wait_until_some<T: Atom>(
         k > 0
     });
     k
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn comparisons() {
-        assert!(compare(3, 1, 3) && !compare(3, 1, 4));
-        assert!(compare(3, 2, 4) && !compare(3, 2, 3));
-        assert!(compare(5, 3, 4) && !compare(4, 3, 4));
-        assert!(compare(4, 4, 4) && !compare(3, 4, 4));
-        assert!(compare(3, 5, 4) && !compare(4, 5, 4));
-        assert!(compare(4, 6, 4) && !compare(5, 6, 4));
-        assert!(compare(-1i64, 5, 0));
-        assert!(compare(u64::MAX, 3, 0));
-    }
 }

@@ -5,18 +5,10 @@
 //! widths, 1, 4 or 8 bytes, not types). All AMOs are sequentially consistent.
 
 use super::{Reach, State};
-use crate::transport::cuda::{AmoOp, Gpu};
+use crate::op::{AmoOp, Rmw};
+use crate::transport::cuda::Gpu;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::*;
-
-/// The read-modify-write operators.
-#[derive(Clone, Copy)]
-pub enum Op {
-    Add,
-    And,
-    Or,
-    Xor,
-}
 
 /// Types with atomic load, store and swap (every AMO type, floats by their bits).
 pub trait Atom: Copy + PartialOrd {
@@ -42,7 +34,7 @@ pub trait AtomInt: Atom {
     unsafe fn cas(p: *mut Self, cond: Self, v: Self) -> Self;
     /// # Safety
     /// `p` must be valid and aligned.
-    unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self;
+    unsafe fn rmw(p: *mut Self, op: Rmw, v: Self) -> Self;
 }
 
 macro_rules! atom_int {
@@ -73,14 +65,14 @@ macro_rules! atom_int {
                 let a = unsafe { <$a>::from_ptr(p) };
                 match a.compare_exchange(cond, v, SeqCst, SeqCst) { Ok(x) | Err(x) => x }
             }
-            unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self {
+            unsafe fn rmw(p: *mut Self, op: Rmw, v: Self) -> Self {
                 // SAFETY: as above.
                 let a = unsafe { <$a>::from_ptr(p) };
                 match op {
-                    Op::Add => a.fetch_add(v, SeqCst),
-                    Op::And => a.fetch_and(v, SeqCst),
-                    Op::Or => a.fetch_or(v, SeqCst),
-                    Op::Xor => a.fetch_xor(v, SeqCst),
+                    Rmw::Add => a.fetch_add(v, SeqCst),
+                    Rmw::And => a.fetch_and(v, SeqCst),
+                    Rmw::Or => a.fetch_or(v, SeqCst),
+                    Rmw::Xor => a.fetch_xor(v, SeqCst),
                 }
             }
         }
@@ -187,42 +179,26 @@ pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, va
 
 /// Applies `op` with `value`; returns the old value.
 #[inline]
-pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Op, value: T, pe: usize) -> T {
+pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Rmw, value: T, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
         Reach::Gpu(g, r) => {
-            let code = match op {
-                Op::Add => AmoOp::Add,
-                Op::And => AmoOp::And,
-                Op::Or => AmoOp::Or,
-                Op::Xor => AmoOp::Xor,
-            };
-            on_gpu(g, func, r, code, value, value)
+            on_gpu(g, func, r, op.amo(), value, value)
         }
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::rmw(r as *mut T, op, value) },
-        Reach::Net(n, pe, at) => from_net(n.fetch_rmw(func, pe, at, size_of::<T>(), rmw_of(op), value.to_bits64())),
+        Reach::Net(n, pe, at) => from_net(n.fetch_rmw(func, pe, at, size_of::<T>(), op, value.to_bits64())),
     }
 }
 
 /// Applies `op` with `value`, no result wanted: on the network a non-fetching atomic
 /// (complete at quiet), elsewhere as `fetch_op`.
 #[inline]
-pub fn op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Op, value: T, pe: usize) {
+pub fn op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Rmw, value: T, pe: usize) {
     match target::<T>(st, func, dest, pe) {
-        Reach::Net(n, pe, at) => n.rmw(func, pe, at, size_of::<T>(), rmw_of(op), value.to_bits64()),
+        Reach::Net(n, pe, at) => n.rmw(func, pe, at, size_of::<T>(), op, value.to_bits64()),
         _ => {
             fetch_op(st, func, dest, op, value, pe);
         }
-    }
-}
-
-fn rmw_of(op: Op) -> super::net::Rmw {
-    use super::net::Rmw;
-    match op {
-        Op::Add => Rmw::Add,
-        Op::And => Rmw::And,
-        Op::Or => Rmw::Or,
-        Op::Xor => Rmw::Xor,
     }
 }
 

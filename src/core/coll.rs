@@ -89,10 +89,12 @@
 //! twice in a row). Device-side and on-queue collectives record nothing.
 
 use crate::core::team::{self, TeamDesc};
-use crate::core::{wait, State};
+use crate::core::State;
+use crate::wait;
 use crate::ffi::fatal;
 use crate::transport::copy;
-use crate::transport::cuda::{AmoOp, Gpu};
+use crate::op::AmoOp;
+use crate::transport::cuda::Gpu;
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 

@@ -19,7 +19,6 @@ pub mod proxy;
 pub mod rma;
 pub mod stage;
 pub mod team;
-pub mod wait;
 
 use crate::bootstrap::{Bootstrap, Runtime};
 use crate::env::Config;
@@ -154,6 +153,18 @@ pub fn abort_job() {
     tell_other_nodes(me);
 }
 
+/// Hands the leaves below the core what they need of the running PE: the C boundary's PE tag,
+/// debug setting and abort actions (`ffi::Hooks`) and the waits' progress step.
+fn set_hooks() {
+    crate::ffi::set_hooks(crate::ffi::Hooks {
+        pe: || my_pe_if_running().or_else(boot_rank),
+        debug: || running().map(|st| st.cfg.debug),
+        abort: abort_job,
+        tell_other_nodes,
+    });
+    crate::wait::set_progress(net_progress);
+}
+
 /// One step of network progress (waits call it while the job spans nodes).
 #[cold]
 pub fn net_progress() {
@@ -184,6 +195,7 @@ pub enum InitRequest {
 /// Initializes the library once; a second call is an error. `gpu_allowed` is
 /// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
 pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
+    set_hooks();
     match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
         Ok(_) => {}
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
@@ -382,7 +394,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     }
     STATE.store(state as *const State as *mut State, Release);
     if state.net.is_some() {
-        wait::NET_PROGRESS.store(true, Relaxed);
+        crate::wait::progress_on(true);
     }
     if let Some(g) = &state.gpu {
         // The library's own kernels, before any kernel of the program can wait for this PE
@@ -453,7 +465,7 @@ pub fn finalize(func: &str) {
         // from those are expected). The progress thread goes on serving the PEs still in the
         // barrier for a grace period, then stops.
         n.quiet_final();
-        wait::NET_PROGRESS.store(false, Relaxed);
+        crate::wait::progress_on(false);
         n.retire(Duration::from_secs(2));
     }
     if let Some(g) = &st.gpu {

@@ -26,7 +26,7 @@
 use crate::bootstrap::Exchange;
 use crate::ffi::fatal;
 use super::stage::{self, Stage};
-use crate::transport::cuda::AmoOp;
+use crate::op::{AmoOp, Rmw};
 use crate::transport::fabric::{AtomicKind, AtomicOp, Dtype, Fabric, Options, Remote};
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
@@ -39,15 +39,6 @@ pub const DATA: usize = 1;
 /// The longest the progress thread of a manual-progress provider sleeps on the provider's
 /// wait fd before it looks at the abort word and its own clock again.
 const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
-
-/// The read-modify-write operators of an AMO.
-#[derive(Clone, Copy, Debug)]
-pub enum Rmw {
-    Add,
-    And,
-    Or,
-    Xor,
-}
 
 /// The running network side of a PE.
 pub struct Net {
@@ -528,54 +519,26 @@ impl Net {
         self.emulate(func, pe, at, width, |_| value)
     }
 
-    fn op_of(r: Rmw) -> AtomicOp {
-        match r {
-            Rmw::Add => AtomicOp::Sum,
-            Rmw::And => AtomicOp::Band,
-            Rmw::Or => AtomicOp::Bor,
-            Rmw::Xor => AtomicOp::Bxor,
-        }
-    }
-
-    fn gpu_op(r: Rmw) -> AmoOp {
-        match r {
-            Rmw::Add => AmoOp::Add,
-            Rmw::And => AmoOp::And,
-            Rmw::Or => AmoOp::Or,
-            Rmw::Xor => AmoOp::Xor,
-        }
-    }
-
-    fn apply(r: Rmw, old: u64, v: u64) -> u64 {
-        match r {
-            Rmw::Add => old.wrapping_add(v),
-            Rmw::And => old & v,
-            Rmw::Or => old | v,
-            Rmw::Xor => old ^ v,
-        }
-    }
-
-    /// Fetching read-modify-write: returns the old value.
     pub fn fetch_rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) -> u64 {
         if let Some(s) = self.staged(func, pe, at) {
-            return s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, true);
+            return s.amo(&self.fab, func, pe, at.offset, width, r.amo(), v, 0, true);
         }
         let dt = Self::dtype(func, width);
-        let op = Self::op_of(r);
+        let op = AtomicOp::from(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Fetch) {
             return self.fab.fetch_atomic(pe, op, dt, at, v).unwrap_or_else(|e| Self::failed(func, "fetch-op", pe, e));
         }
-        self.emulate(func, pe, at, width, |old| Self::apply(r, old, v))
+        self.emulate(func, pe, at, width, |old| r.apply(old, v))
     }
 
     /// Non-fetching read-modify-write (non-blocking where the provider has it).
     pub fn rmw(&self, func: &str, pe: usize, at: Remote, width: usize, r: Rmw, v: u64) {
         if let Some(s) = self.staged(func, pe, at) {
-            s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, false);
+            s.amo(&self.fab, func, pe, at.offset, width, r.amo(), v, 0, false);
             return;
         }
         let dt = Self::dtype(func, width);
-        let op = Self::op_of(r);
+        let op = AtomicOp::from(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, op, dt, at, v) {
                 Self::failed(func, "op", pe, e)

@@ -21,11 +21,10 @@
 //! poster here, so the protocol (tickets, back-pressure, wrap-around, replies) is exercised on
 //! machines without a GPU.
 
-use super::net::Rmw;
 use super::{Reach, State};
 use crate::ffi::fatal;
 use crate::transport::cuda::state::*;
-use crate::transport::cuda::AmoOp;
+use crate::op::{AmoOp, Rmw};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::Duration;
@@ -593,20 +592,12 @@ fn check_width(func: &str, r: &Req) {
 /// AMO kernel); returns the old value (0 for set).
 #[allow(clippy::too_many_arguments)]
 fn amo(st: &State, func: &str, r: &Req, sym: usize, width: usize, op: u8, v: u64, cond: u64) -> u64 {
-    let ops = [AmoOp::Fetch, AmoOp::Set, AmoOp::Swap, AmoOp::Cas, AmoOp::Add, AmoOp::And, AmoOp::Or, AmoOp::Xor];
-    let Some(&code) = ops.get(op as usize) else {
+    let Some(code) = AmoOp::from_code(op) else {
         fatal(func, &format!("malformed request {} of the proxy ring (AMO operator {op})", r.ticket))
     };
     match st.reach_atomic(func, "dest", sym, width, r.pe) {
         Reach::Net(n, pe, at) => {
             super::check_align(func, "dest", sym, width);
-            let rmw = |x| match x {
-                AmoOp::Add => Some(Rmw::Add),
-                AmoOp::And => Some(Rmw::And),
-                AmoOp::Or => Some(Rmw::Or),
-                AmoOp::Xor => Some(Rmw::Xor),
-                _ => None,
-            };
             match code {
                 AmoOp::Fetch => n.fetch(func, pe, at, width),
                 AmoOp::Set => {
@@ -616,10 +607,10 @@ fn amo(st: &State, func: &str, r: &Req, sym: usize, width: usize, op: u8, v: u64
                 AmoOp::Swap => n.swap(func, pe, at, width, v),
                 AmoOp::Cas => n.cas(func, pe, at, width, cond, v),
                 x if !r.reply => {
-                    n.rmw(func, pe, at, width, rmw(x).unwrap_or(Rmw::Add), v);
+                    n.rmw(func, pe, at, width, x.rmw().unwrap_or(Rmw::Add), v);
                     0
                 }
-                x => n.fetch_rmw(func, pe, at, width, rmw(x).unwrap_or(Rmw::Add), v),
+                x => n.fetch_rmw(func, pe, at, width, x.rmw().unwrap_or(Rmw::Add), v),
             }
         }
         Reach::Gpu(g, a) => {

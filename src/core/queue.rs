@@ -29,7 +29,7 @@ use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
 use std::ffi::{c_int, c_void, CString};
 use std::sync::OnceLock;
 
-pub use crate::api::sync::Values;
+pub use crate::wait::Values;
 
 /// `ishmemx_queue_t`: a CUstream (NULL: the legacy default stream).
 pub type Queue = *mut c_void;
@@ -497,7 +497,7 @@ fn wait<T: WaitType + Default>(
     ret: *mut usize, q: Queue,
 ) {
     let (st, gpu, k) = ctx(func);
-    crate::api::sync::check_cmp(func, cmp);
+    crate::wait::check_cmp(func, cmp);
     if n > 0 {
         st.remote(func, "ivars", ivars as usize, bytes(func, n, size_of::<T>()), st.me);
     }

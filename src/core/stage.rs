@@ -32,9 +32,10 @@
 //! staged operations; a direct operation (the symmetric data segment) after a fence first
 //! waits for the replies of the staged operations issued before the fence (`wait_fenced`).
 
-use super::amo::{AtomInt, Op};
+use super::amo::AtomInt;
+use crate::op::{AmoOp, Rmw};
 use crate::ffi::fatal;
-use crate::transport::cuda::{AmoOp, Gpu};
+use crate::transport::cuda::Gpu;
 use crate::transport::fabric::{Fabric, Remote};
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::{Mutex, OnceLock};
@@ -55,21 +56,11 @@ enum Kind {
     Amo = 3,
 }
 
-/// The AMOs a request may carry (the GPU host kernel's operators).
+/// The AMOs a request may carry (the vocabulary's operators, by their byte code).
 pub type Amo = AmoOp;
 
 fn amo_of(code: u8) -> Option<Amo> {
-    Some(match code {
-        0 => AmoOp::Fetch,
-        1 => AmoOp::Set,
-        2 => AmoOp::Swap,
-        3 => AmoOp::Cas,
-        4 => AmoOp::Add,
-        5 => AmoOp::And,
-        6 => AmoOp::Or,
-        7 => AmoOp::Xor,
-        _ => return None,
-    })
+    AmoOp::from_code(code)
 }
 
 /// How this PE's own heap is read and written by the server.
@@ -355,7 +346,7 @@ impl Stage {
     pub fn amo(&self, fab: &Fabric, func: &str, t: usize, off: usize, width: usize, op: Amo, value: u64, cond: u64, fetch: bool) -> u64 {
         let mut o = self.lock(t);
         let (i, seq) = self.take(fab, func, t, &mut o);
-        self.send(fab, func, t, i, seq, Kind::Amo, width, op as u8, off, width, value, cond);
+        self.send(fab, func, t, i, seq, Kind::Amo, width, op.code(), off, width, value, cond);
         if !fetch {
             return 0;
         }
@@ -537,10 +528,10 @@ unsafe fn one<T: AtomInt>(p: usize, op: Amo, a: u64, b: u64) -> T {
             }
             AmoOp::Swap => T::swap(p, a),
             AmoOp::Cas => T::cas(p, b, a),
-            AmoOp::Add => T::rmw(p, Op::Add, a),
-            AmoOp::And => T::rmw(p, Op::And, a),
-            AmoOp::Or => T::rmw(p, Op::Or, a),
-            AmoOp::Xor => T::rmw(p, Op::Xor, a),
+            AmoOp::Add => T::rmw(p, Rmw::Add, a),
+            AmoOp::And => T::rmw(p, Rmw::And, a),
+            AmoOp::Or => T::rmw(p, Rmw::Or, a),
+            AmoOp::Xor => T::rmw(p, Rmw::Xor, a),
         }
     }
 }

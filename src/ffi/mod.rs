@@ -1,7 +1,40 @@
 //! The C boundary: the panic guard every exported body runs in, and the PE-tagged fatal
 //! error that ends the whole job. Owns nothing else; it must not hold locks while exiting.
+//!
+//! A leaf: what it needs of the running PE (its number for the tag, its debug setting, the
+//! abort action that tells the other PEs) are hooks the core sets at init (`set_hooks`); before
+//! that the tag is the launcher's rank and there is nothing to abort.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+/// What the C boundary asks of the running PE, set by the core at the start of init.
+pub struct Hooks {
+    /// This PE's number, once init has learned it (the running PE's, else the launcher's rank).
+    pub pe: fn() -> Option<usize>,
+    /// `ISHMEM_DEBUG` of the running PE (None: not running).
+    pub debug: fn() -> Option<bool>,
+    /// Tells the other PEs that this one failed (best effort, never blocks).
+    pub abort: fn(),
+    /// Tells the PEs of other nodes that PE `cause` failed.
+    pub tell_other_nodes: fn(usize),
+}
+
+static HOOKS: OnceLock<Hooks> = OnceLock::new();
+
+/// Registers the core's hooks (the first registration stays: there is one core).
+pub fn set_hooks(h: Hooks) {
+    let _ = HOOKS.set(h);
+}
+
+fn hooks() -> Option<&'static Hooks> {
+    HOOKS.get()
+}
+
+/// This PE's number as far as init has learned it.
+fn my_pe() -> Option<usize> {
+    hooks().and_then(|h| (h.pe)())
+}
 
 /// Runs an exported function's body; a Rust panic becomes a PE-tagged fatal error instead
 /// of unwinding into C.
@@ -22,7 +55,7 @@ pub fn guard<R>(func: &'static str, body: impl FnOnce() -> R) -> R {
 
 /// The PE number for message tags: the running PE, else the launcher's rank, else `?`.
 pub fn pe_tag() -> String {
-    if let Some(me) = crate::core::my_pe_if_running().or_else(crate::core::boot_rank) {
+    if let Some(me) = my_pe() {
         return me.to_string();
     }
     crate::bootstrap::rank_hint().map_or_else(|| "?".into(), |r| r.to_string())
@@ -54,8 +87,8 @@ pub fn info(func: &str, msg: &str) {
 /// Whether `ISHMEM_DEBUG` is on: the running PE's setting, else the environment's (before
 /// init).
 pub fn debug_on() -> bool {
-    if crate::core::is_running() {
-        return crate::core::state("").cfg.debug;
+    if let Some(on) = hooks().and_then(|h| (h.debug)()) {
+        return on;
     }
     std::env::var("ISHMEM_DEBUG").ok().and_then(|v| crate::env::parse_bool(&v).ok()).unwrap_or(false)
 }
@@ -76,7 +109,9 @@ pub fn status_note(func: &str, msg: &str) {
 #[inline(never)]
 pub fn fatal(func: &str, msg: &str) -> ! {
     emit(&format!("[PE {}] ERROR: {func}: {msg}", pe_tag()));
-    crate::core::abort_job();
+    if let Some(h) = hooks() {
+        (h.abort)();
+    }
     exit_now(1)
 }
 
@@ -94,7 +129,9 @@ pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
     }
     emit(msg);
     tell_launcher(cause);
-    crate::core::tell_other_nodes(cause);
+    if let Some(h) = hooks() {
+        (h.tell_other_nodes)(cause);
+    }
     std::thread::sleep(std::time::Duration::from_millis(300));
     exit_now(1)
 }
@@ -105,7 +142,7 @@ pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
 /// pipe: atomic, never interleaved with another PE's.
 fn tell_launcher(cause: usize) {
     let Some(fd) = std::env::var("ISHMRUN_REPORT").ok().and_then(|v| report_fd(&v)) else { return };
-    let Some(me) = crate::core::my_pe_if_running().or_else(crate::core::boot_rank) else { return };
+    let Some(me) = my_pe() else { return };
     let line = format!("peer {me} {cause}\n");
     // SAFETY: fd is open (fstat checked it just now); a failed or short write loses the record.
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };

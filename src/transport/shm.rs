@@ -281,7 +281,7 @@ impl ShmJob {
 
         // Wait for everybody.
         let deadline = Instant::now() + p.timeout;
-        let mut b = crate::core::wait::Backoff::new(p.spin, 1000);
+        let mut b = crate::wait::Backoff::new(p.spin, 1000);
         loop {
             let missing: Vec<usize> =
                 (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
@@ -397,7 +397,7 @@ impl ShmJob {
         } else {
             let period = if check_ms == 0 { FINALIZING_CHECK_MS } else { check_ms.min(FINALIZING_CHECK_MS) };
             let (mut last_check, mut seen) = (Instant::now(), None);
-            crate::core::wait::until_checked(self.spin, self.sleep_max_us, period, || h.bar_gen.load(Acquire) != gen, || {
+            crate::wait::until_checked(self.spin, self.sleep_max_us, period, || h.bar_gen.load(Acquire) != gen, || {
                 if check_ms > 0 && last_check.elapsed() >= Duration::from_millis(check_ms) {
                     last_check = Instant::now();
                     check();
@@ -423,7 +423,7 @@ impl ShmJob {
         self.slot(self.local).state.store(FINALIZING, Release);
         h.fin_count.fetch_add(1, AcqRel);
         let me = self.me;
-        crate::core::wait::until_checked(
+        crate::wait::until_checked(
             self.spin,
             self.sleep_max_us,
             FINALIZING_CHECK_MS,

@@ -36,6 +36,7 @@ pub mod driver;
 pub mod state;
 
 use crate::ffi::{emit, fatal};
+use crate::op::AmoOp;
 use driver::{check, sys, CtxGuard};
 use std::ffi::{c_void, CString};
 use std::sync::Mutex;
@@ -44,18 +45,10 @@ use sys::{CUcontext, CUdevice, CUfunction, CUmodule, CUresult, CUstream};
 /// The host-API kernels, made by scripts/gen-ptx.sh from cuda/host_kernels.cu.
 static HOST_KERNELS_PTX: &str = concat!(include_str!("host_kernels.ptx"), "\0");
 
-/// Operation codes of `ishmemi_host_amo` (cuda/host_kernels.cu).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum AmoOp {
-    Fetch = 0,
-    Set = 1,
-    Swap = 2,
-    Cas = 3,
-    Add = 4,
-    And = 5,
-    Or = 6,
-    Xor = 7,
+/// The operation code of `ishmemi_host_amo` (cuda/host_kernels.cu) for an AMO operator: the
+/// vocabulary's byte code.
+fn kernel_op(op: AmoOp) -> u32 {
+    op.code() as u32
 }
 
 /// What a PE publishes about its GPU heap in its control-segment slot.
@@ -500,7 +493,7 @@ impl Gpu {
         };
         let _c = self.enter(func);
         let result = self.result.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut a, mut w, mut o, mut v, mut c, mut r) = (addr as u64, width, op as u32, value, cond, *result as u64);
+        let (mut a, mut w, mut o, mut v, mut c, mut r) = (addr as u64, width, kernel_op(op), value, cond, *result as u64);
         let mut params: [*mut c_void; 6] = [
             (&mut a as *mut u64).cast(),
             (&mut w as *mut u32).cast(),

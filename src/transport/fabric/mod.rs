@@ -143,6 +143,19 @@ pub enum AtomicOp {
     Mswap = FI_MSWAP,
 }
 
+impl From<crate::op::Rmw> for AtomicOp {
+    /// The provider's operator for a read-modify-write AMO.
+    fn from(r: crate::op::Rmw) -> AtomicOp {
+        use crate::op::Rmw;
+        match r {
+            Rmw::Add => AtomicOp::Sum,
+            Rmw::And => AtomicOp::Band,
+            Rmw::Or => AtomicOp::Bor,
+            Rmw::Xor => AtomicOp::Bxor,
+        }
+    }
+}
+
 /// libfabric atomic datatypes (`enum fi_datatype`), the integer and real ones.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
