@@ -9,7 +9,7 @@
 //!
 //! The exit hook (glibc `on_exit`, which passes the status) is registered once, after the first
 //! successful init. Owns only that hook and the global-exit entry point; the teardown itself
-//! is `core::finalize`, the signalling `transport::shm`'s control segment.
+//! is `core::finalize`, the signalling `core::mark_global_exit` (the node's control segment).
 
 use crate::core;
 use crate::ffi::guard;
@@ -63,9 +63,7 @@ pub extern "C" fn ishmem_global_exit(status: c_int) {
     const F: &str = "ishmem_global_exit";
     guard(F, || {
         GLOBAL_EXIT.store(true, Release);
-        if let Some(me) = core::my_pe_if_running() {
-            crate::transport::shm::mark_global_exit(me, status);
-        }
+        core::mark_global_exit(status);
         crate::ffi::exit_now(status)
     })
 }

@@ -77,12 +77,7 @@ fn common_align(st: &State) -> usize {
 
 /// Retries the device-state binders that failed so far (CUDA backend; one load otherwise).
 fn retry_binders(func: &str, st: &State) {
-    if let Some(g) = &st.gpu {
-        if crate::transport::cuda::binders::any_pending() {
-            let _c = g.enter(func);
-            crate::transport::cuda::binders::retry_pending();
-        }
-    }
+    crate::core::device::retry_binders(st, func);
 }
 
 fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *mut c_void {
@@ -172,7 +167,7 @@ pub extern "C" fn ishmem_free(ptr: *mut c_void) {
         let mut heap = st.alloc.lock().unwrap_or_else(|e| e.into_inner());
         let addr = ptr as usize;
         let off = if ptr.is_null() { u64::MAX } else { addr.wrapping_sub(st.heap.base) as u64 };
-        if st.gpu.is_some() && (off as usize) < crate::transport::cuda::state::SYNC_BYTES {
+        if st.gpu.is_some() && (off as usize) < crate::core::device::SYNC_BYTES {
             fatal(F, &format!("{addr:#x} was not returned by ishmem_malloc/calloc/align (it is the library's reserved sync area)"));
         }
         if !ptr.is_null() && heap.size_of(off as usize).is_none() {

@@ -9,7 +9,6 @@ use crate::core::{bytes, state, State};
 use crate::wait::{self, check_cmp, compare};
 pub use crate::wait::Values;
 use crate::ffi::fatal;
-use crate::transport::cuda::Gpu;
 use std::cell::RefCell;
 use std::ffi::c_int;
 
@@ -21,8 +20,9 @@ struct Ivars<'a, T> {
     vals: Values<T>,
     cmp: c_int,
     func: &'a str,
-    /// The GPU when the ivars lie in its heap; `snap` then holds their values of the last poll.
-    gpu: Option<&'a Gpu>,
+    st: &'a State,
+    /// Whether the ivars lie in the GPU heap; `snap` then holds their values of the last poll.
+    gpu: bool,
     snap: RefCell<Vec<T>>,
 }
 
@@ -39,20 +39,23 @@ impl<'a, T: Atom> Ivars<'a, T> {
                 }
             }
         }
-        let gpu = if n > 0 { st.gpu_heap(p as usize) } else { None };
-        Ivars { p, n, status, vals, cmp, func, gpu, snap: RefCell::new(Vec::new()) }
+        let gpu = n > 0 && st.gpu_heap(p as usize).is_some();
+        Ivars { p, n, status, vals, cmp, func, st, gpu, snap: RefCell::new(Vec::new()) }
     }
 
     /// Reads the ivars of the GPU heap (one copy for all of them); nothing on host memory,
     /// where `holds` loads each ivar atomically.
     fn refresh(&self) {
-        if let Some(g) = self.gpu {
+        if self.gpu {
             let mut s = self.snap.borrow_mut();
             s.clear();
             s.reserve(self.n);
-            g.copy(self.func, s.as_mut_ptr() as usize, self.p as usize, self.n * size_of::<T>());
-            // SAFETY: the copy wrote n elements into the reserved capacity.
-            unsafe { s.set_len(self.n) };
+            // SAFETY: the ivars were checked (symmetric, in the GPU heap); the destination is
+            // the reserved capacity of n elements. The copy wrote them all.
+            unsafe {
+                self.st.read_gpu_heap(self.func, s.as_mut_ptr() as usize, self.p as usize, self.n * size_of::<T>());
+                s.set_len(self.n)
+            };
         }
     }
 
@@ -67,7 +70,7 @@ impl<'a, T: Atom> Ivars<'a, T> {
     fn holds(&self, i: usize) -> bool {
         // SAFETY: ivars has n symmetric, aligned entries (checked); values likewise by contract.
         let (v, t) = unsafe {
-            let v = if self.gpu.is_some() { self.snap.borrow()[i] } else { T::load(self.p.add(i)) };
+            let v = if self.gpu { self.snap.borrow()[i] } else { T::load(self.p.add(i)) };
             (v, match self.vals { Values::One(t) => t, Values::Many(v) => *v.add(i) })
         };
         compare(v, self.cmp, t)

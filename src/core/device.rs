@@ -11,6 +11,9 @@ use crate::transport::cuda::binders;
 /// translation unit at static-init time.
 pub use crate::transport::cuda::binders::Binder;
 
+/// The bytes at the start of the GPU heap that hold the library's sync area (never a block).
+pub const SYNC_BYTES: usize = crate::transport::cuda::state::SYNC_BYTES;
+
 /// Records a binder; it runs at the end of init, or at once when the library is running.
 pub fn register_binder(b: Binder) {
     binders::register(b)

@@ -12,6 +12,7 @@
 pub mod amo;
 pub mod coll;
 pub mod device;
+pub mod info;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
@@ -143,6 +144,14 @@ pub fn my_pe_if_running() -> Option<usize> {
 /// Whether init has completed and finalize has not.
 pub fn is_running() -> bool {
     !STATE.load(Acquire).is_null()
+}
+
+/// Records that this PE called `ishmem_global_exit(status)` (nothing before init): every PE's
+/// watchdog ends its PE with that status.
+pub fn mark_global_exit(status: i32) {
+    if let Some(me) = my_pe_if_running() {
+        shm::mark_global_exit(me, status);
+    }
 }
 
 /// Tells the other PEs that this one failed (best effort, never blocks).
@@ -378,7 +387,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         Err(_) => fatal(func, "internal error: job lock poisoned"),
     };
     if state.cfg.info && state.me == 0 {
-        eprint!("{}", crate::api::setup::info_text(Some(state)));
+        eprint!("{}", info::info_text(Some(state)));
     }
     queue::stats::enable(state.cfg.queue_stats);
     let state: &'static State = state;
@@ -638,6 +647,17 @@ impl State {
         }
         let d = self.data.as_ref()?;
         d.offset(addr, len).map(|off| d.peers[pe] + off)
+    }
+
+    /// Copies `n` bytes of this PE's GPU heap at `src` into host memory at `dst` (CUDA
+    /// backend; nothing on the CPU backend).
+    ///
+    /// # Safety
+    /// `[src, src+n)` must lie in this PE's GPU heap, `[dst, dst+n)` be writable host memory.
+    pub unsafe fn read_gpu_heap(&self, func: &str, dst: usize, src: usize, n: usize) {
+        if let Some(g) = &self.gpu {
+            g.copy(func, dst, src, n);
+        }
     }
 
     /// The GPU when this PE's address `addr` lies in its GPU heap (CUDA backend), else None.
