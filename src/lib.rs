@@ -12,6 +12,7 @@ pub mod env;
 pub mod ffi;
 pub mod heap;
 pub mod op;
+pub mod proxy;
 pub mod table;
 pub mod transport;
 pub mod wait;

@@ -50,7 +50,7 @@ extern "C" fn at_exit(status: c_int, _arg: *mut c_void) {
                 crate::ffi::pe_tag()
             ));
         }
-        core::finalize(F);
+        crate::api::setup::finalize(F);
     })
 }
 

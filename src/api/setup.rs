@@ -45,10 +45,20 @@ const _: () = assert!(std::mem::offset_of!(Attr, rank) == 20);
 const _: () = assert!(std::mem::offset_of!(Attr, nranks) == 24);
 const _: () = assert!(std::mem::offset_of!(Attr, uid) == 32);
 
+/// Finalizes: stops the GPU's door first (kernels have finished: what they posted is run,
+/// then the proxy's threads end), then the core.
+pub fn finalize(func: &str) {
+    crate::proxy::stop();
+    core::finalize(func);
+}
+
 /// `core::init`, then the exit hook (`api::exit`: a PE that exits with status 0 without
 /// ishmem_finalize is finalized at exit).
 fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
     core::init(func, thread_level, req, gpu_allowed);
+    // The GPU's door: kernels reach the PEs of other nodes through the proxy (nothing when
+    // this PE has no ring).
+    crate::proxy::start(state(func));
     crate::api::exit::register();
 }
 
@@ -145,7 +155,7 @@ pub unsafe extern "C" fn ishmemx_get_uniqueid(uid: *mut [u8; UID_BYTES]) -> c_in
 #[no_mangle]
 pub extern "C" fn ishmem_finalize() {
     const F: &str = "ishmem_finalize";
-    guard(F, || core::finalize(F))
+    guard(F, || finalize(F))
 }
 
 #[no_mangle]

@@ -32,10 +32,7 @@ pub fn desc(st: &State, func: &str, team: c_int) -> TeamDesc {
     st.team_desc(func, team)
 }
 
-/// The team `team` of this PE ready for a collective, or a fatal error naming `func`.
-pub fn team_of<'a>(st: &'a State, func: &'a str, team: c_int) -> Team<'a> {
-    Team::new(st, func, team as usize, desc(st, func, team))
-}
+pub use crate::core::coll_entry::team_of;
 
 /// The descriptor of `team`, `None` for ISHMEM_TEAM_INVALID, fatal for any other non-team.
 fn desc_or_invalid(st: &State, func: &str, team: c_int) -> Option<TeamDesc> {

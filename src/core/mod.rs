@@ -11,12 +11,12 @@
 
 pub mod amo;
 pub mod coll;
+pub mod coll_entry;
 pub mod device;
 pub mod info;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
-pub mod proxy;
 pub mod rma;
 pub mod stage;
 pub mod team;
@@ -85,7 +85,9 @@ pub struct State {
     pub split_lock: Mutex<()>,
     /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
     /// across nodes).
-    pub proxy: std::sync::OnceLock<proxy::Proxy>,
+    /// The proxy ring kernels post into (pinned host memory), when the CUDA backend's job spans
+    /// nodes: `proxy` serves it.
+    pub proxy_ring: Option<usize>,
 }
 
 // SAFETY: job_ptr points into the Mutex<ShmJob> owned by the same leaked State; it is used
@@ -344,7 +346,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         None
     };
     boot.finish();
-    // Kernels reach the PEs of other nodes through the proxy ring (core::proxy), with bounce
+    // Kernels reach the PEs of other nodes through the proxy ring (`proxy`, started by api::setup), with bounce
     // buffers in the heap for kernel-stack buffers (same offset on every PE: same calls).
     let ring = match (gpu.as_mut(), &net) {
         (Some(g), Some(_)) => {
@@ -354,7 +356,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             });
             let w = (off as u64).to_ne_bytes();
             g.copy(func, heap.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
-            Some(g.alloc_proxy_ring(func, proxy::RING_BYTES))
+            Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES))
         }
         _ => None,
     };
@@ -380,7 +382,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         world: teams.slot(0),
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
-        proxy: std::sync::OnceLock::new(),
+        proxy_ring: ring,
     }));
     state.job_ptr = match state.job.lock() {
         Ok(g) => &*g as *const ShmJob,
@@ -398,9 +400,6 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             None => s.serve_host(state.heap.base),
         }
     }
-    if let Some(r) = ring {
-        let _ = state.proxy.set(proxy::Proxy::start(state, r));
-    }
     STATE.store(state as *const State as *mut State, Release);
     if state.net.is_some() {
         crate::wait::progress_on(true);
@@ -409,7 +408,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         // The library's own kernels, before any kernel of the program can wait for this PE
         // (a module load waits for every running kernel: queue::preload).
         let t = std::time::Instant::now();
-        queue::preload(func, g, state.proxy.get().is_some());
+        queue::preload(func, g, state.proxy_ring.is_some());
         if state.cfg.debug {
             crate::ffi::emit(&format!("[PE {}] DEBUG: the library's kernel modules loaded in {:.1} ms", state.me, t.elapsed().as_secs_f64() * 1e3));
         }
@@ -452,10 +451,6 @@ pub fn finalize(func: &str) {
     let st = state(func);
     if let Some(line) = queue::stats::report() {
         crate::ffi::info(func, &line);
-    }
-    if let Some(p) = st.proxy.get() {
-        // Kernels have finished: what they posted is run, then the thread stops.
-        p.stop();
     }
     quiet();
     if st.net.is_some() {

@@ -307,7 +307,7 @@ fn mapped(func: &str, st: &State, what: &str, addr: usize, len: usize, pe: usize
 
 #[cold]
 fn via_proxy(func: &str, st: &State, what: &str, addr: usize, len: usize, pe: usize) -> Option<usize> {
-    if !st.off_node(pe) || st.proxy.get().is_none() {
+    if !st.off_node(pe) || st.proxy_ring.is_none() {
         return Some(st.remote(func, what, addr, len, pe));
     }
     if st.heap.offset(addr, len).is_none() {
@@ -567,7 +567,7 @@ pub unsafe fn signal_wait_until(func: &str, sig_addr: *mut u64, cmp: c_int, cmp_
 /// one-thread kernel waits until the proxy has completed every request of this PE.
 pub fn quiet(func: &str, q: Queue) {
     let (st, gpu, k) = ctx(func);
-    if st.proxy.get().is_none() {
+    if st.proxy_ring.is_none() {
         return;
     }
     launch(func, gpu, k.quiet, 1, 1, &mut [], q);
@@ -578,7 +578,7 @@ pub fn quiet(func: &str, q: Queue) {
 /// earlier work (see `quiet`): nothing is enqueued.
 pub fn barrier_all(func: &str, q: Queue) {
     let (st, gpu, k) = ctx(func);
-    if st.npes == 1 && st.proxy.get().is_none() {
+    if st.npes == 1 && st.proxy_ring.is_none() {
         return;
     }
     launch(func, gpu, k.barrier, 1, 1, &mut [], q);

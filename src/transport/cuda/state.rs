@@ -23,6 +23,8 @@ pub const SYNC_PROXY_BOUNCE: usize = 6;
 pub const PROXY_BOUNCE_BYTES: usize = 256;
 /// `ishmemi_proxy_slot_t` and the ring's constants (`ISHMEMI_PROXY_*`).
 pub const PROXY_SLOTS: usize = 1024;
+/// Bytes of the proxy ring: PROXY_SLOTS slots of 8 words.
+pub const PROXY_RING_BYTES: usize = PROXY_SLOTS * 64;
 pub const PROXY_HELD: u64 = 1 << 63;
 pub const PROXY_REPLY: u64 = 1 << 24;
 pub const PROXY_PUT: u8 = 1;

@@ -1,0 +1,174 @@
+//! The checked entries of the collectives, shared by both doors (the C symbols of `api::coll`
+//! and `api::team`, and the GPU's collectives through `proxy`): each checks its arguments
+//! (team, sizes, symmetric and non-overlapping buffers, root, alignment) with PE-tagged fatal
+//! errors naming the routine, then runs the algorithm of `core::coll`. They return 0: every
+//! failure is fatal.
+
+use super::coll::Team;
+use super::{bytes, check_align, State};
+use crate::ffi::fatal;
+use crate::op::{bit_combiner, combiner, BitOp, Bits, Num, RedOp};
+use std::ffi::c_int;
+
+/// The team `team` of this PE ready for a collective, or a fatal error naming `func`.
+pub fn team_of<'a>(st: &'a State, func: &'a str, team: c_int) -> Team<'a> {
+    Team::new(st, func, team as usize, st.team_desc(func, team))
+}
+
+/// The state, or a fatal error naming `func` before init.
+fn state(func: &str) -> &'static State {
+    super::state(func)
+}
+
+/// Checks that `[addr, addr+len)` is symmetric on this PE (nothing for an empty range).
+fn sym(st: &State, func: &str, what: &str, addr: usize, len: usize) {
+    if len > 0 {
+        st.remote(func, what, addr, len, st.me);
+    }
+}
+
+fn overlap(a: usize, alen: usize, b: usize, blen: usize) -> bool {
+    alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen)
+}
+
+/// Fatal when the ranges overlap (`same_ok`: except when they are the very same range).
+fn check_overlap(func: &str, dest: usize, dlen: usize, src: usize, slen: usize, same_ok: bool) {
+    if overlap(dest, dlen, src, slen) && !(same_ok && dest == src && dlen == slen) {
+        let rule = if same_ok { " (they may be the same array, not partly overlap)" } else { "" };
+        fatal(
+            func,
+            &format!("dest {dest:#x} ({dlen} bytes) and source {src:#x} ({slen} bytes) overlap{rule}"),
+        );
+    }
+}
+
+/// # Safety
+/// The buffers are checked (symmetric, in range); see the specification for the rest.
+pub unsafe fn broadcast(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, root: c_int) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    if root < 0 || root as usize >= t.n {
+        fatal(func, &format!("root {root} out of range [0, {}) of team {team}", t.n));
+    }
+    let nb = bytes(func, nelems, elem);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, nb);
+    sym(st, func, "source", s, nb);
+    check_overlap(func, d, nb, s, nb, true);
+    t.broadcast(d, s, nb, root as usize);
+    0
+}
+
+/// # Safety
+/// As `broadcast`.
+pub unsafe fn fcollect(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exchange(func, team, dest, src, nelems, elem, false) }
+}
+
+/// # Safety
+/// As `broadcast`.
+pub unsafe fn alltoall(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exchange(func, team, dest, src, nelems, elem, true) }
+}
+
+/// fcollect (`all` false: a source of one block) or alltoall (`all`: a block per PE): dest
+/// holds a block per PE; both symmetric and disjoint.
+///
+/// # Safety
+/// As `broadcast`.
+unsafe fn exchange(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, all: bool) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let total = bytes(func, nb, t.n);
+    let src_len = if all { total } else { nb };
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, total);
+    sym(st, func, "source", s, src_len);
+    check_overlap(func, d, total, s, src_len, false);
+    if all {
+        t.alltoall(d, s, nb);
+    } else {
+        t.fcollect(d, s, nb);
+    }
+    0
+}
+
+/// # Safety
+/// As `broadcast`; the destination is checked once the PEs' sizes are known.
+pub unsafe fn collect(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    let nb = bytes(func, nelems, elem);
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "source", s, nb);
+    t.collect(d, s, nb, |total| {
+        if total == usize::MAX || total > isize::MAX as usize {
+            fatal(func, "size overflow: the PEs' blocks add up to more than the address space");
+        }
+        sym(st, func, "dest", d, total);
+        check_overlap(func, d, total, s, nb, false);
+    });
+    0
+}
+
+/// The checks shared by reductions and scans: team, size, symmetric and aligned buffers that
+/// are the same array or disjoint.
+fn reduce_args<'a, T>(func: &'a str, st: &'a State, team: c_int, dest: *mut T, src: *const T, n: usize) -> Team<'a> {
+    let t = team_of(st, func, team);
+    let nb = bytes(func, n, size_of::<T>());
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, nb);
+    sym(st, func, "source", s, nb);
+    if nb > 0 {
+        check_align(func, "dest", d, align_of::<T>());
+        check_align(func, "source", s, align_of::<T>());
+    }
+    check_overlap(func, d, nb, s, nb, true);
+    t
+}
+
+/// # Safety
+/// The buffers are checked (symmetric, aligned, in range).
+pub unsafe fn reduce<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: RedOp) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.reduce::<T>(dest as usize, src as usize, nreduce, combiner::<T>(op));
+    0
+}
+
+/// # Safety
+/// As `reduce`.
+pub unsafe fn reduce_bits<T: Bits>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: BitOp) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.reduce::<T>(dest as usize, src as usize, nreduce, bit_combiner::<T>(op));
+    0
+}
+
+/// `sum_inscan` (`inclusive`) and `sum_exscan`.
+///
+/// # Safety
+/// As `reduce`.
+pub unsafe fn scan<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, inclusive: bool) -> c_int {
+    let st = state(func);
+    let t = reduce_args(func, st, team, dest, src, nreduce);
+    t.scan::<T>(dest as usize, src as usize, nreduce, inclusive, combiner::<T>(RedOp::Sum));
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlaps() {
+        assert!(overlap(0, 10, 9, 1));
+        assert!(!overlap(0, 10, 10, 5));
+        assert!(!overlap(0, 0, 0, 5));
+        assert!(overlap(100, 8, 96, 8));
+        assert!(!overlap(100, 8, 92, 8));
+    }
+}

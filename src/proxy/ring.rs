@@ -1,0 +1,78 @@
+//! The host side of the ring protocol (include/ishmem/device_state.h): kernels post requests
+//! into slots of pinned host memory; the proxy thread polls them in ticket order and marks
+//! each done, with the reply for those that wait for one.
+
+use crate::transport::cuda::state::*;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+/// Bytes of the ring.
+pub const RING_BYTES: usize = PROXY_RING_BYTES;
+
+/// One request, as read from its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Req {
+    pub ticket: u64,
+    pub kind: u8,
+    pub width: usize,
+    pub op: u8,
+    pub reply: bool,
+    pub pe: usize,
+    pub sym: u64,
+    pub local: u64,
+    pub bytes: u64,
+    pub value2: u64,
+    pub sig: u64,
+}
+
+/// The host side of a ring at `base` (PROXY_SLOTS slots of 8 words).
+#[derive(Clone, Copy)]
+pub struct Ring {
+    base: usize,
+}
+
+impl Ring {
+    /// # Safety
+    /// `base` must point to RING_BYTES of zeroed memory, 64-byte aligned, that outlives the Ring.
+    pub unsafe fn new(base: usize) -> Ring {
+        Ring { base }
+    }
+
+    fn word(&self, t: u64, w: usize) -> &AtomicU64 {
+        let slot = (t % PROXY_SLOTS as u64) as usize;
+        // SAFETY: slot < PROXY_SLOTS and w < 8 lie in the ring (contract of new); the words are
+        // shared with the GPU and accessed atomically here.
+        unsafe { AtomicU64::from_ptr((self.base + slot * 64 + 8 * w) as *mut u64) }
+    }
+
+    /// The request with ticket `t` when it has been posted.
+    pub fn poll(&self, t: u64) -> Option<Req> {
+        if self.word(t, 0).load(Acquire) != t + 1 {
+            return None;
+        }
+        let w1 = self.word(t, 1).load(Relaxed);
+        Some(Req {
+            ticket: t,
+            kind: w1 as u8,
+            width: (w1 >> 8) as u8 as usize,
+            op: (w1 >> 16) as u8,
+            reply: w1 & PROXY_REPLY != 0,
+            pe: (w1 >> 32) as usize,
+            sym: self.word(t, 2).load(Relaxed),
+            local: self.word(t, 3).load(Relaxed),
+            bytes: self.word(t, 4).load(Relaxed),
+            value2: self.word(t, 5).load(Relaxed),
+            sig: self.word(t, 6).load(Relaxed),
+        })
+    }
+
+    /// Marks request `r` done: with its reply `v` (held until the poster releases the slot)
+    /// when it asked for one, else the slot is free at once.
+    pub fn done(&self, r: &Req, v: u64) {
+        if r.reply {
+            self.word(r.ticket, 5).store(v, Relaxed);
+            self.word(r.ticket, 7).store((r.ticket + 1) | PROXY_HELD, Release);
+        } else {
+            self.word(r.ticket, 7).store(r.ticket + 1, Release);
+        }
+    }
+}

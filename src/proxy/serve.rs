@@ -1,0 +1,176 @@
+//! The proxy thread: takes the ring's requests in ticket order and runs each through the core
+//! as a host call would (RMA, AMOs, fence, quiet), handing collectives to their team's thread
+//! (`coll`).
+
+use super::coll::{coll, Colls};
+use super::ring::{Req, Ring};
+use super::{Busy, Fault};
+use crate::core::{self, Reach, State};
+use crate::ffi::fatal;
+use crate::op::{AmoOp, Rmw};
+use crate::transport::cuda::state::*;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::time::Duration;
+
+/// The proxy thread: takes the ring's requests in ticket order until `stop` and the ring is
+/// drained.
+pub(crate) fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: std::time::Instant, fault: Option<Fault>) {
+    // SAFETY: as in Net's progress thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let mut colls = Colls::new(st, ring);
+    // Only a running monitor reads `busy`.
+    let watched = st.cfg.proxy_stall_s > 0;
+    let mut next = 0u64;
+    let mut idle = 0u32;
+    loop {
+        match ring.poll(next) {
+            Some(r) => {
+                if r.kind == PROXY_COLL {
+                    colls.hand_over(r);
+                } else {
+                    if watched {
+                        busy.ticket.store(r.ticket, Relaxed);
+                        busy.what.store(u64::from(r.kind) | (r.pe as u64) << 8, Relaxed);
+                        busy.since.store(epoch.elapsed().as_nanos() as u64 + 1, Release);
+                    }
+                    match fault {
+                        Some(Fault::Panic(n)) if n == r.ticket => panic!("planted fault at request {n} (ISHMEMI_TEST_PROXY_FAULT)"),
+                        Some(Fault::Stall(n)) if n == r.ticket => loop {
+                            std::thread::park();
+                        },
+                        _ => {}
+                    }
+                    let v = run(st, &r);
+                    if watched {
+                        busy.since.store(0, Release);
+                    }
+                    ring.done(&r, v);
+                }
+                next += 1;
+                idle = 0;
+            }
+            None => {
+                // Stop once the ring is drained (finalize: every kernel has finished, so every
+                // collective handed over has replied).
+                if stop.load(Acquire) {
+                    colls.join();
+                    break;
+                }
+                idle = idle.saturating_add(1);
+                if idle < 2000 {
+                    std::hint::spin_loop();
+                } else if idle < 4000 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(if idle < 20000 { 2 } else { 20 }));
+                }
+            }
+        }
+    }
+}
+
+/// The kernel-side call a request stands for (error messages).
+pub(crate) fn name(kind: u8) -> &'static str {
+    match kind {
+        PROXY_PUT => "a device put (through the proxy)",
+        PROXY_GET => "a device get (through the proxy)",
+        PROXY_P => "a device p (through the proxy)",
+        PROXY_G => "a device g (through the proxy)",
+        PROXY_AMO => "a device AMO (through the proxy)",
+        PROXY_FENCE => "a device fence (through the proxy)",
+        PROXY_QUIET => "a device quiet (through the proxy)",
+        PROXY_PUT_SIGNAL => "a device put_signal (through the proxy)",
+        PROXY_NOP => "ishmemx_nop (device, through the proxy)",
+        PROXY_COLL => "a device collective (through the proxy)",
+        _ => "a device call (through the proxy)",
+    }
+}
+
+/// Runs one request through the core; returns the reply value (0 when none).
+pub(crate) fn run(st: &State, r: &Req) -> u64 {
+    let func = name(r.kind);
+    if r.pe >= st.npes {
+        fatal(func, &format!("pe {} out of range [0, {}) (request {} of the ring)", r.pe, st.npes, r.ticket));
+    }
+    let (sym, local, n) = (r.sym as usize, r.local as usize, r.bytes as usize);
+    match r.kind {
+        // SAFETY: the kernel passes a device (or host) buffer of n bytes valid until the
+        // request is done (blocking: the put has read its source, and every earlier one has,
+        // before the reply, since the kernel may reuse it then) or until its quiet (nbi).
+        PROXY_PUT if r.reply => unsafe { core::rma::put(st, func, sym, local as *const u8, n, r.pe) },
+        // SAFETY: as above.
+        PROXY_PUT => unsafe { core::rma::put_nbi(st, func, sym, local as *const u8, n, r.pe) },
+        // SAFETY: as above, writable.
+        PROXY_GET => unsafe { core::rma::get(st, func, local as *mut u8, sym, n, r.pe) },
+        PROXY_P => {
+            check_width(func, r);
+            let v = r.local.to_le_bytes();
+            // SAFETY: v holds the value's width bytes (checked), copied before return.
+            unsafe { core::rma::put(st, func, sym, v.as_ptr(), r.width, r.pe) }
+        }
+        PROXY_G => {
+            check_width(func, r);
+            let mut v = [0u8; 8];
+            // SAFETY: v is writable for width <= 8 bytes.
+            unsafe { core::rma::get(st, func, v.as_mut_ptr(), sym, r.width, r.pe) };
+            return u64::from_le_bytes(v);
+        }
+        PROXY_AMO => {
+            check_width(func, r);
+            return amo(st, func, r, sym, r.width, r.op, r.local, r.value2);
+        }
+        PROXY_FENCE => core::fence(),
+        PROXY_NOP => {}
+        PROXY_COLL => return coll(st, r),
+        PROXY_QUIET => core::quiet(),
+        PROXY_PUT_SIGNAL => {
+            // SAFETY: as for a blocking PROXY_PUT (the kernel waits for the reply, then may
+            // reuse the source: the put has read it; a source in a bounce buffer is n = 0).
+            unsafe { core::rma::put(st, func, sym, local as *const u8, n, r.pe) };
+            core::fence();
+            let op = if r.op == 0 { AmoOp::Set } else { AmoOp::Add };
+            amo(st, func, r, r.sig as usize, 8, op as u8, r.value2, 0);
+        }
+        k => fatal(func, &format!("malformed request {} of the proxy ring (kind {k})", r.ticket)),
+    }
+    0
+}
+
+fn check_width(func: &str, r: &Req) {
+    if !matches!(r.width, 1 | 2 | 4 | 8) {
+        fatal(func, &format!("malformed request {} of the proxy ring (width {})", r.ticket, r.width));
+    }
+}
+
+/// One AMO of `width` bytes at the symmetric `sym` of PE `r.pe` (operator codes of the host
+/// AMO kernel); returns the old value (0 for set).
+#[allow(clippy::too_many_arguments)]
+fn amo(st: &State, func: &str, r: &Req, sym: usize, width: usize, op: u8, v: u64, cond: u64) -> u64 {
+    let Some(code) = AmoOp::from_code(op) else {
+        fatal(func, &format!("malformed request {} of the proxy ring (AMO operator {op})", r.ticket))
+    };
+    match st.reach_atomic(func, "dest", sym, width, r.pe) {
+        Reach::Net(n, pe, at) => {
+            core::check_align(func, "dest", sym, width);
+            match code {
+                AmoOp::Fetch => n.fetch(func, pe, at, width),
+                AmoOp::Set => {
+                    n.set(func, pe, at, width, v);
+                    0
+                }
+                AmoOp::Swap => n.swap(func, pe, at, width, v),
+                AmoOp::Cas => n.cas(func, pe, at, width, cond, v),
+                x if !r.reply => {
+                    n.rmw(func, pe, at, width, x.rmw().unwrap_or(Rmw::Add), v);
+                    0
+                }
+                x => n.fetch_rmw(func, pe, at, width, x.rmw().unwrap_or(Rmw::Add), v),
+            }
+        }
+        Reach::Gpu(g, a) => {
+            core::check_align(func, "dest", a, width);
+            g.amo(func, a, width as u32, code, v, cond)
+        }
+        Reach::Host(_) => fatal(func, "internal error: a proxy AMO on host memory"),
+    }
+}
