@@ -1,0 +1,249 @@
+//! The collectives' algorithms as the entries call them: broadcast, fcollect, alltoall,
+//! collect, reductions, scans, and the split's bitmap gather; each picks its push form or the
+//! synchronized one.
+
+use super::*;
+
+impl<'a> Team<'a> {
+    // ---------------------------------------------------------------- algorithms
+
+    /// Broadcast of `nb` bytes from team PE `root`'s `src` to every PE's `dst` (root's too).
+    /// Small: every PE pulls the whole block from the root. Large (3+ PEs): each PE pulls one
+    /// slice from the root, then the slices it lacks from their owners' `dst`.
+    pub fn broadcast(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        self.enter(Kind::Broadcast, nb as u64, root as u64);
+        if self.push_ok(nb) {
+            return self.broadcast_push(dst, src, nb, root);
+        }
+        self.sync();
+        self.check_neighbour();
+        if self.n >= 3 && nb >= self.st.cfg.bcast_scatter_min && nb > 0 {
+            if self.me == root {
+                self.pull(dst, src, root, nb);
+            } else {
+                let (s, l) = byte_slice(nb, self.n, self.me);
+                self.pull(dst + s, src + s, root, l);
+            }
+            self.sync();
+            if self.me != root {
+                for k in 1..self.n {
+                    let j = (self.me + k) % self.n;
+                    let (s, l) = byte_slice(nb, self.n, j);
+                    if j == root {
+                        self.pull(dst + s, src + s, root, l);
+                    } else {
+                        self.pull(dst + s, dst + s, j, l);
+                    }
+                }
+            }
+        } else {
+            self.pull(dst, src, root, nb);
+        }
+        self.sync();
+    }
+
+    /// fcollect: block j of `dst` (`nb` bytes each) is team PE j's `src`.
+    pub fn fcollect(&self, dst: usize, src: usize, nb: usize) {
+        self.enter(Kind::Fcollect, nb as u64, 0);
+        self.exchange(dst, src, nb, false);
+    }
+
+    /// alltoall: block j of this PE's `dst` is block `me` of team PE j's `src`.
+    pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
+        self.enter(Kind::Alltoall, nb as u64, 0);
+        self.exchange(dst, src, nb, true);
+    }
+
+    /// fcollect (`all` false) or alltoall (`all`): the push paths for small blocks, else each
+    /// PE pulls its blocks, in an order rotated by its number so that no PE is read by all at
+    /// once, between two syncs.
+    pub(super) fn exchange(&self, dst: usize, src: usize, nb: usize, all: bool) {
+        if self.reduce_push_ok(nb) {
+            return self.move_scratch(dst, src, nb, all);
+        }
+        if self.push_ok(nb) {
+            return self.move_push(dst, src, nb, all);
+        }
+        self.sync();
+        self.check_neighbour();
+        let from = if all { src + self.me * nb } else { src };
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            self.pull(dst + j * nb, from, j, nb);
+        }
+        self.sync();
+    }
+
+    /// collect: the PEs' `src` blocks (`nb` bytes here, each PE its own size) concatenated in
+    /// team order. Each PE publishes its size in its VALUE word; `check_dest(total)` validates
+    /// the destination once the total is known. Returns the total bytes.
+    pub fn collect(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+        self.enter(Kind::Collect, 0, 0);
+        // Sizes differ per PE, so the choice depends on the team alone.
+        if self.push_ok(0) && self.slot_bytes() >= 64 {
+            return self.collect_push(dst, src, nb, check_dest);
+        }
+        self.store_at(team::W_VALUE, self.me, nb as u64);
+        self.sync();
+        self.check_neighbour();
+        let sizes: Vec<usize> = (0..self.n).map(|i| self.load_at(team::W_VALUE, i) as usize).collect();
+        let (offs, total) = prefix_offsets(&sizes);
+        check_dest(total);
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            self.pull(dst + offs[j], src, j, sizes[j]);
+        }
+        self.sync();
+        total
+    }
+
+    /// Combines elements `[first, first+len)` of every team PE's `src`, in team order, into
+    /// `acc` (`len` elements).
+    pub(super) fn combine_into<T: Copy + Default>(&self, acc: &mut [T], src: usize, first: usize, upto: usize, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let len = acc.len();
+        let at = src + first * es;
+        self.get(acc.as_mut_ptr().cast(), at, 0, std::mem::size_of_val(acc));
+        let mut stage: Vec<T> = Vec::new();
+        for j in 1..upto {
+            let p = self.view(at, j, len, &mut stage);
+            // SAFETY: p points to len elements of T (mapped symmetric memory that no PE writes
+            // during this phase of the collective, or the staging copy), aligned (the caller
+            // checked `src`'s alignment; heaps and staging buffers are 8-byte aligned).
+            let other = unsafe { std::slice::from_raw_parts(p, len) };
+            comb(acc, other);
+        }
+    }
+
+    /// Reduction of `nelem` elements over the team into every PE's `dst` (`dst` may be `src`).
+    /// Small: every PE combines all PEs' vectors into a host buffer, a sync, then writes its
+    /// `dst`. Large (3+ PEs, at least ISHMEM_REDUCE_SCATTER_MIN bytes): PE r combines slice r
+    /// into its `dst`, a sync, then each PE pulls the other slices from their owners' `dst`.
+    /// Both combine in team order, so every PE gets the same bits (floating point included).
+    pub fn reduce<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let nb = nelem * es;
+        self.enter(Kind::Reduce, nb as u64, 0);
+        if self.reduce_push_ok(nb) {
+            let c = self.reduce_push(nb, |_| src);
+            return self.combine_pushed(dst, src, nelem, c, self.n, comb);
+        }
+        self.sync();
+        self.check_neighbour();
+        if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
+            let (s0, len) = slice(nelem, self.n, self.me);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            let mut acc: Vec<T> = Vec::new();
+            let mut c = 0;
+            while c < len {
+                let l = chunk.min(len - c);
+                acc.resize(l, T::default());
+                self.combine_into(&mut acc, src, s0 + c, self.n, comb);
+                self.put_local(dst + (s0 + c) * es, acc.as_ptr().cast(), l * es);
+                c += l;
+            }
+            self.sync();
+            for k in 1..self.n {
+                let j = (self.me + k) % self.n;
+                let (s, l) = slice(nelem, self.n, j);
+                self.pull(dst + s * es, dst + s * es, j, l * es);
+            }
+        } else {
+            let mut acc: Vec<T> = buffer(nelem);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            for (i, part) in acc.chunks_mut(chunk).enumerate() {
+                self.combine_into(part, src, i * chunk, self.n, comb);
+            }
+            self.sync();
+            self.put_local(dst, acc.as_ptr().cast(), nb);
+            return;
+        }
+        self.sync();
+    }
+
+    /// Prefix sums over the team: PE i's `dst` = combination of PEs 0..=i (`inclusive`) or
+    /// 0..i (PE 0: zeros) of `src`. Small: each PE reads the PEs below it into a host buffer,
+    /// a sync, then writes its `dst`. Large (3+ PEs, at least ISHMEM_REDUCE_SCATTER_MIN bytes):
+    /// PE r runs the scan of slice r over all PEs and writes each PE's result slice into that
+    /// PE's `dst` (reading each source chunk before writing the same PE's result).
+    pub fn scan<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, inclusive: bool, comb: fn(&mut [T], &[T])) {
+        let es = size_of::<T>();
+        let nb = nelem * es;
+        self.enter(Kind::Scan, nb as u64, 0);
+        if self.reduce_push_ok(nb) {
+            let c = self.reduce_push(nb, |_| src);
+            let upto = if inclusive { self.me + 1 } else { self.me };
+            return self.combine_pushed(dst, src, nelem, c, upto, comb);
+        }
+        self.sync();
+        self.check_neighbour();
+        if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {
+            let (s0, len) = slice(nelem, self.n, self.me);
+            let chunk = (CHUNK_BYTES / es).max(1);
+            let (mut acc, mut cur): (Vec<T>, Vec<T>) = (Vec::new(), Vec::new());
+            let mut c = 0;
+            while c < len {
+                let l = chunk.min(len - c);
+                let at = (s0 + c) * es;
+                acc.clear();
+                acc.resize(l, T::default());
+                cur.resize(l, T::default());
+                for j in 0..self.n {
+                    // PE j's source chunk is read before its result overwrites it (in place).
+                    let need = inclusive || j + 1 < self.n;
+                    if need {
+                        self.get(cur.as_mut_ptr().cast(), src + at, j, l * es);
+                    }
+                    if !inclusive {
+                        self.push(dst + at, acc.as_ptr().cast(), j, l * es);
+                    }
+                    if need {
+                        if j == 0 {
+                            acc.copy_from_slice(&cur);
+                        } else {
+                            comb(&mut acc, &cur);
+                        }
+                    }
+                    if inclusive {
+                        self.push(dst + at, acc.as_ptr().cast(), j, l * es);
+                    }
+                }
+                c += l;
+            }
+        } else {
+            let upto = if inclusive { self.me + 1 } else { self.me };
+            let mut acc: Vec<T> = buffer(nelem);
+            if upto > 0 {
+                let chunk = (CHUNK_BYTES / es).max(1);
+                for (i, part) in acc.chunks_mut(chunk).enumerate() {
+                    self.combine_into(part, src, i * chunk, upto, comb);
+                }
+            }
+            self.sync();
+            self.put_local(dst, acc.as_ptr().cast(), nb);
+            return;
+        }
+        self.sync();
+    }
+
+    // ---------------------------------------------------------------- team creation
+
+    /// Every team PE's free-slot bitmap (`mine` is this PE's): published in the SPLIT words of
+    /// this (parent) team's sync area, read after a sync, followed by a sync so that the words
+    /// can be reused.
+    pub fn gather_bitmaps(&self, mine: &[u64; team::SPLIT_WORDS], words: usize) -> Vec<[u64; team::SPLIT_WORDS]> {
+        let at = self.word(team::W_SPLIT);
+        self.put_local(at, mine.as_ptr().cast(), words * 8);
+        self.sync();
+        self.check_neighbour();
+        let all = (0..self.n)
+            .map(|i| {
+                let mut b = [0u64; team::SPLIT_WORDS];
+                self.get(b.as_mut_ptr().cast(), at, i, words * 8);
+                b
+            })
+            .collect();
+        self.sync();
+        all
+    }
+}

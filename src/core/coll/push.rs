@@ -1,0 +1,361 @@
+//! The push collectives (no team sync): counts and flags per push class, the scratch slots,
+//! and the push forms of broadcast, fcollect, alltoall, collect and the reductions (the
+//! contract is in the parent module's documentation).
+
+use super::*;
+
+impl<'a> Team<'a> {
+    // ---------------------------------------------------------------- push collectives
+
+    /// Whether a collective of `nb` bytes per PE takes the push path (see the contract): the
+    /// CPU backend (peers' memory is mapped here, or reached by network puts), 2..=PUSH_PES
+    /// PEs, at most ISHMEM_COLL_SMALL_MAX bytes (not 0). A team across nodes of at most
+    /// `NET_PUSH_PES` PEs pushes blocks of any size: the alternative, two syncs around pulls,
+    /// costs two network latencies and a round trip more, where a push costs the member's
+    /// announcement. Every PE decides alike.
+    pub(super) fn push_ok(&self, nb: usize) -> bool {
+        let max = self.st.cfg.coll_small_max;
+        self.gpu.is_none() && (2..=team::PUSH_PES).contains(&self.n) && max > 0 && (nb <= max || self.spans && self.n <= NET_PUSH_PES)
+    }
+
+    /// Stores `v` into this PE's own-use word `w` of the team area (read back by `load`).
+    pub(super) fn set_own(&self, w: usize, v: u64) {
+        // SAFETY: an aligned word of this PE's team area, written only by this PE.
+        unsafe { AtomicU64::from_ptr(self.word(w) as *mut u64) }.store(v, Relaxed);
+    }
+
+    /// Starts a push collective of `class`: its count on this PE (1, 2, ...).
+    pub(super) fn push_begin(&self, class: usize) -> u64 {
+        let w = team::W_PUSH_COUNT + class;
+        let c = self.load(w) + 1;
+        // SAFETY: an aligned word of this PE's team area, written only by this PE.
+        unsafe { AtomicU64::from_ptr(self.word(w) as *mut u64) }.store(c, Relaxed);
+        c
+    }
+
+    /// The flag word of (`class`, sender `j`).
+    pub(super) fn flag_word(class: usize, j: usize) -> usize {
+        team::W_PUSH_FLAGS + class * team::PUSH_PES + j
+    }
+
+    /// The value of push flags and announcements of count `c`: the count above the call's
+    /// signature (values still only grow).
+    pub(super) fn tag(&self, c: u64) -> u64 {
+        c << SIG_BITS | self.sig.get()
+    }
+
+    /// Waits until this PE's word `w`, written by team PE `j`, reaches count `c`, and checks
+    /// its signature.
+    pub(super) fn wait_tag(&self, w: usize, c: u64, j: usize) {
+        self.wait_tag_from(w, c, c, j);
+    }
+
+    /// Waits until word `w` (written by team PE `j`) reaches count `need`; when it already
+    /// shows count `c` (this call), checks its signature.
+    pub(super) fn wait_tag_from(&self, w: usize, need: u64, c: u64, j: usize) {
+        let mut got = 0;
+        self.wait(|| {
+            got = self.load(w);
+            got >= need << SIG_BITS
+        });
+        self.check_tag(got, c, j);
+    }
+
+    /// Announces to team PE `j` that this PE entered collective `c` of `class` (its dest may be
+    /// written now).
+    pub(super) fn post_ready(&self, class: usize, j: usize, c: u64) {
+        self.store_at(team::W_PUSH_READY + class * team::PUSH_PES + self.me, j, self.tag(c));
+    }
+
+    /// Waits until team PE `j` entered collective `c` of `class`.
+    pub(super) fn wait_ready(&self, class: usize, j: usize, c: u64) {
+        self.wait_tag(team::W_PUSH_READY + class * team::PUSH_PES + j, c, j);
+    }
+
+    /// Waits until the flag of every other member in `class` reaches count `c` (Acquire), and
+    /// checks their signatures.
+    pub(super) fn wait_all(&self, class: usize, c: u64) {
+        let mut j = 0;
+        self.wait(|| {
+            while j < self.n {
+                if j != self.me {
+                    let got = self.load(Self::flag_word(class, j));
+                    if got < c << SIG_BITS {
+                        return false;
+                    }
+                    self.check_tag(got, c, j);
+                }
+                j += 1;
+            }
+            true
+        });
+    }
+
+    /// Bytes of one scratch slot of the reductions (a multiple of 64).
+    pub(super) fn slot_bytes(&self) -> usize {
+        team::PUSH_SCRATCH_BYTES / (2 * self.n) / 64 * 64
+    }
+
+    /// Byte offset in the team area of scratch slot (parity of `c`, sender `j`).
+    pub(super) fn slot_at(&self, c: u64, j: usize) -> usize {
+        self.area + team::PUSH_SCRATCH + ((c as usize & 1) * self.n + j) * self.slot_bytes()
+    }
+
+    /// Broadcast by the root's pushes; each member announces its entry to the root, waits for
+    /// the root's flag of the count. Blocks up to `BCAST_SLOT` bytes go to the member's
+    /// broadcast slot of the count's parity (not its dest), as soon as the member entered the
+    /// previous broadcast (then it has read the slot's last contents, of count c-2), and the
+    /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
+    /// call ahead, so a member waits for one transfer per call instead of a round trip.
+    /// Larger blocks go straight into the member's `dst` once it entered this call.
+    ///
+    /// Across nodes, where the member's announcement takes a network latency, blocks of at
+    /// most `RING_SLOT` bytes go to a ring of `RING` slots laid over the two parity slots
+    /// instead (slot c mod RING): the root writes slot c once the member entered count
+    /// c-RING+1 (so it has read the slot's last contents), and stays up to RING-1 calls ahead.
+    /// A ring slot and a parity slot overlap, so each PE records the last count that used
+    /// the ring and the last that used a parity slot (`W_BCAST_RING`, `W_BCAST_PAR`: every PE
+    /// sees the same sequence of sizes), and the root also waits until the member entered the
+    /// count after the last use of the other kind.
+    pub(super) fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
+        let c = self.push_begin(team::PUSH_BCAST);
+        let fw = Self::flag_word(team::PUSH_BCAST, root);
+        let base = self.area + team::BCAST_SCRATCH;
+        let ring = self.spans && nb <= RING_SLOT;
+        // The count each member must have entered before the root writes this call's slot.
+        let (slot, need) = if ring {
+            let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
+            self.set_own(team::W_BCAST_RING, c);
+            (Some(base + (c as usize % RING) * RING_SLOT), need)
+        } else if nb <= team::BCAST_SLOT {
+            let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
+            if self.spans {
+                self.set_own(team::W_BCAST_PAR, c);
+            }
+            (Some(base + (c as usize & 1) * team::BCAST_SLOT), need)
+        } else {
+            (None, c)
+        };
+        if self.me == root {
+            for k in 1..self.n {
+                let j = (self.me + k) % self.n;
+                let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
+                match slot {
+                    Some(slot) => {
+                        self.wait_tag_from(ready, need, c, j);
+                        // PE j's slot of this count (in its team area), which PE j last read
+                        // for an earlier count before it entered count `need` (seen above) and
+                        // reads again only after the flag below.
+                        self.push(slot, src as *const u8, j, nb);
+                    }
+                    None => {
+                        self.wait_tag(ready, c, j);
+                        self.push(dst, src as *const u8, j, nb);
+                    }
+                }
+                self.store_at(fw, j, self.tag(c));
+            }
+            if dst != src {
+                self.put_local(dst, src as *const u8, nb);
+            }
+            self.release_sources();
+        } else {
+            if self.must_announce(root, c, need) {
+                self.post_ready(team::PUSH_BCAST, root, c);
+            }
+            self.wait_tag(fw, c, root);
+            if let Some(slot) = slot {
+                // The slot holds the root's block of count c (its flag seen) until this PE
+                // enters count c+1.
+                self.put_local(dst, slot as *const u8, nb);
+            }
+        }
+    }
+
+    /// Whether a member announces its entry into broadcast `c` to `root`, whose wait for it
+    /// needs count `need` (computed alike on every PE). On one node: always. Across nodes,
+    /// each announcement is a network message, so a member announces only when the root
+    /// needs it (its last announcement to this root is below `need`) or when its last one
+    /// is RING/2 counts old: in a run of ring broadcasts from one root (need = c-RING+1)
+    /// every RING/2 calls, which keeps the root from waiting, since every window of RING
+    /// counts the root may wait in holds an announcement. No deadlock: the root of count c
+    /// sent every earlier count, so the member reaches every count up to c and announces by
+    /// then. The last announcement (root + 1, count) is in own-use words of the team area.
+    pub(super) fn must_announce(&self, root: usize, c: u64, need: u64) -> bool {
+        if !self.spans {
+            return true;
+        }
+        let last = if self.load(team::W_BCAST_ANN_ROOT) == root as u64 + 1 { self.load(team::W_BCAST_ANN_COUNT) } else { 0 };
+        if last >= need && c - last < RING as u64 / 2 {
+            return false;
+        }
+        self.set_own(team::W_BCAST_ANN_ROOT, root as u64 + 1);
+        self.set_own(team::W_BCAST_ANN_COUNT, c);
+        true
+    }
+
+    /// fcollect or alltoall (as `move_push`) of at most one scratch slot per PE, in the
+    /// all-send class: the blocks go to the members' scratch with no announcement (`reduce_push`),
+    /// then each PE copies every member's block from its scratch into its own `dst`.
+    pub(super) fn move_scratch(&self, dst: usize, src: usize, nb: usize, all: bool) {
+        let block = |j: usize| if all { src + j * nb } else { src };
+        let c = self.reduce_push(nb, block);
+        for j in 0..self.n {
+            let from = if j == self.me { block(j) } else { self.slot_at(c, j) };
+            // from: this PE's checked source (disjoint from dst, checked), or PE j's slot of
+            // count c, filled before its flag (seen by reduce_push) and not rewritten before
+            // this PE's next flag of the class.
+            self.put_local(dst + j * nb, from as *const u8, nb);
+        }
+    }
+
+    /// fcollect (`all` false: block `me` of `src` to each PE) or alltoall (`all`: block j of
+    /// `src` to PE j) by pushes: entry announced to every member; block `me` of each member's
+    /// `dst` once it entered, then the flag; wait for every member's.
+    pub(super) fn move_push(&self, dst: usize, src: usize, nb: usize, all: bool) {
+        let c = self.push_begin(team::PUSH_MOVE);
+        let fw = Self::flag_word(team::PUSH_MOVE, self.me);
+        let block = |j: usize| if all { src + j * nb } else { src };
+        for k in 1..self.n {
+            self.post_ready(team::PUSH_MOVE, (self.me + k) % self.n, c);
+        }
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            self.wait_ready(team::PUSH_MOVE, j, c);
+            self.push(dst + self.me * nb, block(j) as *const u8, j, nb);
+            self.store_at(fw, j, self.tag(c));
+        }
+        self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb);
+        self.release_sources();
+        self.wait_all(team::PUSH_MOVE, c);
+    }
+
+    /// The all-send class (reductions, scans, and fcollect and alltoall of at most one slot)
+    /// by pushes: `nb` bytes at `block(j)` (this PE's checked source) into its slot of every
+    /// other member j's scratch, then the flag; wait for every member's. Returns the count,
+    /// which names the slots to read (`slot_at`).
+    pub(super) fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
+        let c = self.push_begin(team::PUSH_REDUCE);
+        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            // PE j's scratch slot for this PE and parity (in its team area; nb <= slot_bytes),
+            // which PE j does not read until it sees the flag below.
+            self.push(self.slot_at(c, self.me), block(j) as *const u8, j, nb);
+            self.store_at(fw, j, self.tag(c));
+        }
+        self.release_sources();
+        self.wait_all(team::PUSH_REDUCE, c);
+        c
+    }
+
+    /// Combines team PEs `0..upto`'s vectors of push count `c` (own: `src`, others: scratch) in
+    /// team order and writes the result (zeros when `upto` is 0) to `dst`.
+    pub(super) fn combine_pushed<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, c: u64, upto: usize, comb: fn(&mut [T], &[T])) {
+        let mut buf = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
+        debug_assert!(nelem * size_of::<T>() <= size_of_val(&buf) && align_of::<T>() <= 8);
+        // In place (dst = src), this PE's own vector is read after the first writes: combine in
+        // a buffer. Otherwise straight into dst (this PE's memory, which no PE reads here).
+        let at: *mut T = if dst == src { buf.as_mut_ptr().cast() } else { dst as *mut T };
+        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (8-byte
+        // aligned, at least nelem T: nb <= slot_bytes <= PUSH_SCRATCH_BYTES / 4 for 2+ PEs); T
+        // is a plain C number type, valid for any bits, and every element is written below
+        // before it is read (fill, or the copy of PE 0's vector).
+        let acc = unsafe { std::slice::from_raw_parts_mut(at, nelem) };
+        if upto == 0 {
+            acc.fill(T::default());
+        }
+        for j in 0..upto {
+            let p = if j == self.me { src } else { self.slot_at(c, j) } as *const T;
+            // SAFETY: p is this PE's checked, aligned source, or the scratch slot PE j filled
+            // with nelem T before its flag (seen by wait_all); slots are 64-byte aligned. No
+            // PE writes either until this PE's next push of the class; neither overlaps acc
+            // (in place, acc is buf).
+            let v = unsafe { std::slice::from_raw_parts(p, nelem) };
+            if j == 0 {
+                acc.copy_from_slice(v);
+            } else {
+                comb(acc, v);
+            }
+        }
+        if dst == src {
+            self.put_local(dst, acc.as_ptr().cast(), nelem * size_of::<T>());
+        }
+    }
+
+    /// Whether a reduction or scan of `nb` bytes takes the push path.
+    pub(super) fn reduce_push_ok(&self, nb: usize) -> bool {
+        self.push_ok(nb) && nb <= self.slot_bytes()
+    }
+
+    /// collect on the push path, in the all-send class: each PE stores its size, and its block
+    /// when it fits (at most slot_bytes - 8), into its scratch slot of every other member, then
+    /// the flag; after every member's flag each PE knows all sizes, checks its dest, and copies
+    /// the blocks that came inline. Blocks that did not fit are pulled from their owners'
+    /// sources, and then (every PE sees the same sizes, so all do it) a team sync keeps each
+    /// source alive until nobody reads it.
+    pub(super) fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+        let cap = self.slot_bytes() - 8;
+        let c = self.push_begin(team::PUSH_REDUCE);
+        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        let inline = if nb <= cap { nb } else { 0 };
+        // What goes to members on other nodes: the size, then the inline block, in one put.
+        let mut msg: Vec<u8> = Vec::new();
+        for k in 1..self.n {
+            let j = (self.me + k) % self.n;
+            if self.net_member(j).is_some() {
+                if msg.is_empty() {
+                    msg.extend_from_slice(&(nb as u64).to_ne_bytes());
+                    // SAFETY: src..src+nb is this PE's checked source (inline <= nb).
+                    msg.extend_from_slice(unsafe { std::slice::from_raw_parts(src as *const u8, inline) });
+                }
+                // PE j's scratch slot for this PE and parity, read only after the flag below.
+                self.push(self.slot_at(c, self.me), msg.as_ptr(), j, msg.len());
+                self.store_at(fw, j, self.tag(c));
+                continue;
+            }
+            let r = self.st.remote(self.func, "team scratch", self.slot_at(c, self.me), 8 + inline, self.d.world(j));
+            // SAFETY: r..r+8+inline is PE j's scratch slot for this PE and parity (mapped, in its
+            // team area, 8 + inline <= slot_bytes, 64-byte aligned), which PE j reads only after
+            // the flag below; src..src+nb is this PE's checked source.
+            unsafe {
+                (r as *mut u64).write(nb as u64);
+                std::ptr::copy_nonoverlapping(src as *const u8, (r + 8) as *mut u8, inline);
+            }
+            self.store_at(fw, j, self.tag(c));
+        }
+        // msg lives until its puts no longer read it.
+        self.release_sources();
+        drop(msg);
+        self.wait_all(team::PUSH_REDUCE, c);
+        let sizes: Vec<usize> = (0..self.n)
+            .map(|j| {
+                if j == self.me {
+                    nb
+                } else {
+                    // SAFETY: the first word of PE j's slot of count c, written before its flag
+                    // (seen by wait_all).
+                    unsafe { (self.slot_at(c, j) as *const u64).read() as usize }
+                }
+            })
+            .collect();
+        let (offs, total) = prefix_offsets(&sizes);
+        check_dest(total);
+        for k in 0..self.n {
+            let j = (self.me + k) % self.n;
+            if j == self.me {
+                self.put_local(dst + offs[j], src as *const u8, nb);
+            } else if sizes[j] <= cap {
+                // The slot of count c holds PE j's block until this PE's next flag of the class.
+                self.put_local(dst + offs[j], (self.slot_at(c, j) + 8) as *const u8, sizes[j]);
+            } else {
+                self.pull(dst + offs[j], src, j, sizes[j]);
+            }
+        }
+        // Every PE computes the same `sizes`, so all or none sync here.
+        if sizes.iter().any(|&s| s > cap) {
+            self.sync();
+        }
+        total
+    }
+}
