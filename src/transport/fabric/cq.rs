@@ -1,0 +1,396 @@
+//! Completion: counting operations issued and completed (the counters), waiting for them with
+//! progress and a stall limit, holding new operations back while a wait needs a quiet instant,
+//! reading the completion queue (errors, blocking waiters), the progress calls and quiet (see
+//! the completion notes in the parent module).
+
+use super::sys::*;
+use super::*;
+
+impl Fabric {
+    /// Posts with `f`, retrying on -FI_EAGAIN while driving progress.
+    pub(super) fn post(&self, call: &str, pe: usize, mut f: impl FnMut() -> isize) -> Result<(), String> {
+        let mut r = 0;
+        self.wait_until(|_| {
+            r = f();
+            r != -(FI_EAGAIN as isize)
+        })
+        .map_err(|t| self.stalled(&format!("{call} to PE {pe} (-FI_EAGAIN)"), t))?;
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(self.err_text(call, pe, r))
+        }
+    }
+
+    /// fi_cntr_read (which also drives progress where it is manual).
+    pub(super) fn cntr(&self, c: *mut fid_cntr) -> u64 {
+        // SAFETY: c is one of our live counters; its table is checked (cheap).
+        unsafe { has_op!((*c).ops, fi_ops_cntr, read).map(|f| f(c)).unwrap_or(0) }
+    }
+
+    /// Writes completed: counted successes plus failures reported in the CQ.
+    pub(super) fn completed_w(&self) -> u64 {
+        let d = self.cntr(self.objs.put_cntr) + self.cq_errs_w.load(Ordering::Acquire) + self.lost_w.load(Ordering::Acquire);
+        self.done_w.fetch_max(d, Ordering::Relaxed);
+        d
+    }
+
+    /// Reads (gets, fetch and compare AMOs) completed, likewise.
+    pub(super) fn completed_r(&self) -> u64 {
+        let d = self.cntr(self.objs.get_cntr) + self.cq_errs_r.load(Ordering::Acquire) + self.lost_r.load(Ordering::Acquire);
+        self.done_r.fetch_max(d, Ordering::Relaxed);
+        d
+    }
+
+    /// Drives progress until `done`; `Err` (the time waited) when nothing at all completes
+    /// for `stall_timeout`. Spins briefly, then yields: the progress of a manual-progress
+    /// peer may need this core. With automatic progress the provider's own thread does the
+    /// work, so after a short yielding phase the waiter sleeps (doubling from 2 us to
+    /// 100 us): a waiter that only yields stays runnable and competes with that thread for
+    /// the cores (the sockets provider on 2 cores under load).
+    pub(super) fn wait_until(&self, mut done: impl FnMut(&Fabric) -> bool) -> Result<(), Duration> {
+        let stall_timeout = STALL.with(|c| c.get()).unwrap_or(self.stall_timeout);
+        if done(self) {
+            return Ok(());
+        }
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(&self.waiting);
+        let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
+        let (start, mut nap) = (since, AUTO_NAP_MIN);
+        let manual = self.info.data_progress_manual;
+        loop {
+            if done(self) {
+                return Ok(());
+            }
+            self.poll_cq();
+            spins = spins.wrapping_add(1);
+            if spins < 32 {
+                std::hint::spin_loop();
+                continue;
+            }
+            if manual || start.elapsed() < AUTO_YIELD {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(AUTO_NAP_MAX);
+            }
+            if spins % 64 == 0 {
+                let now =
+                    self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
+                if now != mark {
+                    (mark, since) = (now, Instant::now());
+                } else if since.elapsed() > stall_timeout {
+                    return Err(since.elapsed());
+                }
+            }
+        }
+    }
+
+    pub(super) fn stalled(&self, what: &str, waited: Duration) -> String {
+        format!(
+            "{what}: no completion for {:.1} s ({} puts/AMOs and {} gets outstanding, provider {})",
+            waited.as_secs_f64(),
+            self.issued_w.load(Ordering::Relaxed).saturating_sub(self.done_w.load(Ordering::Relaxed)),
+            self.issued_r.load(Ordering::Relaxed).saturating_sub(self.done_r.load(Ordering::Relaxed)),
+            self.info.provider
+        )
+    }
+
+    /// Holds the posts of other threads until the returned guard is dropped (see the module
+    /// comment); nests.
+    pub(super) fn hold_posts(&self) -> Quiescing<'_> {
+        QUIESCING.with(|c| c.set(c.get() + 1));
+        self.quiescing.fetch_add(1, Ordering::SeqCst);
+        Quiescing(&self.quiescing)
+    }
+
+    /// Counts one operation of the write (or read) class as issued, before its post: first
+    /// waits while another thread waits for every outstanding operation, then (`bound`) while
+    /// `max_inflight` of the class are outstanding. A failed post must be reported to
+    /// [`Fabric::posted`].
+    pub(super) fn issue(&self, read: bool, bound: bool) -> Result<(), String> {
+        if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
+            self.wait_until(|f| f.quiescing.load(Ordering::SeqCst) == 0)
+                .map_err(|t| self.stalled("waiting for another thread's quiet", t))?;
+        }
+        if bound {
+            self.reserve(read)?;
+        }
+        (if read { &self.issued_r } else { &self.issued_w }).fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The result of a post counted by [`Fabric::issue`]: a failed one will never complete,
+    /// so it counts as completed.
+    pub(super) fn posted(&self, read: bool, r: Result<(), String>) -> Result<(), String> {
+        if r.is_err() {
+            (if read { &self.lost_r } else { &self.lost_w }).fetch_add(1, Ordering::SeqCst);
+        }
+        r
+    }
+
+    /// Waits until no operation of the write (or read) class is outstanding, holding other
+    /// threads' posts meanwhile (see the module comment). `Ok`: the operations of the class
+    /// issued at the instant that held; `Err`: the time waited without any completion.
+    pub(super) fn wait_idle(&self, read: bool) -> Result<u64, Duration> {
+        let _hold = self.hold_posts();
+        let mut at = 0;
+        self.wait_until(|f| {
+            // Completions first, then issues: every completion read was of an operation
+            // issued by then, so equality means nothing of the class was in flight then.
+            let gets = if read { f.nbi_gets.load(Ordering::SeqCst) } else { 0 };
+            let done = if read { f.completed_r() } else { f.completed_w() };
+            at = (if read { &f.issued_r } else { &f.issued_w }).load(Ordering::SeqCst);
+            if done < at {
+                return false;
+            }
+            if read {
+                // Every nbi get counted in `gets` was issued before the completions were read.
+                f.nbi_gets_seen_done.fetch_max(gets, Ordering::SeqCst);
+            }
+            true
+        })
+        .map(|()| at)
+    }
+
+    /// Waits while `max_inflight` writes (or reads) are outstanding.
+    pub(super) fn reserve(&self, read: bool) -> Result<(), String> {
+        let (issued, done) = if read { (&self.issued_r, &self.done_r) } else { (&self.issued_w, &self.done_w) };
+        let i = issued.load(Ordering::Relaxed);
+        if i.saturating_sub(done.load(Ordering::Relaxed)) < self.max_inflight {
+            return Ok(());
+        }
+        self.wait_until(|f| i.saturating_sub(if read { f.completed_r() } else { f.completed_w() }) < f.max_inflight)
+            .map_err(|t| self.stalled("waiting for a free slot", t))
+    }
+
+    /// Keeps the waiters of stalled operations until the Fabric (and its CQ) is closed.
+    #[allow(clippy::vec_box)] // the boxes are the waiters' fixed addresses (see `stalled`)
+    pub(super) fn keep_stalled(&self, ws: Vec<Box<Waiter>>) {
+        self.stalled.lock().unwrap_or_else(|e| e.into_inner()).extend(ws);
+    }
+
+    /// Waits for a waiter's operations; `Err` names the operation, the PE and the error. On a
+    /// stall the waiter is kept until the CQ is closed (a late completion must find it alive)
+    /// and `Err` says so. The flag in `Err` is true for a stall.
+    pub(super) fn wait(&self, w: Box<Waiter>) -> Result<(), (String, bool)> {
+        if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
+            let text = self.stalled(&format!("{} from PE {}", w.kind.what(), w.pe), t);
+            self.keep_stalled(vec![w]);
+            return Err((text, true));
+        }
+        match w.err.load(Ordering::Acquire) {
+            0 => Ok(()),
+            _ => {
+                let m = w.msg.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+                Err((format!("{} from PE {} failed: {m}", w.kind.what(), w.pe), false))
+            }
+        }
+    }
+
+    /// Reads up to 16 CQ entries (driving progress) and dispatches them: waiters are marked
+    /// done, nbi errors are kept for quiet.
+    pub(super) fn poll_cq(&self) {
+        // SAFETY: cq is live; its table was checked at open (read and readerr are required).
+        let ops = unsafe { (*self.objs.cq).ops };
+        let Ok(read) = has_op!(ops, fi_ops_cq, read) else { return };
+        let mut buf = [ptr::null_mut::<c_void>(); 16];
+        loop {
+            // SAFETY: buf holds 16 fi_cq_entry (one context pointer each).
+            let r = unsafe { read(self.objs.cq, buf.as_mut_ptr().cast(), buf.len()) };
+            if r > 0 {
+                self.events.fetch_add(r as u64, Ordering::AcqRel);
+                for &ctx in &buf[..r as usize] {
+                    self.complete(ctx, 0, "");
+                }
+                if (r as usize) < buf.len() {
+                    return;
+                }
+            } else if r == -(FI_EAVAIL as isize) {
+                self.read_cq_error();
+            } else {
+                return;
+            }
+        }
+    }
+
+    pub(super) fn read_cq_error(&self) {
+        // SAFETY: cq is live and its ops table checked; e is a zeroed entry (err_data_size 0:
+        // the provider points err_data at its own buffer).
+        let (r, e) = unsafe {
+            let Ok(readerr) = has_op!((*self.objs.cq).ops, fi_ops_cq, readerr) else { return };
+            let mut e: fi_cq_err_entry = std::mem::zeroed();
+            (readerr(self.objs.cq, &mut e, 0), e)
+        };
+        if r != 1 {
+            return;
+        }
+        self.events.fetch_add(1, Ordering::AcqRel);
+        let err = if e.err == 0 { FI_EOTHER } else { e.err.abs() };
+        let prov = self.prov_text(&e);
+        self.complete(e.op_context, err, &prov);
+    }
+
+    /// The provider's words for an error entry (fi_cq_strerror), with its errno.
+    pub(super) fn prov_text(&self, e: &fi_cq_err_entry) -> String {
+        let mut buf = [0 as std::ffi::c_char; 128];
+        // SAFETY: cq is live; buf has the length given; the result is NULL or a NUL-terminated
+        // string (ours or the provider's) valid until the next CQ call on this thread.
+        let text = unsafe {
+            match has_op!((*self.objs.cq).ops, fi_ops_cq, strerror) {
+                Ok(f) => {
+                    let p = f(self.objs.cq, e.prov_errno, e.err_data, buf.as_mut_ptr(), buf.len());
+                    (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+                }
+                Err(_) => None,
+            }
+        };
+        match text {
+            Some(t) if !t.is_empty() => format!("provider errno {}: {t}", e.prov_errno),
+            _ => format!("provider errno {}", e.prov_errno),
+        }
+    }
+
+    /// One completion (err 0: success; `prov` the provider's words on an error) for `ctx`.
+    pub(super) fn complete(&self, ctx: *mut c_void, err: c_int, prov: &str) {
+        let v = ctx as usize;
+        if v == 0 || v & 1 == 1 {
+            if err != 0 {
+                let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
+                let what = match kind {
+                    Some(k) => format!("{} to PE {}", k.what(), v >> 8),
+                    None => "a provider-internal transfer".to_string(),
+                };
+                let text = format!("{what} failed: {} ({prov})", self.lib.strerror(err));
+                self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+                // Counted as complete only now that its error is recorded: a quiet that sees
+                // the count (on another thread: the progress thread read this entry) must
+                // find the error too, not return Ok with it.
+                match kind {
+                    Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
+                    Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
+                    None => 0, // not one of ours: a provider-internal transfer
+                };
+            }
+            return;
+        }
+        // SAFETY: an even non-NULL context is a Waiter whose thread waits until pending is 0,
+        // so it is alive here; this is the last access before that thread may go.
+        let w = unsafe { &*(ctx as *const Waiter) };
+        if err != 0 {
+            self.cq_errs_r.fetch_add(1, Ordering::AcqRel);
+            let mut m = w.msg.lock().unwrap_or_else(|e| e.into_inner());
+            if m.is_none() {
+                *m = Some(format!("{} ({prov})", self.lib.strerror(err)));
+            }
+            drop(m);
+            w.err.store(err, Ordering::Release);
+        }
+        w.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// One cheap step of progress for manual-progress providers: reads a counter and drains
+    /// the CQ; returns at once while another thread of this Fabric is in a wait (that thread
+    /// drives progress, and two threads in the provider only contend for its locks). Call
+    /// it from a progress thread.
+    pub fn progress(&self) {
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            return; // a thread in a wait drives progress already
+        }
+        self.completed_w();
+        self.poll_cq();
+    }
+
+    /// Whether [`Fabric::progress_wait`] can sleep until the provider has work (a
+    /// manual-progress provider whose CQ has a wait fd).
+    pub fn has_wait_fd(&self) -> bool {
+        self.objs.wait_fd >= 0
+    }
+
+    /// The progress thread's step for a manual-progress provider: [`Fabric::progress`], then
+    /// a sleep until the provider has work (the CQ's wait fd, after fi_trywait says nothing
+    /// is pending) or for at most `max`, so that a passive target serves an arriving
+    /// operation at once rather than at the thread's next turn. Without a wait fd, or while
+    /// another thread of this Fabric waits (it drives progress), a plain sleep of `idle`.
+    pub fn progress_wait(&self, idle: Duration, max: Duration) {
+        let fd = self.objs.wait_fd;
+        if fd < 0 || self.waiting.load(Ordering::Relaxed) > 0 {
+            self.progress();
+            std::thread::sleep(idle);
+            return;
+        }
+        self.completed_w();
+        self.poll_cq();
+        // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
+        let r = unsafe {
+            let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
+                std::thread::sleep(idle);
+                return;
+            };
+            let mut f = &mut (*self.objs.cq).fid as *mut fid;
+            trywait(self.objs.fabric, &mut f, 1)
+        };
+        if r != 0 {
+            // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
+            // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
+            // more than the timer did).
+            std::thread::sleep(idle);
+            return;
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
+        // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+            // Apply what arrived now, so that the caller's checks after this step (abort
+            // word, staging mailbox) see it.
+            self.completed_w();
+            self.poll_cq();
+        }
+    }
+
+    /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
+    /// lists the operations that failed since the last quiet (operation, PE, error text).
+    pub fn quiet(&self) -> Result<(), String> {
+        let _hold = self.hold_posts();
+        let gets = self.nbi_gets.load(Ordering::SeqCst) != self.nbi_gets_seen_done.load(Ordering::SeqCst);
+        let flush = self.post_flush()?;
+        // Nothing outstanding, not just as many completions as issued before the call (see
+        // the module comment: the flush reads posted just now may complete before an nbi get
+        // issued earlier, to another PE). Writes, then the flush reads (their own CQ entries),
+        // then, where an nbi get may be outstanding, the reads: polling the read counter as
+        // well cost put + quiet ~15% on tcp;ofi_rxm.
+        let mut list = Vec::new();
+        let mut w = u64::MAX;
+        match self.wait_idle(false) {
+            Ok(at) => {
+                w = at;
+                self.wait_flush(flush, &mut list);
+                if let Err(t) = if gets { self.wait_idle(true).map(|_| ()) } else { Ok(()) } {
+                    list.push(self.stalled("quiet", t));
+                }
+            }
+            Err(t) => {
+                self.keep_stalled(flush); // a late completion must find them alive
+                list.push(self.stalled("quiet", t));
+            }
+        }
+        if list.is_empty() && self.issued_w.load(Ordering::Acquire) == w {
+            self.classes.store(0, Ordering::Relaxed);
+        }
+        self.fence_pending.store(false, Ordering::Relaxed);
+        let mut errs = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
+        errs.append(&mut list);
+        let list = errs;
+        if list.is_empty() {
+            Ok(())
+        } else {
+            Err(list.join("; "))
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! RMA: puts (inject, ordered, flag, bounced through registered buffers), gets (blocking,
+//! nbi, bounced), the flush reads that complete puts at their targets, and fence.
+
+use super::sys::*;
+use super::*;
+
+impl Fabric {
+    /// Waits until every write issued so far has completed locally (success or error): its
+    /// source buffer is free; with `put_flush` a put may not be at the target yet.
+    pub(super) fn drain_writes(&self) -> Result<(), String> {
+        self.wait_idle(false).map(|_| ()).map_err(|t| self.stalled("waiting for puts", t))
+    }
+
+    /// Posts the flush reads of quiet (and of a fence across classes): 8 bytes from every PE
+    /// with puts since its last flush, into the sink slot. The provider orders them after those
+    /// puts (FI_ORDER_RMA_RAW), so their completion means the puts are at the target. A PE is
+    /// marked after its put is posted, so a flush that misses a concurrent put leaves the mark
+    /// for the next one.
+    #[allow(clippy::vec_box)] // each waiter's address is a context: it must not move
+    pub(super) fn post_flush(&self) -> Result<Vec<Box<Waiter>>, String> {
+        if !self.info.put_flush {
+            return Ok(Vec::new());
+        }
+        let t = self.tables();
+        let mut todo = Vec::new();
+        for (pe, d) in t.dirty.iter().enumerate() {
+            if !d.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            // Any region of pe will do (a put to pe needed one).
+            if let Some((key, base)) = t.regions.iter().find_map(|r| r.remote[pe]) {
+                todo.push((pe, t.peers[pe], if self.virt_addr { base } else { 0 }, key));
+            }
+        }
+        drop(t);
+        let desc = if self.mr_local { self.scratch.desc } else { ptr::null_mut() };
+        let mut waiters = Vec::with_capacity(todo.len());
+        for (pe, dest, addr, key) in todo {
+            let w = Waiter::new(OpKind::Flush, pe, 1);
+            // The sink (slot 0) is written by every flush read and never read.
+            let posted = self.post_reads(pe, dest, self.scratch.base, 8, desc, addr, key, Some(&w));
+            match posted {
+                Ok(()) => waiters.push(w),
+                Err(e) => {
+                    for w in waiters {
+                        let _ = self.wait(w);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(waiters)
+    }
+
+    /// Waits for flush reads; every error is kept.
+    #[allow(clippy::vec_box)]
+    pub(super) fn wait_flush(&self, waiters: Vec<Box<Waiter>>, errors: &mut Vec<String>) {
+        for w in waiters {
+            if let Err((e, _)) = self.wait(w) {
+                errors.push(e);
+            }
+        }
+    }
+
+    /// Every write issued so far is at its target: local completion, then a flush.
+    pub(super) fn complete_writes(&self) -> Result<(), String> {
+        let _hold = self.hold_posts();
+        let flush = self.post_flush()?;
+        let mut errors = Vec::new();
+        let target = match self.wait_idle(false) {
+            Ok(at) => at,
+            Err(t) => {
+                self.keep_stalled(flush); // a late completion must find them alive
+                return Err(self.stalled("waiting for puts", t));
+            }
+        };
+        self.wait_flush(flush, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors.join("; "));
+        }
+        if self.issued_w.load(Ordering::Acquire) == target {
+            self.classes.store(0, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
+    /// see the module comment for how.
+    pub fn fence(&self) {
+        // Where the provider orders every write after earlier writes (FI_ORDER_WAW), a fence
+        // needs nothing, and FI_FENCE is not used even where offered: the sockets provider
+        // (1.17) lets a fenced operation take its connection while it waits for the earlier
+        // ones, which blocks the acknowledgements this PE owes the peer on that connection;
+        // two PEs fencing towards each other then wait for each other for ever.
+        if self.info.msg_order & FI_ORDER_WAW == 0 {
+            self.fence_pending.store(true, Ordering::Release);
+        }
+    }
+
+    /// The flags a write-class operation of `class` needs for a pending fence (FI_FENCE or 0,
+    /// after waiting for the outstanding writes where that is the way to order).
+    pub(super) fn fence_flags(&self, class: u8) -> Result<u64, String> {
+        if !self.fence_pending.swap(false, Ordering::AcqRel) {
+            self.classes.fetch_or(class, Ordering::Relaxed);
+            return Ok(0);
+        }
+        if self.info.fence {
+            self.classes.store(class, Ordering::Relaxed);
+            // With put_flush the earlier puts may only be complete locally: the fenced
+            // operation asks delivery, which makes them delivered first (fi_cq(3)).
+            return Ok(FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 });
+        }
+        let ordered = match class {
+            CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
+            _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
+        };
+        if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
+            self.complete_writes()?;
+        }
+        self.classes.fetch_or(class, Ordering::Relaxed);
+        Ok(0)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn post_write(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let fence = self.fence_flags(CLASS_RMA)?;
+        self.post_write_flags(pe, dest, src, len, desc, addr, key, fence, true)
+    }
+
+    /// `post_write` with `fence` (FI_FENCE and the like, or 0) instead of the shared fence;
+    /// `flush` false leaves the target unmarked, so that quiet does not flush it for this
+    /// write (see [`Fabric::put_flag`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn post_write_flags(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+        fence: u64,
+        flush: bool,
+    ) -> Result<(), String> {
+        let writemsg = has_op!(
+            // SAFETY: ep is live.
+            unsafe { (*self.objs.ep).rma },
+            fi_ops_rma,
+            writemsg
+        )?;
+        let flags = fence
+            | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
+            | if len <= self.info.inject_size { FI_INJECT } else { 0 };
+        self.issue(false, true)?;
+        let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
+        let rma = fi_rma_iov { addr, len, key };
+        let mut d = desc;
+        let msg = fi_msg_rma {
+            msg_iov: &iov,
+            desc: &mut d,
+            iov_count: 1,
+            addr: dest,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            context: tag(OpKind::Put, pe),
+            data: 0,
+        };
+        // SAFETY: ep is live; msg and what it points to live across the call; src stays
+        // readable until completion (FI_INJECT: until return) by the caller's contract.
+        let r = self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) });
+        self.posted(false, r)?;
+        if self.info.put_flush && flush {
+            if let Some(d) = self.tables().dirty.get(pe) {
+                d.store(true, Ordering::Release);
+            }
+        }
+        Ok(())
+    }
+
+    /// Non-blocking put of `len` bytes from `src` to `at` on PE `pe`: completes at
+    /// [`Fabric::quiet`] (puts up to `inject_size` bytes, and puts bounced under FI_MR_LOCAL,
+    /// leave `src` free on return; larger ones read `src` until quiet).
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes, and stays so, unchanged, until the next quiet
+    /// returns (unless `len <= info().inject_size`).
+    pub unsafe fn put(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = if len <= self.info.inject_size { Some(ptr::null_mut()) } else { self.local_desc(&t, src, len) };
+        drop(t);
+        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            // SAFETY: off < len, within the caller's buffer.
+            self.post_write(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// A put of `len` bytes from `body` to `body_at`, then of the 8-byte `flag` to `flag_at`
+    /// on the same PE, such that a target that sees the flag sees the whole body: the flag is
+    /// FI_FENCE'd where the provider has it, needs nothing where it orders RMA writes
+    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. Thread-safe on its
+    /// own (it does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
+    ///
+    /// # Safety
+    /// As [`Fabric::put`] for `body`.
+    pub unsafe fn put_ordered(&self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote) -> Result<(), String> {
+        // SAFETY: forwarded contract.
+        unsafe { self.put(pe, body, len, body_at)? };
+        // Ordered writes first: FI_FENCE can deadlock the sockets provider (see `fence`).
+        let fence = if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
+            0
+        } else if self.info.fence && self.info.inject_size >= 8 {
+            FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 }
+        } else {
+            self.complete_writes()?;
+            0
+        };
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, flag_at, 8)?;
+        drop(t);
+        let v = flag;
+        if self.info.inject_size >= 8 {
+            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, true)
+        } else {
+            // SAFETY: v lives until the write completes (drained before return).
+            unsafe { self.put(pe, &v as *const u64 as *const u8, 8, flag_at)? };
+            self.drain_writes()
+        }
+    }
+
+    /// Waits until every put issued so far has read its source (local completion): after it,
+    /// the source buffers of earlier puts may be reused.
+    pub fn wait_local_writes(&self) -> Result<(), String> {
+        self.drain_writes()
+    }
+
+    /// An 8-byte put of `value` (a flag of the core's collectives), ordered after this PE's
+    /// earlier puts to `pe` as any put is (write-after-write order, or a [`Fabric::fence`]
+    /// before it). [`Fabric::quiet`] waits only for its local completion and reads nothing back
+    /// from `pe` for it: the target sees its arrival by waiting for the value, and a loop of
+    /// barriers then costs no flush read. (A caller that must know it arrived uses an atomic
+    /// write, which asks delivery completion.)
+    pub fn put_flag(&self, pe: usize, value: u64, at: Remote) -> Result<(), String> {
+        let bytes = value.to_ne_bytes();
+        if self.info.inject_size < bytes.len() {
+            // Not injectable: an ordinary put, whose source must live until it completes.
+            // SAFETY: bytes lives until drain_writes returns (the put completed locally).
+            unsafe { self.put(pe, bytes.as_ptr(), bytes.len(), at) }?;
+            return self.drain_writes();
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, bytes.len())?;
+        drop(t);
+        // Injected (len <= inject_size): the source is copied before the call returns.
+        let fence = self.fence_flags(CLASS_RMA)?;
+        self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
+    }
+
+    /// Waits until every put and AMO issued so far has completed locally: the sources of puts
+    /// are free again (puts longer than `inject_size` read theirs until then). Unlike
+    /// [`Fabric::quiet`] it reads nothing back from the targets.
+    pub fn complete_local(&self) -> Result<(), String> {
+        self.drain_writes()
+    }
+
+    /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
+    pub(super) fn put_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let s = &self.scratch;
+        let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
+        let mut head = s.put_head.lock().unwrap_or_else(|e| e.into_inner());
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(chunk_max);
+            if *head + n > s.put_len {
+                // Recycle the ring: every put issued so far (ours included) must be complete.
+                self.drain_writes()?;
+                *head = 0;
+            }
+            // SAFETY: [put_off + head, + n) lies in the scratch buffer (checked above) and no
+            // outstanding operation uses it (ring space is reused only after a drain); src has
+            // len readable bytes.
+            let b = unsafe {
+                let b = s.base.add(s.put_off + *head);
+                ptr::copy_nonoverlapping(src.add(off), b, n);
+                b
+            };
+            *head = (*head + n).next_multiple_of(64);
+            self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Posts reads of `len` bytes into `dst` (chunked at max_msg_size); `waiter` given: with
+    /// FI_COMPLETION and its context (the waiter counts the chunks), else nbi.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn post_reads(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        desc: *mut c_void,
+        addr: u64,
+        key: u64,
+        waiter: Option<&Waiter>,
+    ) -> Result<(), String> {
+        let readmsg = has_op!(
+            // SAFETY: ep is live.
+            unsafe { (*self.objs.ep).rma },
+            fi_ops_rma,
+            readmsg
+        )?;
+        // One chunk: counted as issued, posted, a failed post counted as completed.
+        let chunk = |off: usize, n: usize| -> Result<(), String> {
+            self.issue(true, waiter.is_none())?;
+            if waiter.is_none() {
+                self.nbi_gets.fetch_add(1, Ordering::SeqCst);
+            }
+            // SAFETY: off < len, inside the caller's buffer.
+            let iov = libc::iovec { iov_base: unsafe { dst.add(off) }.cast(), iov_len: n };
+            let rma = fi_rma_iov { addr: addr + off as u64, len: n, key };
+            let mut d = desc;
+            let msg = fi_msg_rma {
+                msg_iov: &iov,
+                desc: &mut d,
+                iov_count: 1,
+                addr: dest,
+                rma_iov: &rma,
+                rma_iov_count: 1,
+                context: waiter.map_or(tag(OpKind::Get, pe), Waiter::ctx),
+                data: 0,
+            };
+            let flags = if waiter.is_some() { FI_COMPLETION } else { 0 };
+            // SAFETY: ep is live; msg lives across the call; dst stays writable until the
+            // read completes (blocking: we wait; nbi: the caller's contract, until quiet).
+            let r = self.post("fi_readmsg", pe, || unsafe { readmsg(self.objs.ep, &msg, flags) });
+            self.posted(true, r)
+        };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            if let Err(e) = chunk(off, n) {
+                if let Some(w) = waiter {
+                    // The chunks not posted will never complete: take them off, then wait
+                    // for the posted ones before the waiter may go.
+                    let unposted = len.div_ceil(self.info.max_msg_size.max(1)) - off / self.info.max_msg_size.max(1);
+                    w.pending.fetch_sub(unposted, Ordering::AcqRel);
+                }
+                return Err(e);
+            }
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Blocking get: `len` bytes from `at` on PE `pe` into `dst`, complete on return.
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes until the call returns (after a stall error: for as
+    /// long as the provider may still complete the read).
+    pub unsafe fn get(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = self.local_desc(&t, dst, len);
+        drop(t);
+        let Some(desc) = desc else { return self.get_bounced(pe, dest, dst, len, addr, key) };
+        let w = Waiter::new(OpKind::Get, pe, len.div_ceil(self.info.max_msg_size.max(1)));
+        let posted = self.post_reads(pe, dest, dst, len, desc, addr, key, Some(&w));
+        let done = self.wait(w).map_err(|e| e.0);
+        posted.and(done)
+    }
+
+    /// Non-blocking get: completes at [`Fabric::quiet`] (under FI_MR_LOCAL into unregistered
+    /// memory: before it returns, through the bounce buffer).
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes, and not otherwise accessed, until the next quiet
+    /// returns.
+    pub unsafe fn get_nbi(&self, pe: usize, dst: *mut u8, len: usize, at: Remote) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = self.local_desc(&t, dst, len);
+        drop(t);
+        match desc {
+            Some(desc) => self.post_reads(pe, dest, dst, len, desc, addr, key, None),
+            None => self.get_bounced(pe, dest, dst, len, addr, key),
+        }
+    }
+
+    pub(super) fn get_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
+        let s = &self.scratch;
+        let _g = s.get_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: get_off lies in the scratch buffer; only the holder of get_lock uses it.
+        let b = unsafe { s.base.add(s.get_off) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(s.get_len);
+            let w = Waiter::new(OpKind::Get, pe, n.div_ceil(self.info.max_msg_size.max(1)));
+            let posted = self.post_reads(pe, dest, b, n, s.desc, addr + off as u64, key, Some(&w));
+            self.wait(w).map_err(|e| e.0)?;
+            posted?;
+            // SAFETY: the read into b completed; dst has len writable bytes.
+            unsafe { ptr::copy_nonoverlapping(b, dst.add(off), n) };
+            off += n;
+        }
+        Ok(())
+    }
+}
