@@ -63,6 +63,10 @@ pub struct Net {
     /// The loader's range left out of it (`.got.plt`), for the error message.
     data_loader: Option<(usize, usize)>,
     stop: Arc<AtomicBool>,
+    /// A write went to the provider directly (not through the staging mailbox) since the last
+    /// fence: only then does a fence of a staged job need the provider's fence (the mailbox
+    /// applies each source's requests in order by itself).
+    direct_writes: AtomicBool,
     /// Milliseconds since the thread started after which it stops (u64::MAX: never).
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
     progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -229,6 +233,7 @@ impl Net {
             data_at: p.data.map_or(0, |(b, _)| b + data_part.0),
             data_loader,
             stop,
+            direct_writes: AtomicBool::new(false),
             deadline_ms,
             progress: std::sync::Mutex::new(progress),
             started,
@@ -310,12 +315,27 @@ impl Net {
         });
     }
 
-    /// Orders this PE's earlier puts and AMOs before its later ones, per target.
+    /// Orders this PE's earlier puts and AMOs before its later ones, per target. With the
+    /// staging mailbox, staged requests are applied in order and a direct operation after the
+    /// fence waits for the staged ones before it (`wait_fenced`); the provider's fence (a wait
+    /// for every outstanding write where the provider neither orders writes nor has FI_FENCE)
+    /// is needed only when a direct write was issued since the last fence.
     pub fn fence(&self) {
         if let Some(s) = &self.stage {
             s.fence();
+            if !self.direct_writes.swap(false, AcqRel) {
+                return;
+            }
         }
         self.fab.fence()
+    }
+
+    /// Notes a write to the provider that bypasses the mailbox (see `fence`).
+    #[inline]
+    fn direct(&self) {
+        if self.stage.is_some() {
+            self.direct_writes.store(true, Release);
+        }
     }
 
     /// The mailbox when `at` is on the staged heap; before a direct operation on another
@@ -356,6 +376,7 @@ impl Net {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
             return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
         }
+        self.direct();
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(src as usize, n)) {
             // A device source: through a host buffer, read by the provider before return.
             let mut b = vec![0u8; n];
@@ -393,6 +414,7 @@ impl Net {
             // SAFETY: v is a local of 8 bytes, copied into the outbox before return.
             return unsafe { s.put(&self.fab, func, pe, &v as *const u64 as *const u8, 8, at.offset) };
         }
+        self.direct();
         if let Err(e) = self.fab.put_flag(pe, v, at) {
             fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
         }
@@ -506,6 +528,7 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Set, value, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
@@ -574,6 +597,7 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         let op = Self::op_of(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Write) {
