@@ -54,6 +54,20 @@ pub const DATA: usize = 1;
 /// wait fd before it looks at the abort word and its own clock again.
 const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
 
+/// The same with a staged heap, whose mailbox only this thread serves while the PE is not in
+/// the library (its kernels run, or it computes): requests arriving there do not always wake
+/// the wait fd (tcp;ofi_rxm, 2 x H100, issue 23: a kernel's put_signal round trip to another
+/// node took 1355-1399 us with 1 ms, 426-463 us with 200 us, 233-250 us with 50 us, against
+/// 213-240 us from the host; bench/exp/progress_wait_probe.sh).
+const PROGRESS_WAIT_MAX_STAGED: Duration = Duration::from_micros(50);
+
+/// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
+/// (a measuring aid), else by whether the heap is staged.
+fn progress_wait_max(staged: bool) -> Duration {
+    let default = if staged { PROGRESS_WAIT_MAX_STAGED } else { PROGRESS_WAIT_MAX };
+    std::env::var("ISHMEMI_PROGRESS_WAIT_US").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&us| us > 0).map_or(default, Duration::from_micros)
+}
+
 /// The read-modify-write operators of an AMO.
 #[derive(Clone, Copy, Debug)]
 pub enum Rmw {
@@ -187,6 +201,7 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
+        let wait_max = progress_wait_max(stage.is_some());
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
@@ -203,7 +218,7 @@ impl Net {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress_wait(period, PROGRESS_WAIT_MAX);
+                            f.progress_wait(period, wait_max);
                         } else {
                             std::thread::sleep(period);
                         }
