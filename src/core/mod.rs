@@ -330,6 +330,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
         let p = net::NetParams {
             staged: gpu.is_some() || cfg.ofi_staging_always,
+            gpu_heap: gpu.is_some(),
             others: (0..info.size).filter(|&q| nodes.node_of[q] != my_node).collect(),
             provider: cfg.ofi_provider.as_deref(),
             me: info.rank,

@@ -54,17 +54,19 @@ pub const DATA: usize = 1;
 /// wait fd before it looks at the abort word and its own clock again.
 const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
 
-/// The same with a staged heap, whose mailbox only this thread serves while the PE is not in
-/// the library (its kernels run, or it computes): requests arriving there do not always wake
-/// the wait fd (tcp;ofi_rxm, 2 x H100, issue 23: a kernel's put_signal round trip to another
-/// node took 1355-1399 us with 1 ms, 426-463 us with 200 us, 233-250 us with 50 us, against
-/// 213-240 us from the host; bench/exp/progress_wait_probe.sh).
-const PROGRESS_WAIT_MAX_STAGED: Duration = Duration::from_micros(50);
+/// The same with a GPU heap, staged: while the PE's kernels run, only this thread serves its
+/// mailbox, and requests arriving there do not always wake the wait fd (tcp;ofi_rxm, 2 x H100,
+/// issue 23: a kernel's put_signal round trip to another node took 1355-1399 us with 1 ms,
+/// 426-463 us with 200 us, 233-250 us with 50 us, against 213-240 us from the host;
+/// bench/exp/progress_wait_probe.sh). A host heap staged for tests (`ISHMEM_OFI_STAGING=always`)
+/// keeps 1 ms: its PEs serve their mailbox whenever they wait in the library, and the wakeups
+/// would cost the CPU-only CI machine cores.
+const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
 
 /// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
-/// (a measuring aid), else by whether the heap is staged.
-fn progress_wait_max(staged: bool) -> Duration {
-    let default = if staged { PROGRESS_WAIT_MAX_STAGED } else { PROGRESS_WAIT_MAX };
+/// (a measuring aid), else by whether the heap is a staged GPU heap.
+fn progress_wait_max(gpu_staged: bool) -> Duration {
+    let default = if gpu_staged { PROGRESS_WAIT_MAX_GPU } else { PROGRESS_WAIT_MAX };
     std::env::var("ISHMEMI_PROGRESS_WAIT_US").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&us| us > 0).map_or(default, Duration::from_micros)
 }
 
@@ -121,6 +123,8 @@ pub struct NetParams<'a> {
     pub abort_off: usize,
     /// Stage the heap through the mailbox (`core::stage`); `others` are the PEs of other nodes.
     pub staged: bool,
+    /// The heap is GPU memory (staged, served by the progress thread while kernels run).
+    pub gpu_heap: bool,
     pub others: Vec<usize>,
 }
 
@@ -201,7 +205,7 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
-        let wait_max = progress_wait_max(stage.is_some());
+        let wait_max = progress_wait_max(stage.is_some() && p.gpu_heap);
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
