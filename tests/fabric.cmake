@@ -111,6 +111,27 @@ foreach(prov ${_stress_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
+# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO goes through
+# the provider, even to a PE of this node, while a put to that PE is a plain store; ishmem_fence
+# must order the one before the other. Every provider variant, 4 PEs (pairs 0-1 and 2-3 on one
+# pretend node each); 100 rounds per case over sockets (slow here, and without the fix most of
+# its rounds lag), 300 elsewhere (without the fix: tens per case over tcp;ofi_rxm).
+set(_fence_provs tcp tcp_staged)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _fence_provs sockets)
+endif()
+foreach(prov ${_fence_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(rounds 300)
+  if(prov STREQUAL "sockets")
+    set(rounds 100)
+  endif()
+  set(t fence_order.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> ${rounds})
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
+
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
 # loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
 # tries blind fi_read / fi_write with guessed memory keys (the old fixed 1-4) at offset 0 and

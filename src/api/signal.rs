@@ -68,7 +68,7 @@ pub unsafe fn put_signal(
     // SAFETY: forwarded contract; every address is checked by the callees.
     unsafe {
         rma::put(func, dest, src, nelems, elem, pe);
-        crate::core::fence();
+        crate::core::fence(func);
         update(func, sig_addr, signal, sig_op, pe);
     }
 }
