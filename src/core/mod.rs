@@ -199,7 +199,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     BOOT_RANK.store(info.rank as u64, Relaxed);
     // Which PEs share this node: through the launcher's exchange, never shared memory.
     let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
-    let nodes = boot
+    let (nodes, secret) = boot
         .nodes(&identity, cfg.node_split)
         .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
     let my_node = nodes.node_of[info.rank];
@@ -238,8 +238,11 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let mut gpu = Gpu::open(func, info.rank, &gpu_params);
     // One control segment per node (pretend nodes of ISHMEM_NODE_SPLIT share a /dev/shm).
     let shm_key = if multi { format!("{}-n{my_node}", info.key) } else { info.key.clone() };
+    // The files' names: one-way from the node's secret (issue 30), in a directory checked first.
+    crate::bootstrap::secret::check_shm_dir(&cfg.shm_dir).unwrap_or_else(|e| fatal(func, &e));
+    let names = crate::bootstrap::secret::ShmNames::new(&cfg.shm_dir, &secret, my_node);
     let params = JoinParams {
-        dir: &cfg.shm_dir,
+        names: &names,
         key: &shm_key,
         members: &members,
         me: local_rank,

@@ -133,7 +133,9 @@ pub struct ShmJob {
 
 /// What a PE brings to the job.
 pub struct JoinParams<'a> {
-    pub dir: &'a str,
+    /// The names of this node's files (one-way from the node's secret).
+    pub names: &'a crate::bootstrap::secret::ShmNames,
+    /// The launcher's job key, for messages.
     pub key: &'a str,
     /// The PEs of this node (ascending); `me` and `npes` are this PE's index in it and its length.
     pub members: &'a [usize],
@@ -154,12 +156,23 @@ pub struct JoinParams<'a> {
     pub agree: [(&'a str, u64); AGREE],
 }
 
-fn file(dir: &str, key: &str, what: &str) -> String {
-    format!("{dir}/ishmem-{key}-{what}")
-}
-
 /// Files this process created and must remove if it fails before they are unlinked.
 static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// Every name of this node's files while the join runs: a PE whose init fails removes them all
+/// (a peer that died during init cannot remove its own), so that a failed start leaves nothing.
+static NAMES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Test hook (`ISHMEMI_TEST_INIT_CRASH=POINT:PE`): PE `PE` kills itself with SIGKILL at
+/// `POINT` of the join (`ctl`, `heap`, `joined`, `mapped`), as a crash would, leaving its files
+/// behind for the others and the launcher to clean.
+fn test_crash(point: &str, pe: usize) {
+    if let Ok(v) = std::env::var("ISHMEMI_TEST_INIT_CRASH") {
+        if v == format!("{point}:{pe}") {
+            // SAFETY: signalling ourselves.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+    }
+}
 /// The control segment of the running job, for `abort` (0 when none).
 static CTL: AtomicU64 = AtomicU64::new(0);
 
@@ -169,11 +182,24 @@ fn created(path: String) {
     }
 }
 
-/// Removes the files this PE created and has not unlinked yet (on a failed start).
+/// Removes the files this PE created and has not unlinked yet, and every other name of the
+/// node's files while the join runs (on a failed start).
 pub fn remove_created() {
     if let Ok(mut v) = CREATED.try_lock() {
         for p in v.drain(..) {
             segment::unlink(&p);
+        }
+    }
+    // Only this user's files: what another user made under a name stays, so that the other
+    // PEs find it too and end with the same message.
+    if let Ok(mut v) = NAMES.try_lock() {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        for p in v.drain(..) {
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && m.uid() == me) {
+                segment::unlink(&p);
+            }
         }
     }
 }
@@ -214,10 +240,22 @@ impl ShmJob {
 
     /// Joins the job: publishes this PE's segments, waits for every PE, maps theirs.
     pub fn join(p: &JoinParams) -> Result<ShmJob, String> {
-        let ctl_path = file(p.dir, p.key, "ctl");
+        let ctl_path = p.names.path("ctl");
         let ctl_len = HEADER_BYTES + p.npes * std::mem::size_of::<Slot>();
-        let fd = segment::open_sized(&ctl_path, ctl_len, false)?;
-        created(ctl_path.clone());
+        if let Ok(mut v) = NAMES.lock() {
+            v.clear();
+            v.push(ctl_path.clone());
+            for q in 0..p.npes {
+                v.push(p.names.path(&format!("heap-{q}")));
+                v.push(p.names.path(&format!("data-{q}")));
+            }
+        }
+        // Created by the first PE to come, opened (and checked: owner, mode, links) by the
+        // others; a name another user made ends the job (`segment::create_or_open`).
+        let (fd, made) = segment::create_or_open(&ctl_path, ctl_len, true)?;
+        if made {
+            created(ctl_path.clone());
+        }
         let ctl = segment::map(&fd, ctl_len, None)?;
         drop(fd);
         let mut job = ShmJob {
@@ -242,9 +280,13 @@ impl ShmJob {
         }
         CTL.store(ctl as u64, Release);
         let me_slot = job.slot(p.me);
-        if me_slot.state.load(Acquire) != 0 {
+        if me_slot.state.load(Acquire) != 0 || me_slot.pid.load(Acquire) != 0 {
             return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.members[p.me], p.key));
         }
+        // The pid first: a peer that waits for this PE and finds it dead ends its wait.
+        // SAFETY: getpid has no preconditions.
+        me_slot.pid.store(unsafe { libc::getpid() }, Release);
+        test_crash("ctl", job.me);
 
         // Our heap: a host file, or announce the GPU heap.
         if let Some(g) = &p.gpu {
@@ -255,8 +297,8 @@ impl ShmJob {
             me_slot.gpu_heap_off.store(g.heap_off, Relaxed);
         } else {
             me_slot.backend.store(BACKEND_CPU, Relaxed);
-            let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
-            let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
+            let heap_path = p.names.path(&format!("heap-{}", p.me));
+            let hfd = segment::create(&heap_path, p.heap_len)?;
             created(heap_path);
             job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::base_align(p.heap_len))?;
             drop(hfd);
@@ -264,29 +306,34 @@ impl ShmJob {
         // Our data segment.
         let mut data_len = 0;
         if let Some((start, len)) = p.data {
-            let data_path = file(p.dir, p.key, &format!("data-{}", p.me));
+            let data_path = p.names.path(&format!("data-{}", p.me));
             let dfd: Fd = segment::share_in_place(&data_path, start, len)?;
             created(data_path);
             drop(dfd);
             data_len = len;
         }
-        // SAFETY: getpid has no preconditions.
-        me_slot.pid.store(unsafe { libc::getpid() }, Relaxed);
+        test_crash("heap", job.me);
         me_slot.heap_len.store(p.heap_len as u64, Relaxed);
         me_slot.data_len.store(data_len as u64, Relaxed);
         for (a, (_, v)) in me_slot.agree.iter().zip(p.agree) {
             a.store(v, Relaxed);
         }
         me_slot.state.store(JOINED, Release);
+        test_crash("joined", job.me);
 
         // Wait for everybody.
-        let deadline = Instant::now() + p.timeout;
+        let deadline = Instant::now().checked_add(p.timeout).unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 40));
         let mut b = crate::core::wait::Backoff::new(p.spin, 1000);
+        let mut last_look = Instant::now();
         loop {
             let missing: Vec<usize> =
                 (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
             if missing.is_empty() {
                 break;
+            }
+            if last_look.elapsed() >= Duration::from_millis(50) {
+                last_look = Instant::now();
+                job.dead_peer("the start")?;
             }
             if Instant::now() > deadline {
                 let list: Vec<String> = missing.iter().take(16).map(|q| q.to_string()).collect();
@@ -347,12 +394,12 @@ impl ShmJob {
                 bases[q] = if q == p.me {
                     start
                 } else {
-                    let fd = segment::open_existing(&file(p.dir, p.key, &format!("data-{q}")), len)?;
+                    let fd = segment::open_checked(&p.names.path(&format!("data-{q}")), len)?;
                     segment::map(&fd, len, None)?
                 };
             }
             if q != p.me && mine == BACKEND_CPU {
-                let fd = segment::open_existing(&file(p.dir, p.key, &format!("heap-{q}")), hl)?;
+                let fd = segment::open_checked(&p.names.path(&format!("heap-{q}")), hl)?;
                 job.heap_bases[q] = segment::map(&fd, hl, None)?;
             }
             if p.debug && mine == BACKEND_CPU {
@@ -366,16 +413,62 @@ impl ShmJob {
         }
         job.data_bases = data_bases;
         job.gpu_slots = (mine == BACKEND_CUDA).then_some(gpu_slots);
-        job.barrier();
+        test_crash("mapped", job.me);
+        job.join_barrier(deadline, p.timeout)?;
         // Every PE has mapped everything: the names are no longer needed.
         if let Ok(mut v) = CREATED.lock() {
             for path in v.drain(..) {
-                if p.me == 0 || !path.ends_with("-ctl") {
-                    segment::unlink(&path);
-                }
+                segment::unlink(&path);
             }
         }
+        if let Ok(mut v) = NAMES.lock() {
+            v.clear();
+        }
         Ok(job)
+    }
+
+    /// A peer of the node that published its pid during the join and is no longer alive:
+    /// an error naming it (`what`: where this PE waits).
+    fn dead_peer(&self, what: &str) -> Result<(), String> {
+        for q in (0..self.npes).filter(|&q| q != self.local) {
+            let pid = self.slot(q).pid.load(Acquire);
+            if pid > 0 && !alive(pid) {
+                return Err(format!(
+                    "PE {} (pid {pid}) died during {what} of the job (before init completed); ending the job",
+                    self.world[q]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The join's closing barrier: as `barrier`, but a peer that dies, or a wait past the
+    /// bootstrap timeout, ends it with an error instead of waiting for ever (the watchdog does
+    /// not run yet).
+    fn join_barrier(&self, deadline: Instant, timeout: Duration) -> Result<(), String> {
+        let h = self.header();
+        let gen = h.bar_gen.load(Acquire);
+        if h.bar_count.fetch_add(1, AcqRel) + 1 == self.npes as u64 {
+            h.bar_count.store(0, Relaxed);
+            h.bar_gen.store(gen.wrapping_add(1), Release);
+            return Ok(());
+        }
+        let mut b = crate::core::wait::Backoff::new(self.spin, 1000);
+        let mut last_look = Instant::now();
+        while h.bar_gen.load(Acquire) == gen {
+            if last_look.elapsed() >= Duration::from_millis(50) {
+                last_look = Instant::now();
+                self.dead_peer("the start")?;
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "timed out after {} s waiting for the PEs of this node to map each other's memory (ISHMEM_BOOTSTRAP_TIMEOUT)",
+                        timeout.as_secs()
+                    ));
+                }
+            }
+            b.snooze();
+        }
+        Ok(())
     }
 
     /// Blocks until every PE of the job has called it (a full memory barrier for the puts and
