@@ -25,12 +25,22 @@ pub enum Runtime {
 impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
-            Runtime::Pmi1 => "pmi1 (MPICH hydra)",
+            Runtime::Pmi1 => pmi1_launcher(var("SLURM_MPI_TYPE").ok().as_deref(), var("MPI_LOCALNRANKS").is_ok()),
             Runtime::Pmix => "pmix (OpenMPI mpirun, Slurm srun --mpi=pmix, ...)",
             Runtime::Ishmrun => "ishmrun",
             Runtime::UniqueId => "unique id",
             Runtime::Singleton => "singleton",
         }
+    }
+}
+
+/// Which launcher serves the PMI-1 wire protocol: Slurm's srun sets `SLURM_MPI_TYPE` (pmi2) for
+/// its tasks, MPICH's hydra sets `MPI_LOCALNRANKS` (and no `SLURM_MPI_TYPE`).
+fn pmi1_launcher(slurm_mpi_type: Option<&str>, hydra_vars: bool) -> &'static str {
+    match slurm_mpi_type {
+        Some(t) if !hydra_vars && t.starts_with("pmi2") => "pmi1 (Slurm srun --mpi=pmi2)",
+        Some(_) if !hydra_vars => "pmi1 (Slurm srun)",
+        _ => "pmi1 (MPICH hydra)",
     }
 }
 
@@ -361,6 +371,16 @@ impl Bootstrap {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn pmi1_launcher_names_slurm_and_hydra() {
+        assert_eq!(super::pmi1_launcher(Some("pmi2"), false), "pmi1 (Slurm srun --mpi=pmi2)");
+        assert_eq!(super::pmi1_launcher(None, true), "pmi1 (MPICH hydra)");
+        assert_eq!(super::pmi1_launcher(None, false), "pmi1 (MPICH hydra)");
+        // hydra started inside a Slurm step: its own variables decide
+        assert_eq!(super::pmi1_launcher(Some("pmi2"), true), "pmi1 (MPICH hydra)");
+    }
+
     use super::*;
 
     #[test]

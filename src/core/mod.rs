@@ -12,6 +12,7 @@
 pub mod amo;
 pub mod coll;
 pub mod device;
+pub mod live;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
@@ -80,6 +81,8 @@ pub struct State {
     pub team_name_hash: Box<[AtomicU64]>,
     /// The world team's descriptor (fixed for the life of the job).
     pub world: team::TeamDesc,
+    /// Jobs across nodes: the heap offset of finalize's sync area (`final_barrier`).
+    pub fin_area: usize,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
@@ -168,6 +171,7 @@ pub fn net_progress() {
 
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
 pub fn tell_other_nodes(cause: usize) {
+    live::tell_failed(cause);
     if let Some((st, n)) = running().and_then(|st| Some((st, st.net.as_ref()?))) {
         n.tell((0..st.npes).filter(|&pe| st.off_node(pe)), cause);
     }
@@ -291,8 +295,23 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             ),
         )
     });
+    // Across nodes: the sync area of finalize's barriers, apart from the world team's, so that
+    // a PE in finalize never completes another PE's barrier_all (`State::final_barrier`).
+    let fin_area = if multi {
+        alloc.alloc(team::AREA_BYTES, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+            fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold finalize's sync area: {e}", cfg.symmetric_size))
+        })
+    } else {
+        0
+    };
+    for (what, off, len) in [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })] {
+        crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
+    }
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
+        if multi {
+            g.memset(func, heap.base + fin_area, team::AREA_BYTES);
+        }
     }
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, info.rank, info.size, &members);
     coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
@@ -317,11 +336,21 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             progress_us: cfg.ofi_progress_us,
             watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
             check_ms: cfg.peer_check_ms.max(100),
+            peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
             abort_off: area_base + 8 * team::W_ABORT,
         };
-        Some(net::Net::start(x, &p).unwrap_or_else(|e| {
+        let n = net::Net::start(x, &p).unwrap_or_else(|e| {
             fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))
-        }))
+        });
+        let lp = live::Params {
+            me: info.rank,
+            members: &nodes.members,
+            my_node,
+            timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
+            period: Duration::from_millis(cfg.peer_check_ms),
+        };
+        live::start(x, &lp).unwrap_or_else(|e| fatal(func, &format!("the job spans {}: {e}", nodes.describe())));
+        Some(n)
     } else {
         None
     };
@@ -360,6 +389,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         team_name: (0..teams.max()).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect(),
         team_name_hash: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
         world: teams.slot(0),
+        fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
         proxy: std::sync::OnceLock::new(),
@@ -441,7 +471,9 @@ pub fn finalize(func: &str) {
     }
     quiet();
     if st.net.is_some() {
-        st.barrier();
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).mark_finalizing(st.team_seq[0].load(Relaxed)) }
+        st.final_barrier();
     } else {
         // SAFETY: as in `State::barrier`.
         unsafe { (*st.job_ptr).finalize_barrier(st.team_seq[0].load(Relaxed)) }
@@ -450,7 +482,10 @@ pub fn finalize(func: &str) {
         // Every operation of this PE is complete at its target (no PE leaves the next barrier
         // before this one arrives, so all are alive).
         n.quiet(func);
-        st.barrier();
+        st.final_barrier();
+        // Every PE has reached finalize's last barrier: this node's leader says goodbye (the end
+        // of its connections is then no death) and closes them.
+        live::finalized();
         // No PE has an operation outstanding but the flags of that barrier: this PE's are
         // delivered to the PEs still waiting for them (a PE that has left needs none; errors
         // from those are expected). The progress thread goes on serving the PEs still in the
@@ -475,6 +510,7 @@ pub fn finalize(func: &str) {
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
     }
+    crate::heap::reserve::close();
     // The unique-id rendezvous this process served, if any, has no more rounds.
     crate::bootstrap::uid::stop_servers();
     STATE.store(std::ptr::null_mut(), Release);
@@ -505,6 +541,15 @@ pub fn fence(func: &str) {
 
 impl State {
     /// The cross-process barrier of the whole job.
+    /// Across nodes, the barrier of `ishmem_finalize`: a sync of the world PEs on an area of its
+    /// own (`fin_area`), so that it never completes another PE's `barrier_all` (a PE that exits
+    /// with status 0 while the others wait in one: they find it in finalize and end the job).
+    pub fn final_barrier(&self) {
+        let mut d = self.world;
+        d.sync_offset = self.fin_area as u64;
+        coll::Team::new(self, "ishmem_finalize", 0, d).sync_delivered()
+    }
+
     pub fn barrier(&self) {
         if self.net.is_some() {
             // Across nodes: the world team's sync, through the network; its flags are known
@@ -537,13 +582,10 @@ impl State {
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
     }
 
-    /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
-    /// which `member` holds: (world PE, pid, world team calls it made). Jobs across nodes:
-    /// never (not tracked).
+    /// A PE in `ishmem_finalize` while this PE is not, among the world PEs for which `member`
+    /// holds: (world PE, pid, world team calls it made). PEs of this node from their slots,
+    /// PEs of other nodes as their leaders told this node's (`live`).
     pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
-        if self.net.is_some() {
-            return None;
-        }
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).finalizing_peer(member) }
     }

@@ -68,7 +68,7 @@
 
 pub mod sys;
 
-mod keys;
+pub(crate) mod keys;
 mod open;
 #[cfg(test)]
 mod tests;
