@@ -93,14 +93,23 @@ pub struct Net {
     /// The loader's range left out of it (`.got.plt`), for the error message.
     data_loader: Option<(usize, usize)>,
     stop: Arc<AtomicBool>,
-    /// A write went to the provider directly (not through the staging mailbox) since the last
-    /// fence: only then does a fence of a staged job need the provider's fence (the mailbox
-    /// applies each source's requests in order by itself).
-    direct_writes: AtomicBool,
     /// Milliseconds since the thread started after which it stops (u64::MAX: never).
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
     progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     started: std::time::Instant,
+    /// Per PE: whether it is on this node (its memory is mapped here, so a put to it is a
+    /// store, while an AMO to it still goes through the provider).
+    on_node: Vec<bool>,
+}
+
+thread_local! {
+    /// Whether this thread posted a non-blocking network AMO to a PE of this node since its
+    /// last fence or quiet (see [`Net::fence`]).
+    static NODE_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread wrote to the provider directly (not through the staging mailbox)
+    /// since its last fence: only then does a fence of a staged job need the provider's fence
+    /// (which is per thread too).
+    static DIRECT_WRITES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// What `Net::start` needs from init.
@@ -249,10 +258,18 @@ impl Net {
             data_at: p.data.map_or(0, |(b, _)| b + data_part.0),
             data_loader,
             stop,
-            direct_writes: AtomicBool::new(false),
             deadline_ms,
             progress: std::sync::Mutex::new(progress),
             started,
+            on_node: {
+                let mut v = vec![true; p.npes];
+                for &pe in &p.others {
+                    if let Some(b) = v.get_mut(pe) {
+                        *b = false;
+                    }
+                }
+                v
+            },
         })
     }
 
@@ -357,6 +374,7 @@ impl Net {
         if let Err(e) = self.fab.quiet() {
             net_fatal(func, &format!("network: {e}"))
         }
+        NODE_AMOS.with(|c| c.set(false));
     }
 
     /// The quiet of finalize after the last barrier: this PE's last writes reach the PEs
@@ -371,26 +389,49 @@ impl Net {
         });
     }
 
-    /// Orders this PE's earlier puts and AMOs before its later ones, per target. With the
-    /// staging mailbox, staged requests are applied in order and a direct operation after the
-    /// fence waits for the staged ones before it (`wait_fenced`); the provider's fence (a wait
-    /// for every outstanding write where the provider neither orders writes nor has FI_FENCE)
-    /// is needed only when a direct write was issued since the last fence.
-    pub fn fence(&self) {
-        if let Some(s) = &self.stage {
-            s.fence();
-            if !self.direct_writes.swap(false, AcqRel) {
-                return;
+    /// Orders the calling thread's earlier puts and AMOs before its later ones, per target.
+    /// Network operations are ordered by the provider's fence (and the mailbox's). A
+    /// non-blocking AMO to a PE of this node is the one case the provider cannot order: the
+    /// next put to that PE is a store into mapped memory, which the provider never sees. So
+    /// when this thread has posted such an AMO since its last fence or quiet, the fence waits
+    /// until every write outstanding is complete (non-fetching AMOs ask delivery completion:
+    /// complete means applied at the target). With the staging mailbox, staged requests are
+    /// applied in order and a direct operation after the fence waits for the staged ones
+    /// before it (`wait_fenced`); the provider's fence (a wait for every outstanding write
+    /// where the provider neither orders writes nor has FI_FENCE) is needed only when a direct
+    /// write was issued since the last fence.
+    pub fn fence(&self, func: &str) {
+        let provider = match &self.stage {
+            Some(s) => {
+                s.fence();
+                DIRECT_WRITES.with(|c| c.replace(false))
+            }
+            None => true,
+        };
+        if provider {
+            self.fab.fence();
+        }
+        if NODE_AMOS.with(|c| c.replace(false)) {
+            if let Err(e) = self.fab.complete_local() {
+                fatal(func, &format!("network: waiting for AMOs to PEs of this node: {e}"))
             }
         }
-        self.fab.fence()
+    }
+
+    /// After a non-blocking AMO to `pe` was posted: remembers it for [`Net::fence`] when `pe`
+    /// is on this node.
+    #[inline]
+    fn posted_amo(&self, pe: usize) {
+        if self.on_node.get(pe).copied().unwrap_or(false) {
+            NODE_AMOS.with(|c| c.set(true));
+        }
     }
 
     /// Notes a write to the provider that bypasses the mailbox (see `fence`).
     #[inline]
     fn direct(&self) {
         if self.stage.is_some() {
-            self.direct_writes.store(true, Release);
+            DIRECT_WRITES.with(|c| c.set(true));
         }
     }
 
@@ -590,6 +631,7 @@ impl Net {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
                 Self::failed(func, "set", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.emulate(func, pe, at, width, |_| value);
@@ -660,6 +702,7 @@ impl Net {
             if let Err(e) = self.fab.atomic(pe, op, dt, at, v) {
                 Self::failed(func, "op", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.fetch_rmw(func, pe, at, width, r, v);
