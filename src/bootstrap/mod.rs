@@ -290,15 +290,26 @@ impl Bootstrap {
 
     /// Every PE's node identity, through the launcher's exchange; without one, every PE is
     /// taken to be on this node (the launchers without an exchange start one node only).
-    pub fn nodes(&mut self, identity: &str, split: usize) -> Result<node::Nodes, String> {
+    /// `same` (the settings every PE must share, `env::Config::same`) travels with the
+    /// identity: the second value is every PE's, or `None` without an exchange.
+    pub fn nodes(&mut self, identity: &str, split: usize, same: &str) -> Result<(node::Nodes, Option<Vec<String>>), String> {
         match self.exchange.as_mut() {
             Some(x) => {
-                let all = x.allgather("ishmem-node", identity.as_bytes())?;
-                let ids: Vec<String> = all.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
-                Ok(node::Nodes::group(&ids, split))
+                let all = x.allgather("ishmem-node", format!("{identity}\n{same}").as_bytes())?;
+                let (ids, sames): (Vec<String>, Vec<String>) = all
+                    .iter()
+                    .map(|v| {
+                        let t = String::from_utf8_lossy(v);
+                        match t.split_once('\n') {
+                            Some((id, s)) => (id.to_string(), s.to_string()),
+                            None => (t.into_owned(), String::new()),
+                        }
+                    })
+                    .unzip();
+                Ok((node::Nodes::group(&ids, split), Some(sames)))
             }
             // Peers unknown but on this node: a split still applies.
-            None => Ok(node::Nodes::group(&vec![identity.to_string(); self.info.size], split)),
+            None => Ok((node::Nodes::group(&vec![identity.to_string(); self.info.size], split), None)),
         }
     }
 
