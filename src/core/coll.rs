@@ -51,9 +51,11 @@
 //!   its owner), with no announcement: every member sends in every one and waits for all, so
 //!   no PE runs more than one collective of the class ahead, and a slot of parity p is
 //!   rewritten (count c+2) only after its reader sent count c+1, which it does after reading
-//!   the slot for count c. Source is only read before the sender returns. When a PE returns,
-//!   no peer accesses its team area for the collective any more, so destroy and reuse of the
-//!   slot stay safe (the synchronized collectives end with a sync for that).
+//!   the slot for count c. Source is only read before the sender returns. A PE that returns
+//!   may still receive writes into its team area: a broadcast root does not wait for the
+//!   announcements it does not need, so a slow member's may land after the root returned.
+//!   Hence `ishmem_team_destroy` syncs the team first (`destroy_sync`), after which nobody
+//!   writes into the area, and a later split may zero it for another team.
 //!   Flag and announcement values are `count << 24 | signature` (`tag`): the signature is a
 //!   hash of the call's kind and arguments (`signature`), so values still only grow, and a
 //!   receiver that sees a value of its own count with another signature knows the sender is
