@@ -27,6 +27,10 @@ pub struct Var {
     pub doc: &'static str,
 }
 
+/// The longest `ISHMEM_BOOTSTRAP_TIMEOUT` (seconds, about 11.5 days): deadlines stay far from
+/// what `Instant` can hold.
+pub const MAX_BOOTSTRAP_TIMEOUT: u64 = 1_000_000;
+
 /// Every variable the library reads. Keep sorted by name.
 pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_BCAST_SCATTER_MIN", kind: Kind::Bytes, default: "1M",
@@ -34,7 +38,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_BOOTSTRAP", kind: Kind::Text, default: "auto",
           doc: "How PEs find each other: `auto` (from the environment: ishmrun, PMIx (OpenMPI's mpirun, `srun --mpi=pmix`), PMI-1 (MPICH's mpiexec, `srun --mpi=pmi2`), else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
-          doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs." },
+          doc: "Seconds that `ishmem_init` waits for every PE of the job to arrive before it fails and names the missing PEs (1 to 1000000)." },
     Var { name: "ISHMEM_BOOTSTRAP_UID_ADDR", kind: Kind::Text, default: "auto",
           doc: "Unique-id init: the address (`ip` or `ip:port`) on which `ishmemx_get_uniqueid` listens for the job's rendezvous; it travels inside the id, so it must be reachable from every PE. `auto`: the host's first non-loopback IPv4 address (127.0.0.1 where there is none)." },
     Var { name: "ISHMEM_COLL_CHECK_MS", kind: Kind::Count, default: "100",
@@ -61,6 +65,8 @@ pub const VARS: &[Var] = &[
           doc: "Jobs across nodes: how PEs of other nodes reach this PE's symmetric heap. `auto`: the provider reads and writes it directly when it can address it (host memory), else (the CUDA backend's GPU heap) through the staging mailbox: the request goes into a registered host buffer of the target, whose progress thread applies it to the heap with GPU copies and GPU atomics and answers. `always`: the mailbox for every heap (tests the staged path on CPUs). Every PE must use the same value." },
     Var { name: "ISHMEM_PEER_CHECK_MS", kind: Kind::Count, default: "100",
           doc: "Period in milliseconds of the watchdog that notices a PE that died or exited without `ishmem_finalize` and ends the job." },
+    Var { name: "ISHMEM_PEER_TIMEOUT_S", kind: Kind::Count, default: "300",
+          doc: "Jobs across nodes: seconds a PE of another node may stay silent (a read of its memory, or any network operation to it, completing nothing) before the job ends saying that it was silent, not that it died: a PE stopped by a debugger or SIGSTOP, or starved of CPU, is alive. Death is told apart for certain and at once: the first PEs of every two nodes keep a TCP connection to each other, whose end without a goodbye means the process is gone (the job then ends saying so, within about `ISHMEM_PEER_CHECK_MS`). At least 1." },
     Var { name: "ISHMEM_PROXY_STALL_S", kind: Kind::Count, default: "120",
           doc: "CUDA backend, jobs across nodes: seconds that the proxy thread (which runs kernels' calls to PEs of other nodes) may spend in one request (a put, get, AMO, quiet...) before the job ends with an error naming the device call, its PE and how long it has waited: kernels posting behind a stuck request would otherwise wait forever on a full ring. The network's own stall limits end most such waits sooner; this one catches the rest. Device collectives are not limited (they wait for their team's PEs). 0: no limit." },
     Var { name: "ISHMEM_QUEUE_KERNEL_MAX", kind: Kind::Bytes, default: "64K",
@@ -72,7 +78,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_REDUCE_SCATTER_MIN", kind: Kind::Bytes, default: "64K",
           doc: "Host reductions and scans of at least this many bytes in teams of 3 or more PEs split the vector into one slice per PE: each PE combines its slice over the team, then (reductions) the slices are gathered; smaller ones read every PE's whole vector. Every PE must use the same value." },
     Var { name: "ISHMEM_SHM_DIR", kind: Kind::Text, default: "/dev/shm",
-          doc: "Directory (a tmpfs) holding the shared-memory files of the CPU backend while the job starts; they are unlinked once every PE mapped them." },
+          doc: "Directory holding the shared-memory files of the CPU backend while the job starts; they are unlinked once every PE mapped them. Checked at init: a directory on tmpfs (or hugetlbfs), owned by this user or root, writable by others only with the sticky bit (as `/dev/shm`, mode 1777). The files' names are one-way hashes of a secret of the node's PEs (docs/SECURITY.md)." },
     Var { name: "ISHMEM_SYMMETRIC_GLOBALS", kind: Kind::Bool, default: "1",
           doc: "Make the global and static variables of the executable symmetric (remotely accessible by host RMA and AMOs) by moving its data segment into shared memory at init. Every PE must use the same value." },
     Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
@@ -212,6 +218,7 @@ pub struct Config {
     /// `ISHMEM_OFI_STAGING=always`.
     pub ofi_staging_always: bool,
     pub peer_check_ms: u64,
+    pub peer_timeout_s: u64,
     pub proxy_stall_s: u64,
     pub queue_kernel_max: usize,
     pub queue_reduce_split_min: usize,
@@ -256,7 +263,10 @@ impl Config {
         let cfg = Config {
             bcast_scatter_min: bytes_of("ISHMEM_BCAST_SCATTER_MIN")?,
             bootstrap,
-            bootstrap_timeout_s: wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))?,
+            bootstrap_timeout_s: match wrap("ISHMEM_BOOTSTRAP_TIMEOUT", parse_count(get("ISHMEM_BOOTSTRAP_TIMEOUT")))? {
+                t @ 1..=MAX_BOOTSTRAP_TIMEOUT => t,
+                t => return Err(format!("ISHMEM_BOOTSTRAP_TIMEOUT: {t} is not in [1, {MAX_BOOTSTRAP_TIMEOUT}] seconds")),
+            },
             coll_small_max: bytes_of("ISHMEM_COLL_SMALL_MAX")?,
             coll_check_ms: wrap("ISHMEM_COLL_CHECK_MS", parse_count(get("ISHMEM_COLL_CHECK_MS")))?,
             debug: bool_of("ISHMEM_DEBUG")?,
@@ -273,6 +283,7 @@ impl Config {
             },
             ofi_provider: Some(get("ISHMEM_OFI_PROVIDER").trim().to_string()).filter(|p| !p.is_empty() && p != "auto"),
             peer_check_ms: wrap("ISHMEM_PEER_CHECK_MS", parse_count(get("ISHMEM_PEER_CHECK_MS")))?.max(1),
+            peer_timeout_s: wrap("ISHMEM_PEER_TIMEOUT_S", parse_count(get("ISHMEM_PEER_TIMEOUT_S")))?.max(1),
             proxy_stall_s: wrap("ISHMEM_PROXY_STALL_S", parse_count(get("ISHMEM_PROXY_STALL_S")))?,
             queue_kernel_max: parse_bytes(get("ISHMEM_QUEUE_KERNEL_MAX")).map_err(|e| format!("ISHMEM_QUEUE_KERNEL_MAX: {e}"))?,
             queue_reduce_split_min: bytes_of("ISHMEM_QUEUE_REDUCE_SPLIT_MIN")?,
@@ -394,6 +405,11 @@ mod tests {
         assert!(e.starts_with("ISHMEM_SYMMETRIC_SIZE:"), "{e}");
         let e = Config::from_map(&map(&[("ISHMEM_BOOTSTRAP", "slurm")])).unwrap_err();
         assert!(e.contains("ISHMEM_BOOTSTRAP"), "{e}");
+        // issue 30: u64::MAX seconds panicked in Instant arithmetic
+        let e = Config::from_map(&map(&[("ISHMEM_BOOTSTRAP_TIMEOUT", "18446744073709551615")])).unwrap_err();
+        assert_eq!(e, "ISHMEM_BOOTSTRAP_TIMEOUT: 18446744073709551615 is not in [1, 1000000] seconds");
+        assert!(Config::from_map(&map(&[("ISHMEM_BOOTSTRAP_TIMEOUT", "0")])).is_err());
+        assert_eq!(Config::from_map(&map(&[("ISHMEM_BOOTSTRAP_TIMEOUT", "1000000")])).unwrap().0.bootstrap_timeout_s, 1_000_000);
         let e = Config::from_map(&map(&[("ISHMEM_SYMMETRIC_SIZE", "0")])).unwrap_err();
         assert!(e.contains("greater than 0"), "{e}");
         let (cfg, _) = Config::from_map(&map(&[])).unwrap();

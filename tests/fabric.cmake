@@ -86,7 +86,7 @@ endif()
 # peer notices it (pidfd) and tells the other node through the network; with 4 (every PE alone)
 # the others' progress threads find PE 1 unreachable. Every other PE must end within 10 s.
 foreach(split 2 4)
-  foreach(mode sigkill no_finalize bad_pe)
+  foreach(mode sigkill no_finalize bad_pe global_exit)
     set(t bad.${mode}.uid_fabric_split${split}.4)
     add_test(NAME ${t} COMMAND ${SH_PROGRAM} ${SCRIPTS}/uid_crash.sh $<TARGET_FILE:uid_crash> ${mode} 4 10)
     set_tests_properties(${t} PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;negative"
@@ -132,6 +132,21 @@ foreach(prov ${_stress_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
+# order_mut across 2 pretend nodes (issue 26, tests/c/order_mut.c): writer, target and checker
+# on different paths (network put, node-local flag, the checker's own network get), 100 rounds
+# per phase. tcp;ofi_rxm: every phase but amo_fence_put, which fails until the fence orders a
+# network AMO before a later store to a node peer (issue 27 item 1: 6-61 of 400 rounds wrong
+# per PE); staged heaps (ISHMEM_OFI_STAGING=always): the heap through the mailbox, the flag of
+# fence_global to a symmetric global through the network.
+fabric_provider_env(tcp _om_env)
+add_run(order_mut.fabric_tcp.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo fence_global signal team_sync)
+set_tests_properties(order_mut.fabric_tcp.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+fabric_provider_env(tcp_staged _om_env)
+add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 fence_global quiet get)
+set_tests_properties(order_mut.fabric_tcp_staged.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
 # loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
 # tries blind fi_read / fi_write with guessed memory keys (the old fixed 1-4) at offset 0 and
@@ -165,3 +180,49 @@ if(LIBFABRIC_INCLUDE_DIR)
   set_tests_properties(bad.got_remote.fabric_tcp.ishmrun.2 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "fabric;ishmrun;negative;security" ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 endif()
+
+# Issue 27, item 7 and the minors on leaving the job across nodes (tests/c/live.c), 4 PEs on 2
+# pretend nodes over tcp;ofi_rxm, under ishmrun (and OpenMPI's mpirun where present):
+#   live.stop*       the first PE of the second node is stopped (SIGSTOP) for 7 s: a live PE that
+#                    is silent is not dead (before: "PE 2 (another node) cannot be reached: ...;
+#                    it died or exited without calling ishmem_finalize" after 5 s)
+#   live.silent*     the same with ISHMEM_PEER_TIMEOUT_S=2: the job ends saying the PE was silent
+#   live.kill*       the last PE is killed: the job ends saying its process ended
+#   live.exit0*      PE 1 calls exit(0) (which finalizes) while the others wait in a barrier:
+#                    the job ends within seconds naming PE 1 and finalize
+#   live.global_exit*  PE 1 calls ishmem_global_exit(5): every PE of both nodes ends with 5
+set(_live_env "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+set(_live_launchers ishmrun)
+if(MPIRUN_OPENMPI)
+  list(APPEND _live_launchers openmpi)
+endif()
+foreach(l ${_live_launchers})
+  if(l STREQUAL "ishmrun")
+    set(cmd ${ISHMEM_RUN} --timeout 60 -n 4)
+  else()
+    set(cmd ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -np 4)
+  endif()
+  add_run(live.stop.fabric_tcp.${l}.4 "^PASS: live stop \\(4 PEs\\)$" "fabric;${l}"
+    ${cmd} $<TARGET_FILE:live> stop 7)
+  set_tests_properties(live.stop.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.silent.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: PE 2 \\(another node\\) has been silent for 2 s or more \\(ISHMEM_PEER_TIMEOUT_S=2\\)" 40
+    ${cmd} $<TARGET_FILE:live> stop 20)
+  set_tests_properties(live.silent.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env};ISHMEM_PEER_TIMEOUT_S=2")
+  add_test(NAME live.kill.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: .*PE 3 .*(died|process ended)" 15
+    ${cmd} $<TARGET_FILE:live> kill)
+  set_tests_properties(live.kill.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.exit0.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: PE 1 \\(pid [0-9]+\\) called ishmem_finalize \\(or exited with status 0, which finalizes\\) while this PE waits for it" 15
+    ${cmd} $<TARGET_FILE:live> exit0)
+  set_tests_properties(live.exit0.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.global_exit.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --status 5 --merge
+    --absent "FAIL|died|without calling ishmem_finalize"
+    "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 15
+    ${cmd} $<TARGET_FILE:live> global_exit)
+  set_tests_properties(live.global_exit.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  set_tests_properties(live.silent.fabric_tcp.${l}.4 live.kill.fabric_tcp.${l}.4
+    live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+    LABELS "fabric;${l};negative")
+endforeach()

@@ -77,7 +77,15 @@ fn launch(opts: Options) -> i32 {
         }
     };
     let foreign = plan::foreign_rank(|name| std::env::var_os(name));
-    let job_id = plan::new_job_id();
+    let job_id = match plan::new_job_id() {
+        Ok(id) => id,
+        Err(e) => {
+            report(&format!("cannot make a job id: {e}"));
+            return USAGE_STATUS;
+        }
+    };
+    // The PEs get ISHMRUN_* (and this job id) unless ishmrun wraps one rank of another launcher.
+    let own_job = opts.np.is_some() || foreign.is_none();
     let mut plan = plan::make(opts.np, foreign, &job_id, std::process::id());
     // Launching PEs ourselves: serve their exchange (node identities, network addresses) on
     // loopback, as the unique-id rendezvous; the server lives as long as this process.
@@ -110,5 +118,35 @@ fn launch(opts: Options) -> i32 {
         tag_output: opts.tag_output,
         timeout: opts.timeout,
     };
-    job::run(&spec)
+    let status = job::run(&spec);
+    if own_job {
+        remove_left_files(&job_id);
+    }
+    status
+}
+
+/// Removes what PEs that died during init left in the shared-memory directory: the files of
+/// this job (named `ishmem::bootstrap::secret::job_prefix` of its id) that belong to this user.
+/// Every PE has ended by now.
+fn remove_left_files(job_id: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::var("ISHMEM_SHM_DIR").unwrap_or_else(|_| "/dev/shm".to_string());
+    let prefix = ishmem::bootstrap::secret::job_prefix(job_id);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        let path = e.path();
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.uid() == me) && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        report(&format!("removed {removed} file(s) that the job's PEs left in {dir} (a PE ended during init)"));
+    }
 }

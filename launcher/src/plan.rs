@@ -3,7 +3,6 @@
 //! PMIx/PMI based launchers).
 
 use std::ffi::OsString;
-use std::io::Read;
 
 /// Names of the variables `ishmrun` gives each PE (read by the library).
 pub const ENV_RANK: &str = "ISHMRUN_RANK";
@@ -99,55 +98,12 @@ fn pe_env(rank: usize, size: usize, job_id: &str, launcher_pid: u32) -> Vec<(Str
     ]
 }
 
-/// A fresh job id: 16 lowercase hex digits from the kernel's random source.
-pub fn new_job_id() -> String {
-    random_bytes().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Eight random bytes: getrandom(2), then /dev/urandom, then (should both
-/// be unavailable) a mix of time and pid, which is unique enough per node.
-fn random_bytes() -> [u8; 8] {
-    let mut buf = [0u8; 8];
-    if getrandom(&mut buf) || urandom(&mut buf) {
-        return buf;
-    }
-    fallback_bytes()
-}
-
-#[cfg(target_os = "linux")]
-fn getrandom(buf: &mut [u8; 8]) -> bool {
-    loop {
-        // SAFETY: `buf` is a valid writable buffer of exactly `buf.len()` bytes.
-        let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n == buf.len() as isize {
-            return true;
-        }
-        let interrupted =
-            n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
-        if !interrupted {
-            return false;
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn getrandom(_buf: &mut [u8; 8]) -> bool {
-    false
-}
-
-fn urandom(buf: &mut [u8; 8]) -> bool {
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(buf))
-        .is_ok()
-}
-
-fn fallback_bytes() -> [u8; 8] {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mixed = nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
-    mixed.to_be_bytes()
+/// A fresh job id: 32 lowercase hex digits (16 bytes) from the kernel's random source
+/// (getrandom, else /dev/urandom; never a guessable fallback). It is the job's secret: the
+/// PEs' file names are one-way from it (`ishmem::bootstrap::secret`), and it travels only in
+/// the PEs' environment, which other users cannot read.
+pub fn new_job_id() -> Result<String, String> {
+    ishmem::bootstrap::random_hex(16)
 }
 
 #[cfg(test)]
@@ -164,15 +120,14 @@ mod tests {
     }
 
     #[test]
-    fn job_id_is_16_lowercase_hex() {
-        let a = new_job_id();
-        let b = new_job_id();
-        assert_eq!(a.len(), 16);
+    fn job_id_is_32_lowercase_hex() {
+        let a = new_job_id().unwrap();
+        let b = new_job_id().unwrap();
+        assert_eq!(a.len(), 32);
         assert!(a
             .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_ne!(a, b);
-        assert_eq!(fallback_bytes().len(), 8);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub extern "C" fn ishmem_global_exit(status: c_int) {
         GLOBAL_EXIT.store(true, Release);
         if let Some(me) = core::my_pe_if_running() {
             crate::transport::shm::mark_global_exit(me, status);
+            // Across nodes: a node leader tells the other nodes itself; the others' leaders
+            // see the node's word and tell them (`core::live`).
+            core::live::tell_global_exit(me, status);
         }
         crate::ffi::exit_now(status)
     })

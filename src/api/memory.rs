@@ -85,6 +85,11 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
             return std::ptr::null_mut();
         }
     };
+    // Host heap: the block's pages are allocated in the heap file now, so that a full tmpfs
+    // is an error naming its directory here, not SIGBUS at the first store.
+    if let Err(e) = crate::heap::reserve::reserve("a block of the symmetric heap", off, size) {
+        fatal(func, &e);
+    }
     let p = (st.heap.base + off) as *mut u8;
     if zero {
         match &st.gpu {

@@ -6,6 +6,7 @@
 pub mod node;
 pub mod pmi1;
 pub mod pmix;
+pub mod secret;
 pub mod uid;
 
 use pmi1::Pmi1;
@@ -24,12 +25,22 @@ pub enum Runtime {
 impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
-            Runtime::Pmi1 => "pmi1 (MPICH hydra)",
+            Runtime::Pmi1 => pmi1_launcher(var("SLURM_MPI_TYPE").ok().as_deref(), var("MPI_LOCALNRANKS").is_ok()),
             Runtime::Pmix => "pmix (OpenMPI mpirun, Slurm srun --mpi=pmix, ...)",
             Runtime::Ishmrun => "ishmrun",
             Runtime::UniqueId => "unique id",
             Runtime::Singleton => "singleton",
         }
+    }
+}
+
+/// Which launcher serves the PMI-1 wire protocol: Slurm's srun sets `SLURM_MPI_TYPE` (pmi2) for
+/// its tasks, MPICH's hydra sets `MPI_LOCALNRANKS` (and no `SLURM_MPI_TYPE`).
+fn pmi1_launcher(slurm_mpi_type: Option<&str>, hydra_vars: bool) -> &'static str {
+    match slurm_mpi_type {
+        Some(t) if !hydra_vars && t.starts_with("pmi2") => "pmi1 (Slurm srun --mpi=pmi2)",
+        Some(_) if !hydra_vars => "pmi1 (Slurm srun)",
+        _ => "pmi1 (MPICH hydra)",
     }
 }
 
@@ -60,6 +71,10 @@ pub struct Bootstrap {
     /// The launcher's key-value exchange; None where the launcher has none (a 1-PE job,
     /// ishmrun: one node by construction, or OpenMPI's environment without libpmix).
     pub exchange: Option<Box<dyn Exchange + Send>>,
+    /// A secret the launcher gave every PE privately (ishmrun's job id in the environment), or
+    /// one of this PE alone (a 1-PE job); None where the node's lowest PE makes it and the
+    /// exchange spreads it (`nodes`).
+    pub secret: Option<String>,
 }
 
 impl std::fmt::Debug for Bootstrap {
@@ -86,17 +101,20 @@ fn need(name: &str, what: &str) -> Result<usize, String> {
     num(name)?.ok_or_else(|| format!("{name} is not set ({what})"))
 }
 
-/// Random hex digits from the kernel.
-pub fn random_hex(bytes: usize) -> String {
+/// Random hex digits from the kernel (getrandom, else /dev/urandom); never a guessable
+/// fallback: they make secrets (the node's, the unique id's key).
+pub fn random_hex(bytes: usize) -> Result<String, String> {
     let mut buf = vec![0u8; bytes];
     // SAFETY: buf is writable for its length.
     let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), bytes, 0) };
     if n != bytes as isize {
-        // Fall back on time and pid: still unique enough for a job key.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        return format!("{:x}{:x}", t, std::process::id());
+        let e = std::io::Error::last_os_error();
+        use std::io::Read;
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut buf))
+            .map_err(|u| format!("no random numbers: getrandom failed ({e}) and /dev/urandom too ({u})"))?;
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn hostname() -> String {
@@ -203,7 +221,10 @@ impl Bootstrap {
                     }
                     Err(_) => None,
                 };
-                Ok(Bootstrap { info, exchange })
+                // ishmrun's job id: random (32 hex digits), in the PEs' environment only (which
+                // other users cannot read); ishmrun derives the file names from it to clean up.
+                let secret = var("ISHMRUN_JOBID").ok().filter(|s| s.len() >= 16);
+                Ok(Bootstrap { info, exchange, secret })
             }
             "pmix" => {
                 // A real PMIx client (OpenMPI's mpirun, Slurm's srun --mpi=pmix, PRRTE, ...);
@@ -219,7 +240,7 @@ impl Bootstrap {
                             runtime: Runtime::Pmix,
                         };
                         check_rank(&info)?;
-                        Ok(Bootstrap { info, exchange: Some(Box::new(p)) })
+                        Ok(Bootstrap { info, exchange: Some(Box::new(p)), secret: None })
                     }
                     None if lib.is_err() || has("OMPI_COMM_WORLD_SIZE") => Self::pmix_env(lib.err()),
                     None => Err("PMIx: no PMIx server in the environment (PMIX_NAMESPACE, PMIX_RANK and PMIX_SERVER_URI* are not set); ISHMEM_BOOTSTRAP=pmix needs a PMIx launcher (mpirun, srun --mpi=pmix)".into()),
@@ -237,7 +258,7 @@ impl Bootstrap {
                     runtime: Runtime::Pmi1,
                 };
                 check_rank(&info)?;
-                Ok(Bootstrap { info, exchange: Some(Box::new(Pmi1Exchange(p))) })
+                Ok(Bootstrap { info, exchange: Some(Box::new(Pmi1Exchange(p))), secret: None })
             }
             "singleton" => Ok(Bootstrap {
                 exchange: None,
@@ -245,9 +266,10 @@ impl Bootstrap {
                     rank: 0,
                     size: 1,
                     local_size: 1,
-                    key: format!("s{}-{}", std::process::id(), random_hex(6)),
+                    key: format!("s{}", std::process::id()),
                     runtime: Runtime::Singleton,
                 },
+                secret: Some(random_hex(16)?),
             }),
             other => Err(format!("unknown bootstrap '{other}'")),
         }
@@ -280,7 +302,15 @@ impl Bootstrap {
                 info.size, info.local_size
             ));
         }
-        Ok(Bootstrap { info, exchange: None })
+        // No exchange to spread a secret: OpenMPI's per-job random transport key where mpirun
+        // set one (in the environment, private to the job's user), else the names follow the
+        // namespace, which others may guess: the checks of `segment::create_or_open` then
+        // end the job when another user made a name first.
+        let secret = ["OMPI_MCA_orte_precondition_transports", "OMPI_MCA_opal_precondition_transports"]
+            .iter()
+            .find_map(|n| var(n).ok())
+            .filter(|s| s.len() >= 16);
+        Ok(Bootstrap { info, exchange: None, secret })
     }
 
     /// Ends the launcher exchange (init no longer needs it).
@@ -290,26 +320,41 @@ impl Bootstrap {
 
     /// Every PE's node identity, through the launcher's exchange; without one, every PE is
     /// taken to be on this node (the launchers without an exchange start one node only).
-    /// `same` (the settings every PE must share, `env::Config::same`) travels with the
-    /// identity: the second value is every PE's, or `None` without an exchange.
-    pub fn nodes(&mut self, identity: &str, split: usize, same: &str) -> Result<(node::Nodes, Option<Vec<String>>), String> {
+    /// Returns the nodes, the secret of this PE's node (the launcher's, `secret`, else the
+    /// random one that the node's lowest PE sent with its identity) and every PE's `same`
+    /// (the settings every PE must share, `env::Config::same`, sent with the identity; `None`
+    /// without an exchange).
+    pub fn nodes(&mut self, identity: &str, split: usize, same: &str) -> Result<(node::Nodes, String, Option<Vec<String>>), String> {
         match self.exchange.as_mut() {
             Some(x) => {
-                let all = x.allgather("ishmem-node", format!("{identity}\n{same}").as_bytes())?;
-                let (ids, sames): (Vec<String>, Vec<String>) = all
-                    .iter()
-                    .map(|v| {
-                        let t = String::from_utf8_lossy(v);
-                        match t.split_once('\n') {
-                            Some((id, s)) => (id.to_string(), s.to_string()),
-                            None => (t.into_owned(), String::new()),
-                        }
-                    })
-                    .unzip();
-                Ok((node::Nodes::group(&ids, split), Some(sames)))
+                let mine = random_hex(16)?;
+                let all = x.allgather("ishmem-node", format!("{identity}\n{mine}\n{same}").as_bytes())?;
+                let mut ids = Vec::with_capacity(all.len());
+                let mut nonces = Vec::with_capacity(all.len());
+                let mut sames = Vec::with_capacity(all.len());
+                for (pe, v) in all.iter().enumerate() {
+                    let s = String::from_utf8_lossy(v);
+                    let mut parts = s.splitn(3, '\n');
+                    let (Some(id), Some(nonce), Some(settings)) = (parts.next(), parts.next(), parts.next()) else {
+                        return Err(format!(
+                            "PE {pe} sent a node identity without its secret and settings parts ({} bytes): every PE must use the same libishmem",
+                            v.len()
+                        ));
+                    };
+                    ids.push(id.to_string());
+                    nonces.push(nonce.to_string());
+                    sames.push(settings.to_string());
+                }
+                let nodes = node::Nodes::group(&ids, split);
+                let lowest = nodes.members[nodes.node_of[self.info.rank]][0];
+                let secret = self.secret.clone().unwrap_or_else(|| nonces[lowest].clone());
+                Ok((nodes, secret, Some(sames)))
             }
             // Peers unknown but on this node: a split still applies.
-            None => Ok((node::Nodes::group(&vec![identity.to_string(); self.info.size], split), None)),
+            None => {
+                let secret = self.secret.clone().unwrap_or_else(|| format!("launcher key {}", self.info.key));
+                Ok((node::Nodes::group(&vec![identity.to_string(); self.info.size], split), secret, None))
+            }
         }
     }
 
@@ -324,15 +369,26 @@ impl Bootstrap {
             rank: rank as usize,
             size: nranks as usize,
             local_size: nranks as usize,
-            key: format!("u{}", c.key()),
+            // Public (messages): one-way from the id's key, which is the job's password.
+            key: format!("u{}", secret::derive_hex(&[b"ishmem uid job", c.key().as_bytes()], 16)),
             runtime: Runtime::UniqueId,
         };
-        Ok(Bootstrap { info, exchange: Some(Box::new(c)) })
+        Ok(Bootstrap { info, exchange: Some(Box::new(c)), secret: None })
     }
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn pmi1_launcher_names_slurm_and_hydra() {
+        assert_eq!(super::pmi1_launcher(Some("pmi2"), false), "pmi1 (Slurm srun --mpi=pmi2)");
+        assert_eq!(super::pmi1_launcher(None, true), "pmi1 (MPICH hydra)");
+        assert_eq!(super::pmi1_launcher(None, false), "pmi1 (MPICH hydra)");
+        // hydra started inside a Slurm step: its own variables decide
+        assert_eq!(super::pmi1_launcher(Some("pmi2"), true), "pmi1 (MPICH hydra)");
+    }
+
     use super::*;
 
     #[test]
@@ -343,7 +399,7 @@ mod tests {
 
     #[test]
     fn random_hex_is_hex() {
-        let h = random_hex(8);
+        let h = random_hex(8).unwrap();
         assert_eq!(h.len(), 16);
         assert!(h.chars().all(|c| c.is_ascii_hexdigit()));
     }

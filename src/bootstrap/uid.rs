@@ -307,7 +307,7 @@ impl Server {
         let addr = listener.local_addr().map_err(|e| format!("{PREFIX}: cannot read the listening address: {e}"))?;
         listener.set_nonblocking(true).map_err(|e| format!("{PREFIX}: cannot make the listener nonblocking: {e}"))?;
         let (wake, wake_rx) = UnixStream::pair().map_err(|e| format!("{PREFIX}: cannot create the server's wake-up socket: {e}"))?;
-        let id = UniqueId { key: random_hex(KEY_LEN / 2), addr };
+        let id = UniqueId { key: random_hex(KEY_LEN / 2).map_err(|e| format!("{PREFIX}: {e}"))?, addr };
         let state = Serve::new(listener, wake_rx, id.clone());
         let thread = std::thread::Builder::new()
             .name("ishmem-uid-server".into())

@@ -715,6 +715,15 @@ impl<'a> Team<'a> {
         }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
+        // The mutant: the team's last PE leaves at once and the others sync without it.
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if self.me == self.n - 1 {
+            return;
+        }
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if !(self.spans && self.gpu.is_none()) {
+            return self.disseminate(e, self.n - 1, self.me, |i| i);
+        }
         if self.spans && self.gpu.is_none() {
             // (Its node-local arrivals are CPU atomics on host memory: not the GPU heap, whose
             // teams take the dissemination below.)
@@ -752,7 +761,10 @@ impl<'a> Team<'a> {
         let mut leaders: Vec<usize> = Vec::new();
         let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let (mut leader, mut members) = (usize::MAX, 0u64);
-        for i in 0..self.n {
+        let n = self.n;
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        let n = n - 1;
+        for i in 0..n {
             let node = node_of(i);
             if seen.insert(node) {
                 leaders.push(i);

@@ -13,6 +13,7 @@ pub mod agree;
 pub mod amo;
 pub mod coll;
 pub mod device;
+pub mod live;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
@@ -84,6 +85,8 @@ pub struct State {
     pub team_name_hash: Box<[AtomicU64]>,
     /// The world team's descriptor (fixed for the life of the job).
     pub world: team::TeamDesc,
+    /// Jobs across nodes: the heap offset of finalize's sync area (`final_barrier`).
+    pub fin_area: usize,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
@@ -172,6 +175,7 @@ pub fn net_progress() {
 
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
 pub fn tell_other_nodes(cause: usize) {
+    live::tell_failed(cause);
     if let Some((st, n)) = running().and_then(|st| Some((st, st.net.as_ref()?))) {
         n.tell((0..st.npes).filter(|&pe| st.off_node(pe)), cause);
     }
@@ -188,6 +192,9 @@ pub enum InitRequest {
 /// Initializes the library once; a second call is an error. `gpu_allowed` is
 /// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
 pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
+    // A mutant's name stays in the library (read here, so the linker keeps it).
+    #[cfg(ishmem_mutation)]
+    std::hint::black_box(&crate::MUTANT);
     match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
         Ok(_) => {}
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
@@ -203,7 +210,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     BOOT_RANK.store(info.rank as u64, Relaxed);
     // Which PEs share this node: through the launcher's exchange, never shared memory.
     let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
-    let (nodes, same) = boot
+    let (nodes, secret, same) = boot
         .nodes(&identity, cfg.node_split, &agree::settings_text(&cfg.same))
         .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
     // Settings every PE must share, job-wide (without an exchange the job is one node, whose
@@ -247,8 +254,11 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let mut gpu = Gpu::open(func, info.rank, &gpu_params);
     // One control segment per node (pretend nodes of ISHMEM_NODE_SPLIT share a /dev/shm).
     let shm_key = if multi { format!("{}-n{my_node}", info.key) } else { info.key.clone() };
+    // The files' names: one-way from the node's secret (issue 30), in a directory checked first.
+    crate::bootstrap::secret::check_shm_dir(&cfg.shm_dir).unwrap_or_else(|e| fatal(func, &e));
+    let names = crate::bootstrap::secret::ShmNames::new(&cfg.shm_dir, &secret, my_node);
     let params = JoinParams {
-        dir: &cfg.shm_dir,
+        names: &names,
         key: &shm_key,
         members: &members,
         me: local_rank,
@@ -299,9 +309,27 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             ),
         )
     });
+    // Across nodes: the sync area of finalize's barriers, apart from the world team's, so that
+    // a PE in finalize never completes another PE's barrier_all (`State::final_barrier`).
+    let fin_area = if multi {
+        alloc.alloc(team::AREA_BYTES, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+            fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold finalize's sync area: {e}", cfg.symmetric_size))
+        })
+    } else {
+        0
+    };
+    for (what, off, len) in [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })] {
+        crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
+    }
     lib_blocks.push((area_base, areas, "team sync areas (ISHMEM_TEAMS_MAX x 12 KiB)"));
+    if multi {
+        lib_blocks.push((fin_area, team::AREA_BYTES, "finalize's sync area"));
+    }
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
+        if multi {
+            g.memset(func, heap.base + fin_area, team::AREA_BYTES);
+        }
     }
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, info.rank, info.size, &members);
     coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
@@ -326,11 +354,21 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             progress_us: cfg.ofi_progress_us,
             watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
             check_ms: cfg.peer_check_ms.max(100),
+            peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
             abort_off: area_base + 8 * team::W_ABORT,
         };
-        Some(net::Net::start(x, &p).unwrap_or_else(|e| {
+        let n = net::Net::start(x, &p).unwrap_or_else(|e| {
             fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))
-        }))
+        });
+        let lp = live::Params {
+            me: info.rank,
+            members: &nodes.members,
+            my_node,
+            timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
+            period: Duration::from_millis(cfg.peer_check_ms),
+        };
+        live::start(x, &lp).unwrap_or_else(|e| fatal(func, &format!("the job spans {}: {e}", nodes.describe())));
+        Some(n)
     } else {
         None
     };
@@ -371,6 +409,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         team_name: (0..teams.max()).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect(),
         team_name_hash: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
         world: teams.slot(0),
+        fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
         proxy: std::sync::OnceLock::new(),
@@ -454,7 +493,9 @@ pub fn finalize(func: &str) {
     }
     quiet();
     if st.net.is_some() {
-        st.barrier();
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).mark_finalizing(st.team_seq[0].load(Relaxed)) }
+        st.final_barrier();
     } else {
         // SAFETY: as in `State::barrier`.
         unsafe { (*st.job_ptr).finalize_barrier(st.team_seq[0].load(Relaxed)) }
@@ -463,7 +504,10 @@ pub fn finalize(func: &str) {
         // Every operation of this PE is complete at its target (no PE leaves the next barrier
         // before this one arrives, so all are alive).
         n.quiet(func);
-        st.barrier();
+        st.final_barrier();
+        // Every PE has reached finalize's last barrier: this node's leader says goodbye (the end
+        // of its connections is then no death) and closes them.
+        live::finalized();
         // No PE has an operation outstanding but the flags of that barrier: this PE's are
         // delivered to the PEs still waiting for them (a PE that has left needs none; errors
         // from those are expected). The progress thread goes on serving the PEs still in the
@@ -488,6 +532,7 @@ pub fn finalize(func: &str) {
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
     }
+    crate::heap::reserve::close();
     // The unique-id rendezvous this process served, if any, has no more rounds.
     crate::bootstrap::uid::stop_servers();
     STATE.store(std::ptr::null_mut(), Release);
@@ -499,6 +544,9 @@ pub fn finalize(func: &str) {
 /// are waited for.
 #[inline]
 pub fn quiet() {
+    #[cfg(ishmem_mutation = "quiet_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.quiet("ishmem_quiet");
     }
@@ -509,6 +557,9 @@ pub fn quiet() {
 /// orders them), network ones are ordered by the provider's fence.
 #[inline]
 pub fn fence() {
+    #[cfg(ishmem_mutation = "fence_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.fence();
     }
@@ -517,6 +568,15 @@ pub fn fence() {
 
 impl State {
     /// The cross-process barrier of the whole job.
+    /// Across nodes, the barrier of `ishmem_finalize`: a sync of the world PEs on an area of its
+    /// own (`fin_area`), so that it never completes another PE's `barrier_all` (a PE that exits
+    /// with status 0 while the others wait in one: they find it in finalize and end the job).
+    pub fn final_barrier(&self) {
+        let mut d = self.world;
+        d.sync_offset = self.fin_area as u64;
+        coll::Team::new(self, "ishmem_finalize", 0, d).sync_delivered()
+    }
+
     pub fn barrier(&self) {
         if self.net.is_some() {
             // Across nodes: the world team's sync, through the network; its flags are known
@@ -545,6 +605,9 @@ impl State {
     /// The record is made and written only when the wait is long (the barrier itself costs
     /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
+        #[cfg(ishmem_mutation = "barrier_noop")]
+        return;
+        #[allow(unreachable_code)]
         let seq = self.next_team_seq(0);
         if self.net.is_some() {
             let w = coll::Team::world(self, func);
@@ -561,13 +624,10 @@ impl State {
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
     }
 
-    /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
-    /// which `member` holds: (world PE, pid, world team calls it made). Jobs across nodes:
-    /// never (not tracked).
+    /// A PE in `ishmem_finalize` while this PE is not, among the world PEs for which `member`
+    /// holds: (world PE, pid, world team calls it made). PEs of this node from their slots,
+    /// PEs of other nodes as their leaders told this node's (`live`).
     pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
-        if self.net.is_some() {
-            return None;
-        }
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).finalizing_peer(member) }
     }

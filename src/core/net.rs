@@ -32,6 +32,20 @@ use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A network operation failed: ends the job naming `func`, unless a PE called
+/// `ishmem_global_exit` meanwhile (its PEs leave at once, so operations to them fail before
+/// this node hears of it: the word is looked at for up to a second first).
+#[cold]
+fn net_fatal(func: &str, msg: &str) -> ! {
+    let me = crate::core::my_pe_if_running().unwrap_or(0);
+    for _ in 0..20 {
+        crate::transport::shm::check_global_exit_here(me);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    crate::transport::shm::check_global_exit_here(me);
+    fatal(func, msg)
+}
+
 /// Region ids.
 pub const HEAP: usize = 0;
 pub const DATA: usize = 1;
@@ -78,10 +92,13 @@ pub struct NetParams<'a> {
     pub heap: (usize, usize),
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
-    /// One PE of each other node, probed every `check_ms` so that a node whose PEs died ends
-    /// the job instead of leaving this PE waiting for it.
+    /// One PE of each other node, probed every `check_ms`: one whose read completes nothing
+    /// for `peer_timeout` has been silent that long, and the job ends saying so (deaths are
+    /// told at once by `core::live`'s connections).
     pub watch: Vec<usize>,
     pub check_ms: u64,
+    /// `ISHMEM_PEER_TIMEOUT_S`: also the limit of any network operation that completes nothing.
+    pub peer_timeout: Duration,
     /// The heap offset of every PE's abort word (`team::W_ABORT` of the world team area).
     pub abort_off: usize,
     /// Stage the heap through the mailbox (`core::stage`); `others` are the PEs of other nodes.
@@ -93,7 +110,12 @@ impl Net {
     /// Opens the provider, registers the regions and exchanges names and keys with every PE
     /// through `x`; returns once every PE can reach every other.
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
-        let opts = Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, ..Options::default() };
+        let opts = Options {
+            provider: p.provider.map(str::to_owned),
+            npes_hint: p.npes,
+            stall_timeout: p.peer_timeout,
+            ..Options::default()
+        };
         let fab = Fabric::open_with(&opts)?;
         let stage = if p.staged {
             let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
@@ -166,20 +188,13 @@ impl Net {
             let st = stage.clone();
             // The mailbox is served by this thread whatever the provider's progress.
             let period = if manual || stage.is_some() { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
-            let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
             let me = p.me;
-
-            // A live peer answers within microseconds (its progress thread runs every
-            // ISHMEM_OFI_PROGRESS_US); a dead one never.
-            let probe_limit = Duration::from_millis((50 * p.check_ms).max(5000));
-            let probe_word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
                     // Sleeps of a few microseconds, not the default 50 us of timer slack.
                     // SAFETY: PR_SET_TIMERSLACK takes a value and affects this thread only.
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-                    let mut last = std::time::Instant::now();
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
@@ -198,29 +213,11 @@ impl Net {
                             let pe = failed as usize - 1;
                             crate::ffi::exit_after_peer(&format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"), pe);
                         }
-                        if last.elapsed() >= check && d.load(Acquire) == u64::MAX {
-                            last = std::time::Instant::now();
-                            for &pe in &watch {
-                                // SAFETY: word is 8 bytes that live for the process (a read that
-                                // fails by the short stall limit may still land later); offset 0
-                                // of the heap is registered on every PE (the library's team areas).
-                                let r = f.with_stall_timeout(probe_limit, |f| unsafe {
-                                    f.get(pe, probe_word as *mut u8, 8, Remote { region: HEAP, offset: 0 })
-                                });
-                                if let Err(e) = r {
-                                    if d.load(Acquire) == u64::MAX && !s.load(Acquire) {
-                                        crate::ffi::exit_after_peer(
-                                            &format!("[PE {me}] ERROR: PE {pe} (another node) cannot be reached: {e}; it died or exited without calling ishmem_finalize; ending the job"),
-                                            pe,
-                                        );
-                                    }
-                                }
-                            }
-                        }
                     }
                 })
                 .ok()
         };
+        Self::start_probe(&fab, p, stop.clone(), deadline_ms.clone());
         Ok(Net {
             fab,
             abort_off,
@@ -233,6 +230,46 @@ impl Net {
             progress: std::sync::Mutex::new(progress),
             started,
         })
+    }
+
+    /// The probe thread: reads one word of one PE of each other node every `check_ms`. A read
+    /// that completes nothing for `peer_timeout` means that PE has been silent that long (it may
+    /// be stopped, starved or cut off: its process is not known to be dead, which `core::live`'s
+    /// connection tells at once), and the job ends saying so. A read that fails at once (the
+    /// provider's error for a peer that went away) is not reported here: the connection of
+    /// `core::live` says whether the process ended. The thread is not joined at finalize (a
+    /// read may be waiting); it stops reporting then.
+    fn start_probe(fab: &Arc<Fabric>, p: &NetParams, stop: Arc<AtomicBool>, deadline_ms: Arc<std::sync::atomic::AtomicU64>) {
+        let (f, watch, me, limit) = (fab.clone(), p.watch.clone(), p.me, p.peer_timeout);
+        let check = Duration::from_millis(p.check_ms.max(1));
+        // (`retire` sets the deadline at finalize.)
+        let running = move || !stop.load(Acquire) && deadline_ms.load(Acquire) == u64::MAX;
+        let word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
+        let _ = std::thread::Builder::new().name("ishmem-probe".into()).spawn(move || {
+            while running() {
+                std::thread::sleep(check);
+                for &pe in &watch {
+                    let t = std::time::Instant::now();
+                    // SAFETY: word is 8 bytes that live for the process (a read that failed by
+                    // the stall limit may still land later); offset 0 of the heap (or mailbox) is
+                    // registered on every PE.
+                    let r = f.with_stall_timeout(limit, |f| unsafe { f.get(pe, word as *mut u8, 8, Remote { region: HEAP, offset: 0 }) });
+                    if let Err(e) = r {
+                        if t.elapsed() >= limit && running() {
+                            let secs = limit.as_secs();
+                            crate::ffi::exit_after_peer(
+                                &format!(
+                                    "[PE {me}] ERROR: PE {pe} (another node) has been silent for {secs} s or more (ISHMEM_PEER_TIMEOUT_S={secs}): \
+                                     a read of its memory completed nothing ({e}); its process has not ended as far as this PE knows \
+                                     (it may be stopped, starved of CPU or cut off from the network); ending the job"
+                                ),
+                                pe,
+                            );
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// The offset in the registered data region (region 1) of `len` bytes at offset `off` of
@@ -294,7 +331,7 @@ impl Net {
             s.quiet(&self.fab, func);
         }
         if let Err(e) = self.fab.quiet() {
-            fatal(func, &format!("network: {e}"))
+            net_fatal(func, &format!("network: {e}"))
         }
     }
 
@@ -342,7 +379,7 @@ impl Net {
         let staged = self.stage.is_some() && at.region == HEAP;
         if !staged && n > self.fab.info().inject_size {
             if let Err(e) = self.fab.wait_local_writes() {
-                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+                net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
             }
         }
     }
@@ -363,14 +400,14 @@ impl Net {
             // SAFETY: b is readable for n bytes until the wait below returns.
             let r = unsafe { self.fab.put(pe, b.as_ptr(), n, at) }.and_then(|_| self.fab.wait_local_writes());
             if let Err(e) = r {
-                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+                net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
             }
             return;
         }
         // SAFETY: forwarded contract (the binding injects small sources, registers or bounces
         // the others for the life of the operation).
         if let Err(e) = unsafe { self.fab.put(pe, src, n, at) } {
-            fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+            net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
         }
     }
 
@@ -379,7 +416,7 @@ impl Net {
         let mut b = vec![0u8; n];
         // SAFETY: b is writable for n bytes.
         if let Err(e) = unsafe { self.fab.get(pe, b.as_mut_ptr(), n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
         g.copy(func, dst as usize, b.as_ptr() as usize, n);
     }
@@ -394,7 +431,7 @@ impl Net {
             return unsafe { s.put(&self.fab, func, pe, &v as *const u64 as *const u8, 8, at.offset) };
         }
         if let Err(e) = self.fab.put_flag(pe, v, at) {
-            fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
+            net_fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
         }
     }
 
@@ -407,7 +444,7 @@ impl Net {
     /// Waits until every put issued so far completed locally (their sources are free).
     pub fn complete_local(&self, func: &str) {
         if let Err(e) = self.fab.complete_local() {
-            fatal(func, &format!("network: {e}"))
+            net_fatal(func, &format!("network: {e}"))
         }
     }
 
@@ -430,7 +467,7 @@ impl Net {
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get(pe, dst, n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
     }
 
@@ -448,7 +485,7 @@ impl Net {
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get_nbi(pe, dst, n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
     }
 
@@ -463,7 +500,7 @@ impl Net {
     }
 
     fn failed(func: &str, what: &str, pe: usize, e: String) -> ! {
-        fatal(func, &format!("network atomic {what} on PE {pe}: {e}"))
+        net_fatal(func, &format!("network atomic {what} on PE {pe}: {e}"))
     }
 
     /// Compare-and-swap: stores `value` where the word equals `cond`; returns the old value.

@@ -376,7 +376,10 @@ fn run(st: &State, r: &Req) -> u64 {
         PROXY_FENCE => super::fence(),
         PROXY_NOP => {}
         PROXY_COLL => return coll(st, r),
+        #[cfg(not(ishmem_mutation = "proxy_quiet_noop"))]
         PROXY_QUIET => super::quiet(),
+        #[cfg(ishmem_mutation = "proxy_quiet_noop")]
+        PROXY_QUIET => {}
         PROXY_PUT_SIGNAL => {
             // SAFETY: as for a blocking PROXY_PUT (the kernel waits for the reply, then may
             // reuse the source: the put has read it; a source in a bounce buffer is n = 0).

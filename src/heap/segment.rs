@@ -38,40 +38,107 @@ impl Drop for Fd {
     }
 }
 
-/// Opens (creating it if needed) a shared file and sets its length. `exclusive` makes an
-/// existing file an error.
-pub fn open_sized(path: &str, len: usize, exclusive: bool) -> Result<Fd, String> {
+/// Creates a new shared file (never one that exists: `O_EXCL`, which also refuses a symbolic
+/// link planted under the name), mode 0600, and sets its length.
+pub fn create(path: &str, len: usize) -> Result<Fd, String> {
+    create_or_open(path, len, false).map(|(fd, _)| fd)
+}
+
+/// Creates the shared file `path` (`O_EXCL|O_NOFOLLOW`, mode 0600) or, with `join` and when it
+/// exists, opens it with `open_checked`'s checks; sets its length to `len` (a file that exists
+/// must be empty or of that length). Returns the descriptor and whether this call created it.
+pub fn create_or_open(path: &str, len: usize, join: bool) -> Result<(Fd, bool), String> {
     let c = cpath(path)?;
-    let mut flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC;
-    if exclusive {
-        flags |= libc::O_EXCL;
-    }
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: c is a valid NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600 as libc::c_uint) };
-    if fd < 0 {
-        return Err(format!("cannot create {path}: {}", Error::last_os_error()));
+    let (fd, made) = if fd >= 0 {
+        (Fd(fd), true)
+    } else {
+        let e = Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(format!("cannot create {path}: {e}"));
+        }
+        if !join {
+            return Err(format!(
+                "cannot create {path}: the name exists already ({}); another user may have made it to read or \
+                 corrupt the job: ending the job",
+                describe(path)
+            ));
+        }
+        (open_checked(path, 0)?, false)
+    };
+    // SAFETY: st is plain data written by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open and st is writable.
+    if unsafe { libc::fstat(fd.0, &mut st) } != 0 {
+        return Err(format!("cannot stat {path}: {}", Error::last_os_error()));
     }
-    let fd = Fd(fd);
+    if st.st_size as usize == len {
+        return Ok((fd, made));
+    }
+    if st.st_size != 0 {
+        return Err(format!("{path} holds {} bytes, not the {len} this job needs", st.st_size));
+    }
     // SAFETY: fd is open for writing.
     if unsafe { libc::ftruncate(fd.0, len as libc::off_t) } != 0 {
         return Err(format!("cannot size {path} to {len} bytes: {}", Error::last_os_error()));
     }
-    Ok(fd)
+    Ok((fd, made))
 }
 
-/// Opens an existing shared file and checks that it holds at least `len` bytes.
-pub fn open_existing(path: &str, len: usize) -> Result<Fd, String> {
+/// What is under `path`, for messages: its type, owner and mode, without following a link.
+fn describe(path: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => format!(
+            "a symbolic link to {:?}, owned by uid {}",
+            std::fs::read_link(path).map(|p| p.display().to_string()).unwrap_or_default(),
+            m.uid()
+        ),
+        Ok(m) => format!("owned by uid {}, mode {:04o}, {} link(s)", m.uid(), m.mode() & 0o7777, m.nlink()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Opens an existing shared file of this job and checks that it is one: not a symbolic link
+/// (`O_NOFOLLOW`), a regular file owned by this user, of mode 0600 (readable and writable by
+/// nobody else), with one link (not a hard link to some other file of this user), holding at
+/// least `len` bytes. Anything else ends the job with a message saying what was found.
+pub fn open_checked(path: &str, len: usize) -> Result<Fd, String> {
     let c = cpath(path)?;
     // SAFETY: c is a valid NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
-        return Err(format!("cannot open {path}: {}", Error::last_os_error()));
+        let e = Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return Err(format!(
+                "{path} is {}, not a file of this job; another user may have planted it: ending the job",
+                describe(path)
+            ));
+        }
+        return Err(format!("cannot open {path}: {e}"));
     }
     let fd = Fd(fd);
     // SAFETY: st is plain data written by fstat.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open and st is writable.
-    if unsafe { libc::fstat(fd.0, &mut st) } != 0 || (st.st_size as usize) < len {
+    if unsafe { libc::fstat(fd.0, &mut st) } != 0 {
+        return Err(format!("cannot stat {path}: {}", Error::last_os_error()));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mode = st.st_mode & 0o7777;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_uid != me || mode != 0o600 || st.st_nlink != 1 {
+        return Err(format!(
+            "{path} is not a file of this job (owned by uid {}, mode {mode:04o}, {} link(s), {}; this job's are \
+             regular files of uid {me}, mode 0600, 1 link): another user may have made it to read or corrupt the job; ending the job",
+            st.st_uid,
+            st.st_nlink,
+            if st.st_mode & libc::S_IFMT == libc::S_IFREG { "a regular file" } else { "not a regular file" }
+        ));
+    }
+    if (st.st_size as usize) < len {
         return Err(format!("{path} is shorter than the expected {len} bytes"));
     }
     Ok(fd)
@@ -295,7 +362,7 @@ pub fn own_part(start: usize, len: usize, loader: Option<(usize, usize)>) -> (us
 /// at `path`: copies the bytes into it and maps it over the same addresses. The caller makes
 /// sure no other thread writes the range meanwhile.
 pub fn share_in_place(path: &str, start: usize, len: usize) -> Result<Fd, String> {
-    let fd = open_sized(path, len, true)?;
+    let fd = create(path, len)?;
     // The kernel copies the pages into the file (pwrite64 as a raw system call): the range is
     // whole pages of the executable, which under AddressSanitizer hold the poisoned red zones
     // between globals; a copy in user space (memcpy) would be reported, a raw system call is
@@ -344,7 +411,7 @@ mod tests {
     #[test]
     fn aligned_mappings_are_aligned() {
         let path = format!("/dev/shm/ishmem-unit-al-{}", std::process::id());
-        let fd = open_sized(&path, 3 << 20, true).unwrap();
+        let fd = create(&path, 3 << 20).unwrap();
         unlink(&path);
         for align in [4096, 2 << 20, 1 << 30] {
             let a = map_aligned(&fd, 3 << 20, align).unwrap();
@@ -357,10 +424,10 @@ mod tests {
     #[test]
     fn a_file_maps_twice_to_the_same_memory() {
         let path = format!("/dev/shm/ishmem-unit-{}", std::process::id());
-        let fd = open_sized(&path, 1 << 20, true).unwrap();
-        assert!(open_sized(&path, 1 << 20, true).unwrap_err().contains("cannot create"));
+        let fd = create(&path, 1 << 20).unwrap();
+        assert!(create(&path, 1 << 20).unwrap_err().contains("cannot create"));
         let a = map(&fd, 1 << 20, None).unwrap();
-        let fd2 = open_existing(&path, 1 << 20).unwrap();
+        let fd2 = open_checked(&path, 1 << 20).unwrap();
         let b = map(&fd2, 1 << 20, None).unwrap();
         unlink(&path);
         assert_ne!(a, b);
@@ -369,7 +436,7 @@ mod tests {
             *((a + 4096) as *mut u64) = 0xfeed;
             assert_eq!(*((b + 4096) as *const u64), 0xfeed);
         }
-        assert!(open_existing(&path, 1).is_err());
+        assert!(open_checked(&path, 1).is_err());
     }
 
     #[test]
@@ -390,7 +457,7 @@ mod tests {
         }
         let path = format!("/dev/shm/ishmem-unit-sip-{}", std::process::id());
         let fd = share_in_place(&path, a, len).unwrap();
-        let other = map(&open_existing(&path, len).unwrap(), len, None).unwrap();
+        let other = map(&open_checked(&path, len).unwrap(), len, None).unwrap();
         unlink(&path);
         // SAFETY: both mappings are len bytes long.
         let (s, o) = unsafe {

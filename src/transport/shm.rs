@@ -48,7 +48,16 @@ struct Header {
     /// PEs arrived at the finalize barrier (`finalize_barrier`; one use per job). Separate from
     /// `bar_count`, so that a PE in finalize never completes another PE's barrier_all.
     fin_count: AtomicU64,
+    /// Jobs across nodes: PEs of other nodes in `ishmem_finalize`, as their node's leader told
+    /// this node's (`core::live`): entries used, then per entry `1 << 63 | pe << 32 | pid` and
+    /// the world collectives that PE made. Written by this node's leader only.
+    remote_fin_n: AtomicU64,
+    remote_fin: [[AtomicU64; 2]; REMOTE_FIN],
 }
+
+/// PEs of other nodes in finalize that a node records (`Header::remote_fin`); more are not
+/// recorded (a wait for one of those is not found: it hangs as before).
+const REMOTE_FIN: usize = 128;
 
 /// Backends a slot can announce (every PE of a job must use the same one).
 const BACKEND_CPU: u32 = 0;
@@ -133,7 +142,9 @@ pub struct ShmJob {
 
 /// What a PE brings to the job.
 pub struct JoinParams<'a> {
-    pub dir: &'a str,
+    /// The names of this node's files (one-way from the node's secret).
+    pub names: &'a crate::bootstrap::secret::ShmNames,
+    /// The launcher's job key, for messages.
     pub key: &'a str,
     /// The PEs of this node (ascending); `me` and `npes` are this PE's index in it and its length.
     pub members: &'a [usize],
@@ -154,14 +165,65 @@ pub struct JoinParams<'a> {
     pub agree: [(&'a str, u64); AGREE],
 }
 
-fn file(dir: &str, key: &str, what: &str) -> String {
-    format!("{dir}/ishmem-{key}-{what}")
-}
-
 /// Files this process created and must remove if it fails before they are unlinked.
 static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// Every name of this node's files while the join runs: a PE whose init fails removes them all
+/// (a peer that died during init cannot remove its own), so that a failed start leaves nothing.
+static NAMES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Test hook (`ISHMEMI_TEST_INIT_CRASH=POINT:PE`): PE `PE` kills itself with SIGKILL at
+/// `POINT` of the join (`ctl`, `heap`, `joined`, `mapped`), as a crash would, leaving its files
+/// behind for the others and the launcher to clean.
+fn test_crash(point: &str, pe: usize) {
+    if let Ok(v) = std::env::var("ISHMEMI_TEST_INIT_CRASH") {
+        if v == format!("{point}:{pe}") {
+            // SAFETY: signalling ourselves.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+    }
+}
 /// The control segment of the running job, for `abort` (0 when none).
 static CTL: AtomicU64 = AtomicU64::new(0);
+/// The PE number of each slot of this node's control segment (set at join).
+static WORLD: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+fn header_if_running() -> Option<&'static Header> {
+    let ctl = CTL.load(Acquire) as usize;
+    // SAFETY: CTL is set only while the control segment is mapped (it is never unmapped).
+    (ctl != 0).then(|| unsafe { &*(ctl as *const Header) })
+}
+
+/// The PEs of this node in `ishmem_finalize`: (PE, pid, world collectives it made).
+pub fn finalizing_here() -> Vec<(usize, i32, u64)> {
+    let (Some(h), Some(world)) = (header_if_running(), WORLD.get()) else { return Vec::new() };
+    let base = h as *const Header as usize + HEADER_BYTES;
+    (0..world.len())
+        .filter_map(|q| {
+            // SAFETY: the segment holds one slot per PE of the node after the header.
+            let s = unsafe { &*((base + q * std::mem::size_of::<Slot>()) as *const Slot) };
+            (s.state.load(Acquire) == FINALIZING).then(|| (world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
+        })
+        .collect()
+}
+
+/// Records that PE `pe` (pid `pid`) of another node is in finalize after `calls` world
+/// collectives (`core::live`, on the node's leader).
+pub fn record_remote_finalizing(pe: usize, pid: i32, calls: u64) {
+    let Some(h) = header_if_running() else { return };
+    let n = h.remote_fin_n.load(Relaxed) as usize;
+    if n < REMOTE_FIN {
+        h.remote_fin[n][1].store(calls, Relaxed);
+        h.remote_fin[n][0].store(1 << 63 | (pe as u64 & 0x7fff_ffff) << 32 | pid as u32 as u64, Release);
+        h.remote_fin_n.store(n as u64 + 1, Release);
+    }
+}
+
+/// Ends this PE as `ishmem_global_exit` asks when a PE of this node called it.
+pub fn check_global_exit_here(me: usize) {
+    if let Some(h) = header_if_running() {
+        crate::ffi::check_global_exit(h.global_exit.load(Acquire), me);
+    }
+}
 
 fn created(path: String) {
     if let Ok(mut v) = CREATED.lock() {
@@ -169,11 +231,24 @@ fn created(path: String) {
     }
 }
 
-/// Removes the files this PE created and has not unlinked yet (on a failed start).
+/// Removes the files this PE created and has not unlinked yet, and every other name of the
+/// node's files while the join runs (on a failed start).
 pub fn remove_created() {
     if let Ok(mut v) = CREATED.try_lock() {
         for p in v.drain(..) {
             segment::unlink(&p);
+        }
+    }
+    // Only this user's files: what another user made under a name stays, so that the other
+    // PEs find it too and end with the same message.
+    if let Ok(mut v) = NAMES.try_lock() {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        for p in v.drain(..) {
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && m.uid() == me) {
+                segment::unlink(&p);
+            }
         }
     }
 }
@@ -214,10 +289,25 @@ impl ShmJob {
 
     /// Joins the job: publishes this PE's segments, waits for every PE, maps theirs.
     pub fn join(p: &JoinParams) -> Result<ShmJob, String> {
-        let ctl_path = file(p.dir, p.key, "ctl");
+        let ctl_path = p.names.path("ctl");
         let ctl_len = HEADER_BYTES + p.npes * std::mem::size_of::<Slot>();
-        let fd = segment::open_sized(&ctl_path, ctl_len, false)?;
-        created(ctl_path.clone());
+        if let Ok(mut v) = NAMES.lock() {
+            v.clear();
+            v.push(ctl_path.clone());
+            for q in 0..p.npes {
+                v.push(p.names.path(&format!("heap-{q}")));
+                v.push(p.names.path(&format!("data-{q}")));
+            }
+        }
+        // Created by the first PE to come, opened (and checked: owner, mode, links) by the
+        // others; a name another user made ends the job (`segment::create_or_open`).
+        let (fd, made) = segment::create_or_open(&ctl_path, ctl_len, true)?;
+        if made {
+            created(ctl_path.clone());
+        }
+        // Its pages exist before anyone stores into them (a full tmpfs: an error, not SIGBUS).
+        crate::heap::reserve::fallocate(fd.0, 0, ctl_len)
+            .map_err(|e| crate::heap::reserve::advice("the node's control file", ctl_len, &p.names.dir, &e))?;
         let ctl = segment::map(&fd, ctl_len, None)?;
         drop(fd);
         let mut job = ShmJob {
@@ -241,10 +331,15 @@ impl ShmJob {
             Err(n) => return Err(format!("job key {} is in use by a job of {n} PEs (this one has {})", p.key, p.npes)),
         }
         CTL.store(ctl as u64, Release);
+        let _ = WORLD.set(p.members.to_vec());
         let me_slot = job.slot(p.me);
-        if me_slot.state.load(Acquire) != 0 {
+        if me_slot.state.load(Acquire) != 0 || me_slot.pid.load(Acquire) != 0 {
             return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.members[p.me], p.key));
         }
+        // The pid first: a peer that waits for this PE and finds it dead ends its wait.
+        // SAFETY: getpid has no preconditions.
+        me_slot.pid.store(unsafe { libc::getpid() }, Release);
+        test_crash("ctl", job.me);
 
         // Our heap: a host file, or announce the GPU heap.
         if let Some(g) = &p.gpu {
@@ -255,38 +350,45 @@ impl ShmJob {
             me_slot.gpu_heap_off.store(g.heap_off, Relaxed);
         } else {
             me_slot.backend.store(BACKEND_CPU, Relaxed);
-            let heap_path = file(p.dir, p.key, &format!("heap-{}", p.me));
-            let hfd = segment::open_sized(&heap_path, p.heap_len, true)?;
+            let heap_path = p.names.path(&format!("heap-{}", p.me));
+            let hfd = segment::create(&heap_path, p.heap_len)?;
             created(heap_path);
             job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::base_align(p.heap_len))?;
-            drop(hfd);
+            // Kept open: the ranges handed out are reserved in it (`heap::reserve`).
+            crate::heap::reserve::keep(hfd.0, &p.names.dir);
+            std::mem::forget(hfd);
         }
         // Our data segment.
         let mut data_len = 0;
         if let Some((start, len)) = p.data {
-            let data_path = file(p.dir, p.key, &format!("data-{}", p.me));
+            let data_path = p.names.path(&format!("data-{}", p.me));
             let dfd: Fd = segment::share_in_place(&data_path, start, len)?;
             created(data_path);
             drop(dfd);
             data_len = len;
         }
-        // SAFETY: getpid has no preconditions.
-        me_slot.pid.store(unsafe { libc::getpid() }, Relaxed);
+        test_crash("heap", job.me);
         me_slot.heap_len.store(p.heap_len as u64, Relaxed);
         me_slot.data_len.store(data_len as u64, Relaxed);
         for (a, (_, v)) in me_slot.agree.iter().zip(p.agree) {
             a.store(v, Relaxed);
         }
         me_slot.state.store(JOINED, Release);
+        test_crash("joined", job.me);
 
         // Wait for everybody.
-        let deadline = Instant::now() + p.timeout;
+        let deadline = Instant::now().checked_add(p.timeout).unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 40));
         let mut b = crate::core::wait::Backoff::new(p.spin, 1000);
+        let mut last_look = Instant::now();
         loop {
             let missing: Vec<usize> =
                 (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
             if missing.is_empty() {
                 break;
+            }
+            if last_look.elapsed() >= Duration::from_millis(50) {
+                last_look = Instant::now();
+                job.dead_peer("the start")?;
             }
             if Instant::now() > deadline {
                 let list: Vec<String> = missing.iter().take(16).map(|q| q.to_string()).collect();
@@ -347,12 +449,12 @@ impl ShmJob {
                 bases[q] = if q == p.me {
                     start
                 } else {
-                    let fd = segment::open_existing(&file(p.dir, p.key, &format!("data-{q}")), len)?;
+                    let fd = segment::open_checked(&p.names.path(&format!("data-{q}")), len)?;
                     segment::map(&fd, len, None)?
                 };
             }
             if q != p.me && mine == BACKEND_CPU {
-                let fd = segment::open_existing(&file(p.dir, p.key, &format!("heap-{q}")), hl)?;
+                let fd = segment::open_checked(&p.names.path(&format!("heap-{q}")), hl)?;
                 job.heap_bases[q] = segment::map(&fd, hl, None)?;
             }
             if p.debug && mine == BACKEND_CPU {
@@ -366,16 +468,62 @@ impl ShmJob {
         }
         job.data_bases = data_bases;
         job.gpu_slots = (mine == BACKEND_CUDA).then_some(gpu_slots);
-        job.barrier();
+        test_crash("mapped", job.me);
+        job.join_barrier(deadline, p.timeout)?;
         // Every PE has mapped everything: the names are no longer needed.
         if let Ok(mut v) = CREATED.lock() {
             for path in v.drain(..) {
-                if p.me == 0 || !path.ends_with("-ctl") {
-                    segment::unlink(&path);
-                }
+                segment::unlink(&path);
             }
         }
+        if let Ok(mut v) = NAMES.lock() {
+            v.clear();
+        }
         Ok(job)
+    }
+
+    /// A peer of the node that published its pid during the join and is no longer alive:
+    /// an error naming it (`what`: where this PE waits).
+    fn dead_peer(&self, what: &str) -> Result<(), String> {
+        for q in (0..self.npes).filter(|&q| q != self.local) {
+            let pid = self.slot(q).pid.load(Acquire);
+            if pid > 0 && !alive(pid) {
+                return Err(format!(
+                    "PE {} (pid {pid}) died during {what} of the job (before init completed); ending the job",
+                    self.world[q]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The join's closing barrier: as `barrier`, but a peer that dies, or a wait past the
+    /// bootstrap timeout, ends it with an error instead of waiting for ever (the watchdog does
+    /// not run yet).
+    fn join_barrier(&self, deadline: Instant, timeout: Duration) -> Result<(), String> {
+        let h = self.header();
+        let gen = h.bar_gen.load(Acquire);
+        if h.bar_count.fetch_add(1, AcqRel) + 1 == self.npes as u64 {
+            h.bar_count.store(0, Relaxed);
+            h.bar_gen.store(gen.wrapping_add(1), Release);
+            return Ok(());
+        }
+        let mut b = crate::core::wait::Backoff::new(self.spin, 1000);
+        let mut last_look = Instant::now();
+        while h.bar_gen.load(Acquire) == gen {
+            if last_look.elapsed() >= Duration::from_millis(50) {
+                last_look = Instant::now();
+                self.dead_peer("the start")?;
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "timed out after {} s waiting for the PEs of this node to map each other's memory (ISHMEM_BOOTSTRAP_TIMEOUT)",
+                        timeout.as_secs()
+                    ));
+                }
+            }
+            b.snooze();
+        }
+        Ok(())
     }
 
     /// Blocks until every PE of the job has called it (a full memory barrier for the puts and
@@ -419,8 +567,7 @@ impl ShmJob {
     /// ends too, saying why.
     pub fn finalize_barrier(&self, world_calls: u64) {
         let h = self.header();
-        self.slot(self.local).world_calls.store(world_calls, Relaxed);
-        self.slot(self.local).state.store(FINALIZING, Release);
+        self.mark_finalizing(world_calls);
         h.fin_count.fetch_add(1, AcqRel);
         let me = self.me;
         crate::core::wait::until_checked(
@@ -440,6 +587,18 @@ impl ShmJob {
         );
     }
 
+    /// Marks this PE FINALIZING after `world_calls` world collectives: it will never take part
+    /// in another barrier or collective (jobs across nodes: `core::live` tells the other nodes).
+    pub fn mark_finalizing(&self, world_calls: u64) {
+        self.slot(self.local).world_calls.store(world_calls, Relaxed);
+        self.slot(self.local).state.store(FINALIZING, Release);
+    }
+
+    /// Whether this PE is in finalize.
+    pub fn finalizing(&self) -> bool {
+        self.slot(self.local).state.load(Acquire) == FINALIZING
+    }
+
     /// A peer of the node (world PE, pid, world team calls it made) that is in
     /// `ishmem_finalize` while this PE is not, among the PEs for which `member` holds. Such a
     /// peer will not join this PE's barrier, nor a world collective it has not made; the caller
@@ -448,9 +607,18 @@ impl ShmJob {
         if self.slot(self.local).state.load(Acquire) == FINALIZING {
             return None;
         }
-        (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
+        let here = (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
             let s = self.slot(q);
             (s.state.load(Acquire) == FINALIZING).then(|| (self.world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
+        });
+        // PEs of other nodes, as their leaders told this node's.
+        let h = self.header();
+        here.or_else(|| {
+            (0..(h.remote_fin_n.load(Acquire) as usize).min(REMOTE_FIN)).find_map(|i| {
+                let w = h.remote_fin[i][0].load(Acquire);
+                let pe = ((w >> 32) & 0x7fff_ffff) as usize;
+                (w >> 63 == 1 && member(pe)).then(|| (pe, w as u32 as i32, h.remote_fin[i][1].load(Relaxed)))
+            })
         })
     }
 
@@ -551,15 +719,24 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
         let failed = job.header().abort_pe.load(Acquire);
         if failed - 1 == job.me as i64 {
+            // (Across nodes only: there finalize does not use this node's `fin_count`; on one
+            // node `finalize_barrier` reports it.)
+            if job.finalizing() && job.header().fin_count.load(Acquire) == 0 {
+                // Blamed: this PE is in finalize while others wait for it.
+                crate::ffi::emit(&format!(
+                    "[PE {}] ERROR: ishmem_finalize: the job ends: this PE called ishmem_finalize (or exited with \
+                     status 0, which finalizes) while other PEs waited for it in a barrier or collective call",
+                    job.me
+                ));
+                crate::ffi::exit_now(1);
+            }
             // This PE failed and is exiting: it must not blame a peer that ends because of it.
             break;
         }
         if failed != 0 {
-            crate::ffi::exit_after_peer(&format!(
-                "[PE {}] ERROR: ending the job because PE {} failed (see its message)",
-                job.me,
-                failed - 1
-            ), (failed - 1) as usize);
+            let pe = (failed - 1) as usize;
+            let where_ = if job.world.contains(&pe) { "" } else { "on another node; " };
+            crate::ffi::exit_after_peer(&format!("[PE {}] ERROR: ending the job because PE {pe} failed ({where_}see its message)", job.me), pe);
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {

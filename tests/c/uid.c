@@ -151,7 +151,15 @@ int main(int argc, char **argv) {
             perror("execl");
             _exit(127);
         }
-        CHECK(pids[r] > 0, "fork");
+        if (pids[r] < 0) {
+            /* never kill(-1, ...) below: stop the children started so far and give up */
+            fprintf(stderr, "FAIL: fork of uid child rank %d failed\n", r);
+            for (int q = 0; q < r; q++) {
+                kill(pids[q], SIGKILL);
+                waitpid(pids[q], NULL, 0);
+            }
+            return 1;
+        }
     }
     int failed = 0, left = n;
     struct timespec t0, now;
@@ -176,7 +184,7 @@ int main(int argc, char **argv) {
         if (now.tv_sec - t0.tv_sec > 60) {
             fprintf(stderr, "FAIL: uid children did not finish in 60 s\n");
             for (int r = 0; r < n; r++)
-                if (!done[r])
+                if (!done[r] && pids[r] > 0) /* a pid of 0 or -1 would signal a group or everyone */
                     kill(pids[r], SIGKILL);
             failed++;
             t0 = now; /* reap them on the next rounds */

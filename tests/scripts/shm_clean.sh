@@ -27,7 +27,7 @@ check() { # what
 if ISHMEM_SHM_DIR=/nonexistent-ishmem-dir "$run" --timeout 60 -n 2 "$setup" ISHMRUN 2 2>"$dir.err"; then
     echo "FAIL: init succeeded with ISHMEM_SHM_DIR=/nonexistent-ishmem-dir"
     fail=1
-elif ! grep -q "ERROR: ishmem_init: .*/nonexistent-ishmem-dir/" "$dir.err"; then
+elif ! grep -q "ERROR: ishmem_init: .*/nonexistent-ishmem-dir" "$dir.err"; then
     echo "FAIL: the init error does not name ISHMEM_SHM_DIR:"
     cat "$dir.err"
     fail=1
