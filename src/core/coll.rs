@@ -613,7 +613,7 @@ impl<'a> Team<'a> {
                 // target when the value lands, before the target can see it and leave (a flush
                 // read posted later could find the target gone). Ordered after this PE's
                 // earlier flag puts to the word by the fence.
-                n.fence();
+                n.fence(self.func);
                 return n.set(self.func, pe, at, 8, v);
             }
             return n.flag(self.func, pe, at, v);
@@ -1066,7 +1066,7 @@ impl<'a> Team<'a> {
             }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
-            net.fence();
+            net.fence(self.func);
             return;
         }
         let r = self.remote("dest", dst, n, i);

@@ -535,14 +535,15 @@ pub fn quiet() {
 }
 
 /// Orders this PE's puts and AMOs per target: mapped ones are complete at return (a fence
-/// orders them), network ones are ordered by the provider's fence.
+/// orders them), network ones are ordered by the provider's fence, and network AMOs to PEs of
+/// this node are waited for (`net::Net::fence`). `func` names the caller in errors.
 #[inline]
-pub fn fence() {
+pub fn fence(func: &str) {
     #[cfg(ishmem_mutation = "fence_noop")]
     return;
     #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
-        n.fence();
+        n.fence(func);
     }
     std::sync::atomic::fence(SeqCst);
 }
