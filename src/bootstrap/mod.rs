@@ -90,6 +90,18 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
 }
 
+/// What a peer or a process manager sent, for an error message: escaped (no control
+/// characters reach the terminal) and clipped to 160 characters, with its length when longer.
+pub fn clip(s: &str) -> String {
+    const MAX: usize = 160;
+    let esc: String = s.chars().flat_map(char::escape_debug).take(MAX + 1).collect();
+    if esc.chars().count() > MAX {
+        format!("{}... ({} bytes in all)", esc.chars().take(MAX).collect::<String>(), s.len())
+    } else {
+        esc
+    }
+}
+
 fn num(name: &str) -> Result<Option<usize>, String> {
     match var(name) {
         Ok(v) => v.trim().parse().map(Some).map_err(|_| format!("{name}={v:?} is not a number")),
@@ -395,6 +407,14 @@ mod tests {
     fn keys_are_sanitized() {
         assert_eq!(sanitize("prterun-host-123@1"), "prterun-host-123_1");
         assert_eq!(sanitize("kvs_12/x y"), "kvs_12_x_y");
+    }
+
+    #[test]
+    fn peer_strings_are_clipped() {
+        assert_eq!(clip("host-1"), "host-1");
+        assert_eq!(clip("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
+        let long = "x".repeat(200_000);
+        assert_eq!(clip(&long), format!("{}... (200000 bytes in all)", "x".repeat(160)));
     }
 
     #[test]
