@@ -94,6 +94,27 @@ foreach(split 2 4)
   endforeach()
 endforeach()
 
+# Issue 27 across 2 pretend nodes (tests/c/agree.c, add_agree of CMakeLists.txt): the late
+# announcement crosses nodes (T = {0, 2}); memory calls and settings compared job-wide (each
+# node agreed within itself before); the team areas' block refused; ishmem_align's common
+# alignment from every PE's heap base (common_align read the node's slots by world PE).
+set(AGREE_ENV ${FABRIC_ENV} "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+add_agree(team_reuse "^PASS: team_reuse \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+add_agree(malloc_barrier "^\\[PE [0-9]\\] ERROR: ishmem_malloc: ${MEMCALL}, but PE [0-9] (made another collective call|called ishmem_malloc)" 2 ENV ${AGREE_ENV})
+set(MALLOC_NODES "ERROR: ishmem_malloc: collective call mismatch: this PE called ishmem_malloc\\(size (64|4096)\\) as world team call [0-9]+, but PE [0-9] called ishmem_malloc\\(size (64|4096)\\)")
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 2 ENV ${AGREE_ENV})
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 4 ENV ${AGREE_ENV})
+add_agree(free_team_area "^\\[PE [0-3]\\] ${LIBBLOCK}" 4 ENV ${AGREE_ENV})
+add_agree(align_nodes "^PASS: align_nodes \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+foreach(s "TEAMS_MAX;32;64" "COLL_SMALL_MAX;0;4096" "OFI_STAGING;always;auto" "BCAST_SCATTER_MIN;64;1048576")
+  list(GET s 0 var)
+  list(GET s 1 val)
+  list(GET s 2 def)
+  string(TOLOWER ${var} lc)
+  add_agree(setting_${lc} "^\\[PE [0-3]\\] ERROR: ishmem_init: ISHMEM_${var} differs between PEs: ${def} on PEs 0-1, ${val} on PEs 2-3; every PE must use the same value$"
+    4 ENV ${AGREE_ENV} ARGS setting ISHMEM_${var} ${val})
+endforeach()
+
 # stress across nodes: ISHMEM_THREAD_MULTIPLE, 4 threads per PE x 4 PEs on 2 pretend nodes,
 # 2,000 seeded random operations per thread (puts, gets, fetch_inc tickets, adds, put_signal
 # messages, quiet and fence from every thread at once), exact counts. Threads that quiet while
@@ -111,15 +132,36 @@ foreach(prov ${_stress_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
+# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO goes through
+# the provider, even to a PE of this node, while a put to that PE is a plain store; ishmem_fence
+# must order the one before the other. Every provider variant, 4 PEs (pairs 0-1 and 2-3 on one
+# pretend node each); 100 rounds per case over sockets (slow here, and without the fix most of
+# its rounds lag), 300 elsewhere (without the fix: tens per case over tcp;ofi_rxm).
+set(_fence_provs tcp tcp_staged)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _fence_provs sockets)
+endif()
+foreach(prov ${_fence_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(rounds 300)
+  if(prov STREQUAL "sockets")
+    set(rounds 100)
+  endif()
+  set(t fence_order.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> ${rounds})
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
+
 # order_mut across 2 pretend nodes (issue 26, tests/c/order_mut.c): writer, target and checker
 # on different paths (network put, node-local flag, the checker's own network get), 100 rounds
-# per phase. tcp;ofi_rxm: every phase but amo_fence_put, which fails until the fence orders a
-# network AMO before a later store to a node peer (issue 27 item 1: 6-61 of 400 rounds wrong
-# per PE); staged heaps (ISHMEM_OFI_STAGING=always): the heap through the mailbox, the flag of
+# per phase. tcp;ofi_rxm: every phase (amo_fence_put failed until the fence ordered a network
+# AMO before a later store to a node peer, issue 27 item 1: 6-61 of 400 rounds wrong per PE;
+# fence_order above is that item's own test); staged heaps (ISHMEM_OFI_STAGING=always): the heap through the mailbox, the flag of
 # fence_global to a symmetric global through the network.
 fabric_provider_env(tcp _om_env)
 add_run(order_mut.fabric_tcp.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
-  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo fence_global signal team_sync)
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo amo_fence_put fence_global signal team_sync)
 set_tests_properties(order_mut.fabric_tcp.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
 fabric_provider_env(tcp_staged _om_env)
 add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"

@@ -70,7 +70,7 @@ pub unsafe fn put_signal(
         #[cfg(ishmem_mutation = "signal_first")]
         update(func, sig_addr, signal, sig_op, pe);
         rma::put(func, dest, src, nelems, elem, pe);
-        crate::core::fence();
+        crate::core::fence(func);
         #[cfg(not(ishmem_mutation = "signal_first"))]
         update(func, sig_addr, signal, sig_op, pe);
     }
