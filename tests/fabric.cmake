@@ -86,12 +86,33 @@ endif()
 # peer notices it (pidfd) and tells the other node through the network; with 4 (every PE alone)
 # the others' progress threads find PE 1 unreachable. Every other PE must end within 10 s.
 foreach(split 2 4)
-  foreach(mode sigkill no_finalize bad_pe)
+  foreach(mode sigkill no_finalize bad_pe global_exit)
     set(t bad.${mode}.uid_fabric_split${split}.4)
     add_test(NAME ${t} COMMAND ${SH_PROGRAM} ${SCRIPTS}/uid_crash.sh $<TARGET_FILE:uid_crash> ${mode} 4 10)
     set_tests_properties(${t} PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;negative"
       ENVIRONMENT "ISHMEM_NODE_SPLIT=${split};FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
   endforeach()
+endforeach()
+
+# Issue 27 across 2 pretend nodes (tests/c/agree.c, add_agree of CMakeLists.txt): the late
+# announcement crosses nodes (T = {0, 2}); memory calls and settings compared job-wide (each
+# node agreed within itself before); the team areas' block refused; ishmem_align's common
+# alignment from every PE's heap base (common_align read the node's slots by world PE).
+set(AGREE_ENV ${FABRIC_ENV} "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+add_agree(team_reuse "^PASS: team_reuse \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+add_agree(malloc_barrier "^\\[PE [0-9]\\] ERROR: ishmem_malloc: ${MEMCALL}, but PE [0-9] (made another collective call|called ishmem_malloc)" 2 ENV ${AGREE_ENV})
+set(MALLOC_NODES "ERROR: ishmem_malloc: collective call mismatch: this PE called ishmem_malloc\\(size (64|4096)\\) as world team call [0-9]+, but PE [0-9] called ishmem_malloc\\(size (64|4096)\\)")
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 2 ENV ${AGREE_ENV})
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 4 ENV ${AGREE_ENV})
+add_agree(free_team_area "^\\[PE [0-3]\\] ${LIBBLOCK}" 4 ENV ${AGREE_ENV})
+add_agree(align_nodes "^PASS: align_nodes \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+foreach(s "TEAMS_MAX;32;64" "COLL_SMALL_MAX;0;4096" "OFI_STAGING;always;auto" "BCAST_SCATTER_MIN;64;1048576")
+  list(GET s 0 var)
+  list(GET s 1 val)
+  list(GET s 2 def)
+  string(TOLOWER ${var} lc)
+  add_agree(setting_${lc} "^\\[PE [0-3]\\] ERROR: ishmem_init: ISHMEM_${var} differs between PEs: ${def} on PEs 0-1, ${val} on PEs 2-3; every PE must use the same value$"
+    4 ENV ${AGREE_ENV} ARGS setting ISHMEM_${var} ${val})
 endforeach()
 
 # stress across nodes: ISHMEM_THREAD_MULTIPLE, 4 threads per PE x 4 PEs on 2 pretend nodes,
@@ -110,6 +131,42 @@ foreach(prov ${_stress_provs})
     ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:stress> 2000 4)
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
+
+# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO goes through
+# the provider, even to a PE of this node, while a put to that PE is a plain store; ishmem_fence
+# must order the one before the other. Every provider variant, 4 PEs (pairs 0-1 and 2-3 on one
+# pretend node each); 100 rounds per case over sockets (slow here, and without the fix most of
+# its rounds lag), 300 elsewhere (without the fix: tens per case over tcp;ofi_rxm).
+set(_fence_provs tcp tcp_staged)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _fence_provs sockets)
+endif()
+foreach(prov ${_fence_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(rounds 300)
+  if(prov STREQUAL "sockets")
+    set(rounds 100)
+  endif()
+  set(t fence_order.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> ${rounds})
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
+
+# order_mut across 2 pretend nodes (issue 26, tests/c/order_mut.c): writer, target and checker
+# on different paths (network put, node-local flag, the checker's own network get), 100 rounds
+# per phase. tcp;ofi_rxm: every phase (amo_fence_put failed until the fence ordered a network
+# AMO before a later store to a node peer, issue 27 item 1: 6-61 of 400 rounds wrong per PE;
+# fence_order above is that item's own test); staged heaps (ISHMEM_OFI_STAGING=always): the heap through the mailbox, the flag of
+# fence_global to a symmetric global through the network.
+fabric_provider_env(tcp _om_env)
+add_run(order_mut.fabric_tcp.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo amo_fence_put fence_global signal team_sync)
+set_tests_properties(order_mut.fabric_tcp.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+fabric_provider_env(tcp_staged _om_env)
+add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 fence_global quiet get)
+set_tests_properties(order_mut.fabric_tcp_staged.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
 
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
 # loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
@@ -144,3 +201,49 @@ if(LIBFABRIC_INCLUDE_DIR)
   set_tests_properties(bad.got_remote.fabric_tcp.ishmrun.2 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "fabric;ishmrun;negative;security" ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 endif()
+
+# Issue 27, item 7 and the minors on leaving the job across nodes (tests/c/live.c), 4 PEs on 2
+# pretend nodes over tcp;ofi_rxm, under ishmrun (and OpenMPI's mpirun where present):
+#   live.stop*       the first PE of the second node is stopped (SIGSTOP) for 7 s: a live PE that
+#                    is silent is not dead (before: "PE 2 (another node) cannot be reached: ...;
+#                    it died or exited without calling ishmem_finalize" after 5 s)
+#   live.silent*     the same with ISHMEM_PEER_TIMEOUT_S=2: the job ends saying the PE was silent
+#   live.kill*       the last PE is killed: the job ends saying its process ended
+#   live.exit0*      PE 1 calls exit(0) (which finalizes) while the others wait in a barrier:
+#                    the job ends within seconds naming PE 1 and finalize
+#   live.global_exit*  PE 1 calls ishmem_global_exit(5): every PE of both nodes ends with 5
+set(_live_env "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+set(_live_launchers ishmrun)
+if(MPIRUN_OPENMPI)
+  list(APPEND _live_launchers openmpi)
+endif()
+foreach(l ${_live_launchers})
+  if(l STREQUAL "ishmrun")
+    set(cmd ${ISHMEM_RUN} --timeout 60 -n 4)
+  else()
+    set(cmd ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -np 4)
+  endif()
+  add_run(live.stop.fabric_tcp.${l}.4 "^PASS: live stop \\(4 PEs\\)$" "fabric;${l}"
+    ${cmd} $<TARGET_FILE:live> stop 7)
+  set_tests_properties(live.stop.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.silent.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: PE 2 \\(another node\\) has been silent for 2 s or more \\(ISHMEM_PEER_TIMEOUT_S=2\\)" 40
+    ${cmd} $<TARGET_FILE:live> stop 20)
+  set_tests_properties(live.silent.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env};ISHMEM_PEER_TIMEOUT_S=2")
+  add_test(NAME live.kill.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: .*PE 3 .*(died|process ended)" 15
+    ${cmd} $<TARGET_FILE:live> kill)
+  set_tests_properties(live.kill.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.exit0.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge --absent "FAIL"
+    "ERROR: PE 1 \\(pid [0-9]+\\) called ishmem_finalize \\(or exited with status 0, which finalizes\\) while this PE waits for it" 15
+    ${cmd} $<TARGET_FILE:live> exit0)
+  set_tests_properties(live.exit0.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.global_exit.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --status 5 --merge
+    --absent "FAIL|died|without calling ishmem_finalize"
+    "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 15
+    ${cmd} $<TARGET_FILE:live> global_exit)
+  set_tests_properties(live.global_exit.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  set_tests_properties(live.silent.fabric_tcp.${l}.4 live.kill.fabric_tcp.${l}.4
+    live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+    LABELS "fabric;${l};negative")
+endforeach()

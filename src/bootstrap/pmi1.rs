@@ -439,8 +439,8 @@ impl Pmi1 {
                 }
                 return String::from_utf8(text.to_vec()).map_err(|_| {
                     format!(
-                        "PMI-1: malformed reply to {what}: not valid UTF-8: {:?}",
-                        String::from_utf8_lossy(text)
+                        "PMI-1: malformed reply to {what}: not valid UTF-8: {}",
+                        super::clip(&String::from_utf8_lossy(text))
                     )
                 });
             }
@@ -486,7 +486,9 @@ fn parse_reply(line: &str, what: &str) -> Result<Reply, String> {
             Some((k, v)) if !k.is_empty() => pairs.push((k.to_string(), v.to_string())),
             _ => {
                 return Err(format!(
-                    "PMI-1: malformed reply to {what}: '{tok}' is not key=value in '{line}'"
+                    "PMI-1: malformed reply to {what}: '{}' is not key=value in '{}'",
+                    super::clip(tok),
+                    super::clip(line)
                 ))
             }
         }
@@ -503,7 +505,7 @@ fn check_rc(r: &Reply, what: &str) -> Result<(), String> {
         None | Some("0") => Ok(()),
         Some(rc) => {
             let msg = r.get("msg").unwrap_or("(no message)");
-            Err(format!("PMI-1: {what} failed: rc={rc} msg={msg}"))
+            Err(format!("PMI-1: {what} failed: rc={} msg={}", super::clip(rc), super::clip(msg)))
         }
     }
 }
@@ -632,6 +634,9 @@ fn send_nonblocking(conn: &File, mut data: &[u8], limit: Duration) -> io::Result
 /// `<key>-<rank>-<i>` the others); one barrier per round.
 impl super::Exchange for Pmi1 {
     fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        if value.len() > super::uid::MAX_VALUE {
+            return Err(format!("PMI-1: allgather('{key}') value of {} bytes is larger than {}", value.len(), super::uid::MAX_VALUE));
+        }
         let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
         // Room for "<parts>." in the first value; an even number of hex digits per part.
         let chunk = (self.max_value_len().saturating_sub(8) & !1).max(2);
@@ -652,6 +657,15 @@ impl super::Exchange for Pmi1 {
             let bad = || format!("PMI-1: rank {r}'s value of '{key}' is malformed");
             let (n, head) = first.split_once('.').ok_or_else(bad)?;
             let n: usize = n.parse().map_err(|_| bad())?;
+            // Bounded (issue 30): a value is at most 1 MiB, so at most this many parts; a
+            // process manager that claims more is not followed for ever.
+            let max_parts = 2 * super::uid::MAX_VALUE / chunk + 1;
+            if n == 0 || n > max_parts {
+                return Err(format!(
+                    "PMI-1: rank {r}'s value of '{key}' claims {n} parts; a value of at most {} bytes has 1 to {max_parts}",
+                    super::uid::MAX_VALUE
+                ));
+            }
             let mut text = head.to_string();
             for i in 1..n {
                 text.push_str(&self.get(&format!("{key}-{r}-{i}"))?);

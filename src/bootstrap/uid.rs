@@ -28,8 +28,12 @@
 //! value) and receives TABLE (every rank's value, by rank) once all ranks contributed to that
 //! round; BYE ends a client's part. The server answers any failure with ERROR (one line of
 //! text), which the clients return as their error:
-//! * a connection whose key or magic is wrong is refused alone (a stray client);
-//! * ranks that disagree on nranks, a rank connected twice, a rank out of range, ranks calling
+//! * a connection whose key or magic is wrong is refused alone (a stray client), and so is a
+//!   hello for a rank already connected or after every rank connected (issue 30);
+//! * before its hello a connection may send one frame of a hello's size, within 5 s, and at
+//!   most 64 such connections are kept (the oldest is pushed out; a client whose connection
+//!   closes before it is welcomed connects again);
+//! * ranks that disagree on nranks, a rank out of range, ranks calling
 //!   different keys in one round, or a rank that leaves while others wait fail the whole job,
 //!   and every connected rank gets the message;
 //! * when the earliest waiting client's timeout expires, the server names the ranks missing
@@ -87,7 +91,10 @@ const MAX_CLIENT_FRAME: usize = 1 + 4 + 2 + MAX_KEY + MAX_VALUE;
 const MAX_ERROR: usize = 4096;
 
 /// How long a new connection may take to say HELLO.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections that have not said hello yet, at most: a new one beyond it pushes out the oldest
+/// (issue 30: a flood of idle connections must not lock the ranks out nor fill the memory).
+const MAX_PENDING: usize = 64;
 /// How much longer than its timeout a client waits for the server's word.
 const GRACE: Duration = Duration::from_secs(2);
 /// How long a failed server tries to hand its message to the clients.
@@ -355,45 +362,66 @@ impl Client {
             return Err(format!("{PREFIX}: rank {rank} is not in a job of {nranks} PEs"));
         }
         let t0 = Instant::now();
-        let deadline = t0 + timeout;
-        let mut sock = loop {
-            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
-            match TcpStream::connect_timeout(&id.addr, left) {
-                Ok(s) => break s,
-                Err(e) => {
-                    if Instant::now() >= deadline {
-                        return Err(format!(
-                            "{PREFIX}: cannot connect to {} within {}: {e} (the server lives in the process that called ishmemx_get_uniqueid until its job ends: is it running, and is {} reachable from here?)",
-                            id.addr,
-                            secs(timeout),
-                            id.addr
-                        ));
+        let deadline = t0.checked_add(timeout).ok_or_else(|| format!("{PREFIX}: timeout {} is too long", secs(timeout)))?;
+        let server_deadline = deadline + GRACE;
+        // A connection the server closed before it read the hello (pushed out by a flood of
+        // idle connections, issue 30) is made again, until the timeout.
+        let mut closed: Option<String> = None;
+        let sock = loop {
+            let mut sock = loop {
+                let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
+                match TcpStream::connect_timeout(&id.addr, left) {
+                    Ok(s) => break s,
+                    Err(e) => {
+                        if let Some(why) = closed {
+                            // It closed our connection and listens no more: it has ended.
+                            return Err(why);
+                        }
+                        if Instant::now() >= deadline {
+                            return Err(format!(
+                                "{PREFIX}: cannot connect to {} within {}: {e} (the server lives in the process that called ishmemx_get_uniqueid until its job ends: is it running, and is {} reachable from here?)",
+                                id.addr,
+                                secs(timeout),
+                                id.addr
+                            ));
+                        }
+                        std::thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
                     }
-                    std::thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
+                }
+            };
+            let _ = sock.set_nodelay(true);
+            let mut again = |e: &str| -> Result<(), String> {
+                if Instant::now() >= deadline {
+                    return Err(e.to_string());
+                }
+                closed = Some(e.to_string());
+                std::thread::sleep(Duration::from_millis(20));
+                Ok(())
+            };
+            if let Err(e) = write_by(&mut sock, &frame(T_HELLO, &hello(&id.key, rank, nranks, timeout)), server_deadline) {
+                again(&format!("{PREFIX}: cannot send to the server at {}: {e}", id.addr))?;
+                continue;
+            }
+            match read_frame(&mut sock, 1 + MAX_ERROR, server_deadline) {
+                Ok((T_WELCOME, p)) if p.len() == 4 && be32(&p) as usize == nranks => break sock,
+                Ok((T_ERROR, p)) => return Err(String::from_utf8_lossy(&p).into_owned()),
+                Ok((ty, _)) => return Err(format!("{PREFIX}: unexpected message type {ty} from the server at {}", id.addr)),
+                Err(ReadErr::Timeout) => {
+                    return Err(format!(
+                        "{PREFIX}: timed out after {} waiting for all {nranks} ranks to connect to {} (no word from the server)",
+                        secs(timeout),
+                        id.addr
+                    ))
+                }
+                Err(ReadErr::Eof) => {
+                    again(&format!("{PREFIX}: the server at {} closed the connection before all {nranks} ranks connected", id.addr))?
+                }
+                Err(ReadErr::Io(e)) => again(&format!("{PREFIX}: reading from the server at {} failed: {e}", id.addr))?,
+                Err(ReadErr::TooLong(n)) => {
+                    return Err(format!("{PREFIX}: the server at {} sent a {n}-byte message while connecting", id.addr))
                 }
             }
         };
-        let _ = sock.set_nodelay(true);
-        let server_deadline = deadline + GRACE;
-        write_by(&mut sock, &frame(T_HELLO, &hello(&id.key, rank, nranks, timeout)), server_deadline)
-            .map_err(|e| format!("{PREFIX}: cannot send to the server at {}: {e}", id.addr))?;
-        match read_frame(&mut sock, 1 + MAX_ERROR, server_deadline) {
-            Ok((T_WELCOME, p)) if p.len() == 4 && be32(&p) as usize == nranks => {}
-            Ok((T_ERROR, p)) => return Err(String::from_utf8_lossy(&p).into_owned()),
-            Ok((ty, _)) => return Err(format!("{PREFIX}: unexpected message type {ty} from the server at {}", id.addr)),
-            Err(ReadErr::Timeout) => {
-                return Err(format!(
-                    "{PREFIX}: timed out after {} waiting for all {nranks} ranks to connect to {} (no word from the server)",
-                    secs(timeout),
-                    id.addr
-                ))
-            }
-            Err(ReadErr::Eof) => {
-                return Err(format!("{PREFIX}: the server at {} closed the connection before all {nranks} ranks connected", id.addr))
-            }
-            Err(ReadErr::Io(e)) => return Err(format!("{PREFIX}: reading from the server at {} failed: {e}", id.addr)),
-            Err(ReadErr::TooLong(n)) => return Err(format!("{PREFIX}: the server at {} sent a {n}-byte message while connecting", id.addr)),
-        }
         Ok(Client { sock, id, rank, nranks, timeout, round: 0, broken: None, closed: false })
     }
 

@@ -9,11 +9,13 @@
 //! (copies, AMO kernels) from those on host memory (the symmetric data segment, which stays
 //! in host shared memory on both backends and keeps the CPU paths).
 
+pub mod agree;
 pub mod amo;
 pub mod coll;
 pub mod coll_entry;
 pub mod device;
 pub mod info;
+pub mod live;
 pub mod net;
 pub mod queue;
 pub mod queue_coll;
@@ -63,8 +65,11 @@ pub struct State {
     pub heap: Region,
     pub data: Option<Region>,
     pub alloc: Mutex<SymAlloc>,
-    /// Number of collective allocation calls so far.
+    /// Number of symmetric memory calls so far (`agree::memory_call`).
     pub coll_seq: AtomicU64,
+    /// The library's own blocks of the heap (offset, length, what), allocated at init and
+    /// never freed: `ishmem_free` refuses them.
+    pub lib_blocks: Vec<(usize, usize, &'static str)>,
     pub job: Mutex<ShmJob>,
     /// Raw view of the job for barriers without taking the mutex.
     job_ptr: *const ShmJob,
@@ -80,6 +85,8 @@ pub struct State {
     pub team_name_hash: Box<[AtomicU64]>,
     /// The world team's descriptor (fixed for the life of the job).
     pub world: team::TeamDesc,
+    /// Jobs across nodes: the heap offset of finalize's sync area (`final_barrier`).
+    pub fin_area: usize,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
@@ -153,6 +160,9 @@ pub fn is_running() -> bool {
 pub fn mark_global_exit(status: i32) {
     if let Some(me) = my_pe_if_running() {
         shm::mark_global_exit(me, status);
+        // Across nodes: a node leader tells the other nodes itself; the others' leaders
+        // see the node's word and tell them (`live`).
+        live::tell_global_exit(me, status);
     }
 }
 
@@ -190,6 +200,7 @@ pub fn net_progress() {
 
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
 pub fn tell_other_nodes(cause: usize) {
+    live::tell_failed(cause);
     if let Some((st, n)) = running().and_then(|st| Some((st, st.net.as_ref()?))) {
         n.tell((0..st.npes).filter(|&pe| st.off_node(pe)), cause);
     }
@@ -207,6 +218,9 @@ pub enum InitRequest {
 /// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
 pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
     set_hooks();
+    // A mutant's name stays in the library (read here, so the linker keeps it).
+    #[cfg(ishmem_mutation)]
+    std::hint::black_box(&crate::MUTANT);
     match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
         Ok(_) => {}
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
@@ -222,9 +236,14 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     BOOT_RANK.store(info.rank as u64, Relaxed);
     // Which PEs share this node: through the launcher's exchange, never shared memory.
     let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
-    let (nodes, secret) = boot
-        .nodes(&identity, cfg.node_split)
+    let (nodes, secret, same) = boot
+        .nodes(&identity, cfg.node_split, &agree::settings_text(&cfg.same))
         .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
+    // Settings every PE must share, job-wide (without an exchange the job is one node, whose
+    // control segment compares them at join).
+    if let Some(why) = same.as_deref().and_then(agree::settings_differ) {
+        fatal(func, &why);
+    }
     let my_node = nodes.node_of[info.rank];
     let multi = nodes.count() > 1;
     let local_rank = nodes.local_rank(info.rank);
@@ -290,6 +309,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
     job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
     let mut alloc = SymAlloc::new(cfg.symmetric_size);
+    let mut lib_blocks = Vec::new();
     let heap = match (gpu.as_mut(), &job.gpu_slots) {
         (Some(g), Some(slots)) => {
             g.map_peers(func, slots, &members, info.size);
@@ -297,6 +317,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             if alloc.alloc(cuda::state::SYNC_BYTES, SymAlloc::MIN_ALIGN) != Ok(0) {
                 fatal(func, "internal error: the GPU heap's sync area is not at offset 0");
             }
+            lib_blocks.push((0, cuda::state::SYNC_BYTES, "the GPU heap's sync area"));
             let peers: Vec<usize> = g.peers().iter().map(|&p| p as usize).collect();
             Region { base: g.heap as usize, len: cfg.symmetric_size, peers: peers.into() }
         }
@@ -314,8 +335,27 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             ),
         )
     });
+    // Across nodes: the sync area of finalize's barriers, apart from the world team's, so that
+    // a PE in finalize never completes another PE's barrier_all (`State::final_barrier`).
+    let fin_area = if multi {
+        alloc.alloc(team::AREA_BYTES, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+            fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold finalize's sync area: {e}", cfg.symmetric_size))
+        })
+    } else {
+        0
+    };
+    for (what, off, len) in [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })] {
+        crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
+    }
+    lib_blocks.push((area_base, areas, "team sync areas (ISHMEM_TEAMS_MAX x 12 KiB)"));
+    if multi {
+        lib_blocks.push((fin_area, team::AREA_BYTES, "finalize's sync area"));
+    }
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
+        if multi {
+            g.memset(func, heap.base + fin_area, team::AREA_BYTES);
+        }
     }
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, info.rank, info.size, &members);
     coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
@@ -331,6 +371,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
         let p = net::NetParams {
             staged: gpu.is_some() || cfg.ofi_staging_always,
+            gpu_heap: gpu.is_some(),
             others: (0..info.size).filter(|&q| nodes.node_of[q] != my_node).collect(),
             provider: cfg.ofi_provider.as_deref(),
             me: info.rank,
@@ -340,11 +381,21 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             progress_us: cfg.ofi_progress_us,
             watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
             check_ms: cfg.peer_check_ms.max(100),
+            peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
             abort_off: area_base + 8 * team::W_ABORT,
         };
-        Some(net::Net::start(x, &p).unwrap_or_else(|e| {
+        let n = net::Net::start(x, &p).unwrap_or_else(|e| {
             fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))
-        }))
+        });
+        let lp = live::Params {
+            me: info.rank,
+            members: &nodes.members,
+            my_node,
+            timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
+            period: Duration::from_millis(cfg.peer_check_ms),
+        };
+        live::start(x, &lp).unwrap_or_else(|e| fatal(func, &format!("the job spans {}: {e}", nodes.describe())));
+        Some(n)
     } else {
         None
     };
@@ -357,6 +408,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             let off = alloc.alloc(bytes, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
                 fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}"))
             });
+            lib_blocks.push((off, bytes, "proxy bounce buffers"));
             let w = (off as u64).to_ne_bytes();
             g.copy(func, heap.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
             Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES))
@@ -376,6 +428,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         heap,
         data,
         coll_seq: AtomicU64::new(0),
+        lib_blocks,
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
         gpu,
@@ -383,6 +436,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         team_name: (0..teams.max()).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect(),
         team_name_hash: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
         world: teams.slot(0),
+        fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
         proxy_ring: ring,
@@ -391,6 +445,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         Ok(g) => &*g as *const ShmJob,
         Err(_) => fatal(func, "internal error: job lock poisoned"),
     };
+    // Read by the other PEs' ishmem_align only after a memory call's barrier with this PE.
+    agree::publish_heap_base(state, func);
     if state.cfg.info && state.me == 0 {
         eprint!("{}", info::info_text(Some(state)));
     }
@@ -399,7 +455,16 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     if let Some(s) = state.net.as_ref().and_then(|n| n.stage.as_ref()) {
         // The mailbox's server applies requests to this heap from now on.
         match &state.gpu {
-            Some(g) => s.serve_gpu(g, state.heap.base),
+            Some(g) => {
+                if let Err(e) = s.serve_gpu(g, state.heap.base) {
+                    if state.cfg.debug {
+                        crate::ffi::emit(&format!(
+                            "[PE {}] DEBUG: the staging mailbox is not page-locked ({e}): GPU copies to and from it are staged by the driver",
+                            state.me
+                        ));
+                    }
+                }
+            }
             None => s.serve_host(state.heap.base),
         }
     }
@@ -457,7 +522,9 @@ pub fn finalize(func: &str) {
     }
     quiet();
     if st.net.is_some() {
-        st.barrier();
+        // SAFETY: as in `State::barrier`.
+        unsafe { (*st.job_ptr).mark_finalizing(st.team_seq[0].load(Relaxed)) }
+        st.final_barrier();
     } else {
         // SAFETY: as in `State::barrier`.
         unsafe { (*st.job_ptr).finalize_barrier(st.team_seq[0].load(Relaxed)) }
@@ -466,7 +533,10 @@ pub fn finalize(func: &str) {
         // Every operation of this PE is complete at its target (no PE leaves the next barrier
         // before this one arrives, so all are alive).
         n.quiet(func);
-        st.barrier();
+        st.final_barrier();
+        // Every PE has reached finalize's last barrier: this node's leader says goodbye (the end
+        // of its connections is then no death) and closes them.
+        live::finalized();
         // No PE has an operation outstanding but the flags of that barrier: this PE's are
         // delivered to the PEs still waiting for them (a PE that has left needs none; errors
         // from those are expected). The progress thread goes on serving the PEs still in the
@@ -481,6 +551,15 @@ pub fn finalize(func: &str) {
         // the heaps just unmapped).
         cuda::binders::withdraw();
         g.unmap_peers(func);
+        if let Some(n) = st.net.as_ref() {
+            if n.stage.is_some() && std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1") {
+                let [w, t, a, b] = n.fab.wait_stats();
+                crate::ffi::emit(&format!(
+                    "[PE {}] progress thread profile (waits ended): woken {w}, timed out {t}, pending work {a}, busy or no fd {b}",
+                    st.me
+                ));
+            }
+        }
         if let Some(s) = st.net.as_ref().and_then(|n| n.stage.as_ref()) {
             s.close();
         }
@@ -491,6 +570,7 @@ pub fn finalize(func: &str) {
     if let Ok(mut job) = st.job.lock() {
         job.finalize();
     }
+    crate::heap::reserve::close();
     // The unique-id rendezvous this process served, if any, has no more rounds.
     crate::bootstrap::uid::stop_servers();
     STATE.store(std::ptr::null_mut(), Release);
@@ -502,6 +582,9 @@ pub fn finalize(func: &str) {
 /// are waited for.
 #[inline]
 pub fn quiet() {
+    #[cfg(ishmem_mutation = "quiet_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.quiet("ishmem_quiet");
     }
@@ -509,17 +592,30 @@ pub fn quiet() {
 }
 
 /// Orders this PE's puts and AMOs per target: mapped ones are complete at return (a fence
-/// orders them), network ones are ordered by the provider's fence.
+/// orders them), network ones are ordered by the provider's fence, and network AMOs to PEs of
+/// this node are waited for (`net::Net::fence`). `func` names the caller in errors.
 #[inline]
-pub fn fence() {
+pub fn fence(func: &str) {
+    #[cfg(ishmem_mutation = "fence_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
-        n.fence();
+        n.fence(func);
     }
     std::sync::atomic::fence(SeqCst);
 }
 
 impl State {
     /// The cross-process barrier of the whole job.
+    /// Across nodes, the barrier of `ishmem_finalize`: a sync of the world PEs on an area of its
+    /// own (`fin_area`), so that it never completes another PE's `barrier_all` (a PE that exits
+    /// with status 0 while the others wait in one: they find it in finalize and end the job).
+    pub fn final_barrier(&self) {
+        let mut d = self.world;
+        d.sync_offset = self.fin_area as u64;
+        coll::Team::new(self, "ishmem_finalize", 0, d).sync_delivered()
+    }
+
     pub fn barrier(&self) {
         if self.net.is_some() {
             // Across nodes: the world team's sync, through the network; its flags are known
@@ -531,11 +627,26 @@ impl State {
         unsafe { (*self.job_ptr).barrier() }
     }
 
+    /// The job barrier as a call of the world team `w` (its record made): a long wait checks
+    /// the world team's call agreement (`coll::Team::check_agreement`), so a PE in another
+    /// world collective is named instead of waited for.
+    pub fn barrier_as(&self, w: &coll::Team) {
+        if self.net.is_some() {
+            return w.sync_delivered();
+        }
+        let mut watch = coll::Watch::default();
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, || w.check_agreement(&mut watch)) }
+    }
+
     /// `ishmem_barrier_all` and `ishmem_sync_all`'s barrier: recorded as a sync of the world
     /// team, whose call agreement a long wait checks (`coll::Team::enter`).
     /// The record is made and written only when the wait is long (the barrier itself costs
     /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
+        #[cfg(ishmem_mutation = "barrier_noop")]
+        return;
+        #[allow(unreachable_code)]
         let seq = self.next_team_seq(0);
         if self.net.is_some() {
             let w = coll::Team::world(self, func);
@@ -552,13 +663,10 @@ impl State {
         unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, check) }
     }
 
-    /// A PE of this node in `ishmem_finalize` while this PE is not, among the world PEs for
-    /// which `member` holds: (world PE, pid, world team calls it made). Jobs across nodes:
-    /// never (not tracked).
+    /// A PE in `ishmem_finalize` while this PE is not, among the world PEs for which `member`
+    /// holds: (world PE, pid, world team calls it made). PEs of this node from their slots,
+    /// PEs of other nodes as their leaders told this node's (`live`).
     pub fn finalizing_peer(&self, member: impl Fn(usize) -> bool) -> Option<(usize, i32, u64)> {
-        if self.net.is_some() {
-            return None;
-        }
         // SAFETY: as in `barrier`.
         unsafe { (*self.job_ptr).finalizing_peer(member) }
     }

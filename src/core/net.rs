@@ -32,6 +32,20 @@ use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A network operation failed: ends the job naming `func`, unless a PE called
+/// `ishmem_global_exit` meanwhile (its PEs leave at once, so operations to them fail before
+/// this node hears of it: the word is looked at for up to a second first).
+#[cold]
+fn net_fatal(func: &str, msg: &str) -> ! {
+    let me = crate::core::my_pe_if_running().unwrap_or(0);
+    for _ in 0..20 {
+        crate::transport::shm::check_global_exit_here(me);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    crate::transport::shm::check_global_exit_here(me);
+    fatal(func, msg)
+}
+
 /// Region ids.
 pub const HEAP: usize = 0;
 pub const DATA: usize = 1;
@@ -39,6 +53,22 @@ pub const DATA: usize = 1;
 /// The longest the progress thread of a manual-progress provider sleeps on the provider's
 /// wait fd before it looks at the abort word and its own clock again.
 const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
+
+/// The same with a GPU heap, staged: while the PE's kernels run, only this thread serves its
+/// mailbox, and requests arriving there do not always wake the wait fd (tcp;ofi_rxm, 2 x H100,
+/// issue 23: a kernel's put_signal round trip to another node took 1355-1399 us with 1 ms,
+/// 426-463 us with 200 us, 233-250 us with 50 us, against 213-240 us from the host;
+/// bench/exp/progress_wait_probe.sh). A host heap staged for tests (`ISHMEM_OFI_STAGING=always`)
+/// keeps 1 ms: its PEs serve their mailbox whenever they wait in the library, and the wakeups
+/// would cost the CPU-only CI machine cores.
+const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
+
+/// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
+/// (a measuring aid), else by whether the heap is a staged GPU heap.
+fn progress_wait_max(gpu_staged: bool) -> Duration {
+    let default = if gpu_staged { PROGRESS_WAIT_MAX_GPU } else { PROGRESS_WAIT_MAX };
+    std::env::var("ISHMEMI_PROGRESS_WAIT_US").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&us| us > 0).map_or(default, Duration::from_micros)
+}
 
 /// The running network side of a PE.
 pub struct Net {
@@ -58,6 +88,19 @@ pub struct Net {
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
     progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     started: std::time::Instant,
+    /// Per PE: whether it is on this node (its memory is mapped here, so a put to it is a
+    /// store, while an AMO to it still goes through the provider).
+    on_node: Vec<bool>,
+}
+
+thread_local! {
+    /// Whether this thread posted a non-blocking network AMO to a PE of this node since its
+    /// last fence or quiet (see [`Net::fence`]).
+    static NODE_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread wrote to the provider directly (not through the staging mailbox)
+    /// since its last fence: only then does a fence of a staged job need the provider's fence
+    /// (which is per thread too).
+    static DIRECT_WRITES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// What `Net::start` needs from init.
@@ -69,14 +112,19 @@ pub struct NetParams<'a> {
     pub heap: (usize, usize),
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
-    /// One PE of each other node, probed every `check_ms` so that a node whose PEs died ends
-    /// the job instead of leaving this PE waiting for it.
+    /// One PE of each other node, probed every `check_ms`: one whose read completes nothing
+    /// for `peer_timeout` has been silent that long, and the job ends saying so (deaths are
+    /// told at once by `core::live`'s connections).
     pub watch: Vec<usize>,
     pub check_ms: u64,
+    /// `ISHMEM_PEER_TIMEOUT_S`: also the limit of any network operation that completes nothing.
+    pub peer_timeout: Duration,
     /// The heap offset of every PE's abort word (`team::W_ABORT` of the world team area).
     pub abort_off: usize,
     /// Stage the heap through the mailbox (`core::stage`); `others` are the PEs of other nodes.
     pub staged: bool,
+    /// The heap is GPU memory (staged, served by the progress thread while kernels run).
+    pub gpu_heap: bool,
     pub others: Vec<usize>,
 }
 
@@ -84,7 +132,12 @@ impl Net {
     /// Opens the provider, registers the regions and exchanges names and keys with every PE
     /// through `x`; returns once every PE can reach every other.
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
-        let opts = Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, ..Options::default() };
+        let opts = Options {
+            provider: p.provider.map(str::to_owned),
+            npes_hint: p.npes,
+            stall_timeout: p.peer_timeout,
+            ..Options::default()
+        };
         let fab = Fabric::open_with(&opts)?;
         let stage = if p.staged {
             let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
@@ -152,30 +205,24 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
+        let wait_max = progress_wait_max(stage.is_some() && p.gpu_heap);
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
             // The mailbox is served by this thread whatever the provider's progress.
             let period = if manual || stage.is_some() { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
-            let (watch, check) = (p.watch.clone(), Duration::from_millis(p.check_ms.max(1)));
             let me = p.me;
-
-            // A live peer answers within microseconds (its progress thread runs every
-            // ISHMEM_OFI_PROGRESS_US); a dead one never.
-            let probe_limit = Duration::from_millis((50 * p.check_ms).max(5000));
-            let probe_word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
                     // Sleeps of a few microseconds, not the default 50 us of timer slack.
                     // SAFETY: PR_SET_TIMERSLACK takes a value and affects this thread only.
                     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-                    let mut last = std::time::Instant::now();
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress_wait(period, PROGRESS_WAIT_MAX);
+                            f.progress_wait(period, wait_max);
                         } else {
                             std::thread::sleep(period);
                         }
@@ -189,29 +236,11 @@ impl Net {
                             let pe = failed as usize - 1;
                             crate::ffi::exit_after_peer(&format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"), pe);
                         }
-                        if last.elapsed() >= check && d.load(Acquire) == u64::MAX {
-                            last = std::time::Instant::now();
-                            for &pe in &watch {
-                                // SAFETY: word is 8 bytes that live for the process (a read that
-                                // fails by the short stall limit may still land later); offset 0
-                                // of the heap is registered on every PE (the library's team areas).
-                                let r = f.with_stall_timeout(probe_limit, |f| unsafe {
-                                    f.get(pe, probe_word as *mut u8, 8, Remote { region: HEAP, offset: 0 })
-                                });
-                                if let Err(e) = r {
-                                    if d.load(Acquire) == u64::MAX && !s.load(Acquire) {
-                                        crate::ffi::exit_after_peer(
-                                            &format!("[PE {me}] ERROR: PE {pe} (another node) cannot be reached: {e}; it died or exited without calling ishmem_finalize; ending the job"),
-                                            pe,
-                                        );
-                                    }
-                                }
-                            }
-                        }
                     }
                 })
                 .ok()
         };
+        Self::start_probe(&fab, p, stop.clone(), deadline_ms.clone());
         Ok(Net {
             fab,
             abort_off,
@@ -223,7 +252,56 @@ impl Net {
             deadline_ms,
             progress: std::sync::Mutex::new(progress),
             started,
+            on_node: {
+                let mut v = vec![true; p.npes];
+                for &pe in &p.others {
+                    if let Some(b) = v.get_mut(pe) {
+                        *b = false;
+                    }
+                }
+                v
+            },
         })
+    }
+
+    /// The probe thread: reads one word of one PE of each other node every `check_ms`. A read
+    /// that completes nothing for `peer_timeout` means that PE has been silent that long (it may
+    /// be stopped, starved or cut off: its process is not known to be dead, which `core::live`'s
+    /// connection tells at once), and the job ends saying so. A read that fails at once (the
+    /// provider's error for a peer that went away) is not reported here: the connection of
+    /// `core::live` says whether the process ended. The thread is not joined at finalize (a
+    /// read may be waiting); it stops reporting then.
+    fn start_probe(fab: &Arc<Fabric>, p: &NetParams, stop: Arc<AtomicBool>, deadline_ms: Arc<std::sync::atomic::AtomicU64>) {
+        let (f, watch, me, limit) = (fab.clone(), p.watch.clone(), p.me, p.peer_timeout);
+        let check = Duration::from_millis(p.check_ms.max(1));
+        // (`retire` sets the deadline at finalize.)
+        let running = move || !stop.load(Acquire) && deadline_ms.load(Acquire) == u64::MAX;
+        let word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
+        let _ = std::thread::Builder::new().name("ishmem-probe".into()).spawn(move || {
+            while running() {
+                std::thread::sleep(check);
+                for &pe in &watch {
+                    let t = std::time::Instant::now();
+                    // SAFETY: word is 8 bytes that live for the process (a read that failed by
+                    // the stall limit may still land later); offset 0 of the heap (or mailbox) is
+                    // registered on every PE.
+                    let r = f.with_stall_timeout(limit, |f| unsafe { f.get(pe, word as *mut u8, 8, Remote { region: HEAP, offset: 0 }) });
+                    if let Err(e) = r {
+                        if t.elapsed() >= limit && running() {
+                            let secs = limit.as_secs();
+                            crate::ffi::exit_after_peer(
+                                &format!(
+                                    "[PE {me}] ERROR: PE {pe} (another node) has been silent for {secs} s or more (ISHMEM_PEER_TIMEOUT_S={secs}): \
+                                     a read of its memory completed nothing ({e}); its process has not ended as far as this PE knows \
+                                     (it may be stopped, starved of CPU or cut off from the network); ending the job"
+                                ),
+                                pe,
+                            );
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// The offset in the registered data region (region 1) of `len` bytes at offset `off` of
@@ -285,8 +363,9 @@ impl Net {
             s.quiet(&self.fab, func);
         }
         if let Err(e) = self.fab.quiet() {
-            fatal(func, &format!("network: {e}"))
+            net_fatal(func, &format!("network: {e}"))
         }
+        NODE_AMOS.with(|c| c.set(false));
     }
 
     /// The quiet of finalize after the last barrier: this PE's last writes reach the PEs
@@ -301,12 +380,50 @@ impl Net {
         });
     }
 
-    /// Orders this PE's earlier puts and AMOs before its later ones, per target.
-    pub fn fence(&self) {
-        if let Some(s) = &self.stage {
-            s.fence();
+    /// Orders the calling thread's earlier puts and AMOs before its later ones, per target.
+    /// Network operations are ordered by the provider's fence (and the mailbox's). A
+    /// non-blocking AMO to a PE of this node is the one case the provider cannot order: the
+    /// next put to that PE is a store into mapped memory, which the provider never sees. So
+    /// when this thread has posted such an AMO since its last fence or quiet, the fence waits
+    /// until every write outstanding is complete (non-fetching AMOs ask delivery completion:
+    /// complete means applied at the target). With the staging mailbox, staged requests are
+    /// applied in order and a direct operation after the fence waits for the staged ones
+    /// before it (`wait_fenced`); the provider's fence (a wait for every outstanding write
+    /// where the provider neither orders writes nor has FI_FENCE) is needed only when a direct
+    /// write was issued since the last fence.
+    pub fn fence(&self, func: &str) {
+        let provider = match &self.stage {
+            Some(s) => {
+                s.fence();
+                DIRECT_WRITES.with(|c| c.replace(false))
+            }
+            None => true,
+        };
+        if provider {
+            self.fab.fence();
         }
-        self.fab.fence()
+        if NODE_AMOS.with(|c| c.replace(false)) {
+            if let Err(e) = self.fab.complete_local() {
+                fatal(func, &format!("network: waiting for AMOs to PEs of this node: {e}"))
+            }
+        }
+    }
+
+    /// After a non-blocking AMO to `pe` was posted: remembers it for [`Net::fence`] when `pe`
+    /// is on this node.
+    #[inline]
+    fn posted_amo(&self, pe: usize) {
+        if self.on_node.get(pe).copied().unwrap_or(false) {
+            NODE_AMOS.with(|c| c.set(true));
+        }
+    }
+
+    /// Notes a write to the provider that bypasses the mailbox (see `fence`).
+    #[inline]
+    fn direct(&self) {
+        if self.stage.is_some() {
+            DIRECT_WRITES.with(|c| c.set(true));
+        }
     }
 
     /// The mailbox when `at` is on the staged heap; before a direct operation on another
@@ -333,7 +450,7 @@ impl Net {
         let staged = self.stage.is_some() && at.region == HEAP;
         if !staged && n > self.fab.info().inject_size {
             if let Err(e) = self.fab.wait_local_writes() {
-                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+                net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
             }
         }
     }
@@ -347,6 +464,7 @@ impl Net {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
             return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
         }
+        self.direct();
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(src as usize, n)) {
             // A device source: through a host buffer, read by the provider before return.
             let mut b = vec![0u8; n];
@@ -354,14 +472,14 @@ impl Net {
             // SAFETY: b is readable for n bytes until the wait below returns.
             let r = unsafe { self.fab.put(pe, b.as_ptr(), n, at) }.and_then(|_| self.fab.wait_local_writes());
             if let Err(e) = r {
-                fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+                net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
             }
             return;
         }
         // SAFETY: forwarded contract (the binding injects small sources, registers or bounces
         // the others for the life of the operation).
         if let Err(e) = unsafe { self.fab.put(pe, src, n, at) } {
-            fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
+            net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
         }
     }
 
@@ -370,7 +488,7 @@ impl Net {
         let mut b = vec![0u8; n];
         // SAFETY: b is writable for n bytes.
         if let Err(e) = unsafe { self.fab.get(pe, b.as_mut_ptr(), n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
         g.copy(func, dst as usize, b.as_ptr() as usize, n);
     }
@@ -384,15 +502,22 @@ impl Net {
             // SAFETY: v is a local of 8 bytes, copied into the outbox before return.
             return unsafe { s.put(&self.fab, func, pe, &v as *const u64 as *const u8, 8, at.offset) };
         }
+        self.direct();
         if let Err(e) = self.fab.put_flag(pe, v, at) {
-            fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
+            net_fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
         }
+    }
+
+    /// Makes the next quiet also deliver this PE's earlier flags to `pe` (see
+    /// `Fabric::flush_at_next_quiet`; staged flags are requests, which quiet waits for).
+    pub fn flush_flags_to(&self, pe: usize) {
+        self.fab.flush_at_next_quiet(pe);
     }
 
     /// Waits until every put issued so far completed locally (their sources are free).
     pub fn complete_local(&self, func: &str) {
         if let Err(e) = self.fab.complete_local() {
-            fatal(func, &format!("network: {e}"))
+            net_fatal(func, &format!("network: {e}"))
         }
     }
 
@@ -415,7 +540,7 @@ impl Net {
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get(pe, dst, n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
     }
 
@@ -433,7 +558,7 @@ impl Net {
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get_nbi(pe, dst, n, at) } {
-            fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
+            net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
     }
 
@@ -448,7 +573,7 @@ impl Net {
     }
 
     fn failed(func: &str, what: &str, pe: usize, e: String) -> ! {
-        fatal(func, &format!("network atomic {what} on PE {pe}: {e}"))
+        net_fatal(func, &format!("network atomic {what} on PE {pe}: {e}"))
     }
 
     /// Compare-and-swap: stores `value` where the word equals `cond`; returns the old value.
@@ -497,11 +622,13 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Set, value, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
                 Self::failed(func, "set", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.emulate(func, pe, at, width, |_| value);
@@ -537,12 +664,14 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, r.amo(), v, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         let op = AtomicOp::from(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, op, dt, at, v) {
                 Self::failed(func, "op", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.fetch_rmw(func, pe, at, width, r, v);

@@ -170,6 +170,9 @@ pub fn check_global_exit(flag: u64, me: usize) {
     if debug_on() {
         emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
     }
+    // Jobs across nodes: this node's leader tells the other nodes' (`core::live`) before its
+    // connections close.
+    crate::core::live::tell_global_exit(pe as usize, status);
     if pe as usize != me {
         tell_launcher(pe as usize);
     }

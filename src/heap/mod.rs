@@ -2,6 +2,7 @@
 //! segments that back the heap and the executable's data (`segment`).
 
 pub mod alloc;
+pub mod reserve;
 pub mod segment;
 
 /// Every PE's own heap starts at a multiple of this (host and GPU heaps), so `ishmem_align`

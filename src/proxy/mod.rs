@@ -149,6 +149,7 @@ impl Proxy {
 mod tests {
     use super::*;
     use crate::transport::cuda::state::*;
+    use serve::coalesce;
     use std::sync::atomic::AtomicUsize;
 
     /// The device's poster (include/ishmem/cuda_impl.cuh: proxy_post, proxy_wait), on the host.
@@ -311,5 +312,38 @@ mod tests {
         });
         assert_eq!(seen.load(Relaxed) as u64, total);
         assert_eq!(ticket.load(Relaxed), total);
+    }
+
+    /// Back-to-back non-blocking puts that continue each other run as one request; a gap, a
+    /// different PE, a blocking put, a fence or the first unposted ticket ends the run.
+    #[test]
+    fn contiguous_nbi_puts_coalesce() {
+        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let p = Poster { base, ticket: &ticket };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        let put = |pe: u64, reply: bool| PROXY_PUT as u64 | if reply { PROXY_REPLY } else { 0 } | pe << 32;
+        // tickets 0-2: 3 x 1 KiB following on; 3: a gap in the destination; 4: follows 3 but
+        // to PE 2; 5: blocking; 6: fence; 7: a put after the fence
+        p.post([put(1, false), 0x1000, 0x9000, 1024, 0, 0]);
+        p.post([put(1, false), 0x1400, 0x9400, 1024, 0, 0]);
+        p.post([put(1, false), 0x1800, 0x9800, 1024, 0, 0]);
+        p.post([put(1, false), 0x2000, 0xa000, 64, 0, 0]);
+        p.post([put(2, false), 0x2040, 0xa040, 64, 0, 0]);
+        p.post([put(2, true), 0x2080, 0xa080, 64, 0, 0]);
+        p.post([PROXY_FENCE as u64 | 2 << 32, 0, 0, 0, 0, 0]);
+        p.post([put(2, false), 0x20c0, 0xa0c0, 64, 0, 0]);
+        let (m, upto) = coalesce(&ring, ring.poll(0).expect("posted"));
+        assert_eq!((m.sym, m.local, m.bytes, m.pe, upto), (0x1000, 0x9000, 3072, 1, 3));
+        let (m, upto) = coalesce(&ring, ring.poll(3).expect("posted"));
+        assert_eq!((m.bytes, upto), (64, 4));
+        let (m, upto) = coalesce(&ring, ring.poll(4).expect("posted"));
+        assert_eq!((m.bytes, upto), (64, 5));
+        let (m, upto) = coalesce(&ring, ring.poll(5).expect("posted"));
+        assert_eq!((m.bytes, upto, m.reply), (64, 6, true));
+        let (_, upto) = coalesce(&ring, ring.poll(7).expect("posted"));
+        assert_eq!(upto, 8, "ticket 8 is not posted");
     }
 }

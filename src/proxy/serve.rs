@@ -22,6 +22,7 @@ pub(crate) fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Bu
     let watched = st.cfg.proxy_stall_s > 0;
     let mut next = 0u64;
     let mut idle = 0u32;
+    let mut prof = Profile::from_env();
     loop {
         match ring.poll(next) {
             Some(r) => {
@@ -40,11 +41,25 @@ pub(crate) fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Bu
                         },
                         _ => {}
                     }
-                    let v = run(st, &r);
+                    let t0 = prof.as_ref().map(|_| std::time::Instant::now());
+                    // Non-blocking puts posted back to back that continue each other (the
+                    // threads of a warp putting their consecutive shares) run as one.
+                    // (Not with a planted fault, whose ticket must be run on its own.)
+                    let (merged, upto) = if fault.is_none() { coalesce(&ring, r) } else { (r, r.ticket + 1) };
+                    let v = run(st, &merged);
+                    if let (Some(p), Some(t0)) = (prof.as_mut(), t0) {
+                        p.add(r.kind, t0.elapsed());
+                    }
                     if watched {
                         busy.since.store(0, Release);
                     }
-                    ring.done(&r, v);
+                    for t in r.ticket..upto {
+                        match ring.poll(t) {
+                            Some(q) => ring.done(&q, v),
+                            None => fatal(name(r.kind), &format!("internal error: request {t} of the proxy ring vanished")),
+                        }
+                    }
+                    next = upto - 1;
                 }
                 next += 1;
                 idle = 0;
@@ -54,6 +69,9 @@ pub(crate) fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Bu
                 // collective handed over has replied).
                 if stop.load(Acquire) {
                     colls.join();
+                    if let Some(p) = prof {
+                        p.report(st.me);
+                    }
                     break;
                 }
                 idle = idle.saturating_add(1);
@@ -119,15 +137,18 @@ pub(crate) fn run(st: &State, r: &Req) -> u64 {
             check_width(func, r);
             return amo(st, func, r, sym, r.width, r.op, r.local, r.value2);
         }
-        PROXY_FENCE => core::fence(),
+        PROXY_FENCE => core::fence(func),
         PROXY_NOP => {}
         PROXY_COLL => return coll(st, r),
+        #[cfg(not(ishmem_mutation = "proxy_quiet_noop"))]
         PROXY_QUIET => core::quiet(),
+        #[cfg(ishmem_mutation = "proxy_quiet_noop")]
+        PROXY_QUIET => {}
         PROXY_PUT_SIGNAL => {
             // SAFETY: as for a blocking PROXY_PUT (the kernel waits for the reply, then may
             // reuse the source: the put has read it; a source in a bounce buffer is n = 0).
             unsafe { core::rma::put(st, func, sym, local as *const u8, n, r.pe) };
-            core::fence();
+            core::fence(func);
             let op = if r.op == 0 { AmoOp::Set } else { AmoOp::Add };
             amo(st, func, r, r.sig as usize, 8, op as u8, r.value2, 0);
         }
@@ -173,4 +194,69 @@ fn amo(st: &State, func: &str, r: &Req, sym: usize, width: usize, op: u8, v: u64
         }
         Reach::Host(_) => fatal(func, "internal error: a proxy AMO on host memory"),
     }
+}
+/// Where the proxy thread's time goes (`ISHMEMI_PROXY_PROFILE=1`, a measuring aid): per
+/// request kind, how many were run and how long `run` took, printed at finalize. The part of
+/// a kernel's latency not spent in `run` is the ring's (post, pick-up, reply).
+struct Profile {
+    n: [u64; 16],
+    ns: [u64; 16],
+}
+
+impl Profile {
+    fn from_env() -> Option<Profile> {
+        std::env::var("ISHMEMI_PROXY_PROFILE").ok().filter(|v| v == "1").map(|_| Profile { n: [0; 16], ns: [0; 16] })
+    }
+    fn add(&mut self, kind: u8, d: Duration) {
+        let k = (kind as usize).min(15);
+        self.n[k] += 1;
+        self.ns[k] += d.as_nanos() as u64;
+    }
+    fn report(&self, me: usize) {
+        let mut line = format!("[PE {me}] proxy profile (requests, mean us in the proxy thread):");
+        for k in 0..16 {
+            if self.n[k] > 0 {
+                line += &format!(
+                    " {}={}/{:.2}",
+                    name(k as u8).trim_end_matches(" (through the proxy)"),
+                    self.n[k],
+                    self.ns[k] as f64 / self.n[k] as f64 / 1e3
+                );
+            }
+        }
+        crate::ffi::emit(&line);
+    }
+}
+
+/// Most bytes that [`coalesce`] puts into one request.
+const COALESCE_MAX: u64 = 1 << 20;
+
+/// Request `r` extended by the non-blocking puts already posted right after it (tickets
+/// `r.ticket + 1 ..`) that continue it: same target PE, destination and source each following
+/// on from the previous one, up to [`COALESCE_MAX`] bytes. Returns the request to run and the
+/// ticket after the last one it covers (each covered one is marked done after it runs). Only
+/// requests with no reply qualify: nothing waits on them but a later quiet, and non-blocking
+/// puts may complete in any order until a fence, which is a request of its own and ends the
+/// run, as does any other kind.
+pub(crate) fn coalesce(ring: &Ring, r: Req) -> (Req, u64) {
+    let mut m = r;
+    let mut upto = r.ticket + 1;
+    if r.kind != PROXY_PUT || r.reply {
+        return (m, upto);
+    }
+    while m.bytes < COALESCE_MAX {
+        let Some(q) = ring.poll(upto) else { break };
+        let follows = q.kind == PROXY_PUT
+            && !q.reply
+            && q.pe == m.pe
+            && q.sym == m.sym.wrapping_add(m.bytes)
+            && q.local == m.local.wrapping_add(m.bytes)
+            && m.bytes + q.bytes <= COALESCE_MAX;
+        if !follows {
+            break;
+        }
+        m.bytes += q.bytes;
+        upto += 1;
+    }
+    (m, upto)
 }

@@ -48,7 +48,16 @@ struct Header {
     /// PEs arrived at the finalize barrier (`finalize_barrier`; one use per job). Separate from
     /// `bar_count`, so that a PE in finalize never completes another PE's barrier_all.
     fin_count: AtomicU64,
+    /// Jobs across nodes: PEs of other nodes in `ishmem_finalize`, as their node's leader told
+    /// this node's (`core::live`): entries used, then per entry `1 << 63 | pe << 32 | pid` and
+    /// the world collectives that PE made. Written by this node's leader only.
+    remote_fin_n: AtomicU64,
+    remote_fin: [[AtomicU64; 2]; REMOTE_FIN],
 }
+
+/// PEs of other nodes in finalize that a node records (`Header::remote_fin`); more are not
+/// recorded (a wait for one of those is not found: it hangs as before).
+const REMOTE_FIN: usize = 128;
 
 /// Backends a slot can announce (every PE of a job must use the same one).
 const BACKEND_CPU: u32 = 0;
@@ -175,6 +184,46 @@ fn test_crash(point: &str, pe: usize) {
 }
 /// The control segment of the running job, for `abort` (0 when none).
 static CTL: AtomicU64 = AtomicU64::new(0);
+/// The PE number of each slot of this node's control segment (set at join).
+static WORLD: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+fn header_if_running() -> Option<&'static Header> {
+    let ctl = CTL.load(Acquire) as usize;
+    // SAFETY: CTL is set only while the control segment is mapped (it is never unmapped).
+    (ctl != 0).then(|| unsafe { &*(ctl as *const Header) })
+}
+
+/// The PEs of this node in `ishmem_finalize`: (PE, pid, world collectives it made).
+pub fn finalizing_here() -> Vec<(usize, i32, u64)> {
+    let (Some(h), Some(world)) = (header_if_running(), WORLD.get()) else { return Vec::new() };
+    let base = h as *const Header as usize + HEADER_BYTES;
+    (0..world.len())
+        .filter_map(|q| {
+            // SAFETY: the segment holds one slot per PE of the node after the header.
+            let s = unsafe { &*((base + q * std::mem::size_of::<Slot>()) as *const Slot) };
+            (s.state.load(Acquire) == FINALIZING).then(|| (world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
+        })
+        .collect()
+}
+
+/// Records that PE `pe` (pid `pid`) of another node is in finalize after `calls` world
+/// collectives (`core::live`, on the node's leader).
+pub fn record_remote_finalizing(pe: usize, pid: i32, calls: u64) {
+    let Some(h) = header_if_running() else { return };
+    let n = h.remote_fin_n.load(Relaxed) as usize;
+    if n < REMOTE_FIN {
+        h.remote_fin[n][1].store(calls, Relaxed);
+        h.remote_fin[n][0].store(1 << 63 | (pe as u64 & 0x7fff_ffff) << 32 | pid as u32 as u64, Release);
+        h.remote_fin_n.store(n as u64 + 1, Release);
+    }
+}
+
+/// Ends this PE as `ishmem_global_exit` asks when a PE of this node called it.
+pub fn check_global_exit_here(me: usize) {
+    if let Some(h) = header_if_running() {
+        crate::ffi::check_global_exit(h.global_exit.load(Acquire), me);
+    }
+}
 
 fn created(path: String) {
     if let Ok(mut v) = CREATED.lock() {
@@ -256,6 +305,9 @@ impl ShmJob {
         if made {
             created(ctl_path.clone());
         }
+        // Its pages exist before anyone stores into them (a full tmpfs: an error, not SIGBUS).
+        crate::heap::reserve::fallocate(fd.0, 0, ctl_len)
+            .map_err(|e| crate::heap::reserve::advice("the node's control file", ctl_len, &p.names.dir, &e))?;
         let ctl = segment::map(&fd, ctl_len, None)?;
         drop(fd);
         let mut job = ShmJob {
@@ -279,6 +331,7 @@ impl ShmJob {
             Err(n) => return Err(format!("job key {} is in use by a job of {n} PEs (this one has {})", p.key, p.npes)),
         }
         CTL.store(ctl as u64, Release);
+        let _ = WORLD.set(p.members.to_vec());
         let me_slot = job.slot(p.me);
         if me_slot.state.load(Acquire) != 0 || me_slot.pid.load(Acquire) != 0 {
             return Err(format!("two processes claim PE {} of job {} (check the launcher's rank variables)", p.members[p.me], p.key));
@@ -301,7 +354,9 @@ impl ShmJob {
             let hfd = segment::create(&heap_path, p.heap_len)?;
             created(heap_path);
             job.heap_bases[p.me] = segment::map_aligned(&hfd, p.heap_len, crate::heap::base_align(p.heap_len))?;
-            drop(hfd);
+            // Kept open: the ranges handed out are reserved in it (`heap::reserve`).
+            crate::heap::reserve::keep(hfd.0, &p.names.dir);
+            std::mem::forget(hfd);
         }
         // Our data segment.
         let mut data_len = 0;
@@ -512,8 +567,7 @@ impl ShmJob {
     /// ends too, saying why.
     pub fn finalize_barrier(&self, world_calls: u64) {
         let h = self.header();
-        self.slot(self.local).world_calls.store(world_calls, Relaxed);
-        self.slot(self.local).state.store(FINALIZING, Release);
+        self.mark_finalizing(world_calls);
         h.fin_count.fetch_add(1, AcqRel);
         let me = self.me;
         crate::wait::until_checked(
@@ -533,6 +587,18 @@ impl ShmJob {
         );
     }
 
+    /// Marks this PE FINALIZING after `world_calls` world collectives: it will never take part
+    /// in another barrier or collective (jobs across nodes: `core::live` tells the other nodes).
+    pub fn mark_finalizing(&self, world_calls: u64) {
+        self.slot(self.local).world_calls.store(world_calls, Relaxed);
+        self.slot(self.local).state.store(FINALIZING, Release);
+    }
+
+    /// Whether this PE is in finalize.
+    pub fn finalizing(&self) -> bool {
+        self.slot(self.local).state.load(Acquire) == FINALIZING
+    }
+
     /// A peer of the node (world PE, pid, world team calls it made) that is in
     /// `ishmem_finalize` while this PE is not, among the PEs for which `member` holds. Such a
     /// peer will not join this PE's barrier, nor a world collective it has not made; the caller
@@ -541,9 +607,18 @@ impl ShmJob {
         if self.slot(self.local).state.load(Acquire) == FINALIZING {
             return None;
         }
-        (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
+        let here = (0..self.npes).filter(|&q| q != self.local && member(self.world[q])).find_map(|q| {
             let s = self.slot(q);
             (s.state.load(Acquire) == FINALIZING).then(|| (self.world[q], s.pid.load(Relaxed), s.world_calls.load(Relaxed)))
+        });
+        // PEs of other nodes, as their leaders told this node's.
+        let h = self.header();
+        here.or_else(|| {
+            (0..(h.remote_fin_n.load(Acquire) as usize).min(REMOTE_FIN)).find_map(|i| {
+                let w = h.remote_fin[i][0].load(Acquire);
+                let pe = ((w >> 32) & 0x7fff_ffff) as usize;
+                (w >> 63 == 1 && member(pe)).then(|| (pe, w as u32 as i32, h.remote_fin[i][1].load(Relaxed)))
+            })
         })
     }
 
@@ -644,15 +719,24 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
         let failed = job.header().abort_pe.load(Acquire);
         if failed - 1 == job.me as i64 {
+            // (Across nodes only: there finalize does not use this node's `fin_count`; on one
+            // node `finalize_barrier` reports it.)
+            if job.finalizing() && job.header().fin_count.load(Acquire) == 0 {
+                // Blamed: this PE is in finalize while others wait for it.
+                crate::ffi::emit(&format!(
+                    "[PE {}] ERROR: ishmem_finalize: the job ends: this PE called ishmem_finalize (or exited with \
+                     status 0, which finalizes) while other PEs waited for it in a barrier or collective call",
+                    job.me
+                ));
+                crate::ffi::exit_now(1);
+            }
             // This PE failed and is exiting: it must not blame a peer that ends because of it.
             break;
         }
         if failed != 0 {
-            crate::ffi::exit_after_peer(&format!(
-                "[PE {}] ERROR: ending the job because PE {} failed (see its message)",
-                job.me,
-                failed - 1
-            ), (failed - 1) as usize);
+            let pe = (failed - 1) as usize;
+            let where_ = if job.world.contains(&pe) { "" } else { "on another node; " };
+            crate::ffi::exit_after_peer(&format!("[PE {}] ERROR: ending the job because PE {pe} failed ({where_}see its message)", job.me), pe);
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {

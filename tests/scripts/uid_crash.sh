@@ -13,8 +13,8 @@ mode=$2
 n=$3
 limit=$4
 case "$mode" in
-sigkill) regex='ERROR: PE 1 \(pid [0-9]+\) died or exited without calling ishmem_finalize|ERROR: ending the job because PE 1 failed \(on another node|ERROR: PE 1 \(another node\) cannot be reached' ;;
-no_finalize) regex='ERROR: PE 1 \(pid [0-9]+\) .*without calling ishmem_finalize|ERROR: ending the job because PE 1 failed \(on another node|ERROR: PE 1 \(another node\) cannot be reached' ;;
+sigkill) regex='ERROR: PE 1 \(pid [0-9]+\) died or exited without calling ishmem_finalize|ERROR: ending the job because PE 1 failed \(on another node|ERROR: PE 1 \(another node\) ended without calling ishmem_finalize' ;;
+no_finalize) regex='ERROR: PE 1 \(pid [0-9]+\) .*without calling ishmem_finalize|ERROR: ending the job because PE 1 failed \(on another node|ERROR: PE 1 \(another node\) ended without calling ishmem_finalize' ;;
 bad_pe) regex='^\[PE [0-9]+\] ERROR: ending the job because PE 1 failed' ;;
 global_exit | implicit) regex='' ;;
 *) echo "unknown mode $mode"; exit 2 ;;

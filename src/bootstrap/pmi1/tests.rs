@@ -79,6 +79,7 @@ fn kvs_server(pre: Vec<(String, String)>) -> impl FnOnce(&mut Fake) + Send + 'st
                     s.send("cmd=put_result rc=0 msg=success\n");
                 }
                 "barrier_in" => s.send("cmd=barrier_out\n"),
+                "get" if f["key"].starts_with("huge-0-") => s.send("cmd=get_result rc=0 msg=success value=abab\n"),
                 "get" => match kv.get(f["key"]) {
                     Some(v) => s.send(&format!("cmd=get_result rc=0 msg=success value={v}\n")),
                     None => s.send(&format!("cmd=get_result rc=-1 msg=key_{}_not_found value=unknown\n", f["key"])),
@@ -101,6 +102,7 @@ fn exchange_carries_binary_values_of_any_length() {
         ("x-0-2".to_string(), h0[2028..].to_string()),
         ("e-0".to_string(), "1.".to_string()),
         ("bad-0".to_string(), "1.zz".to_string()),
+        ("huge-0".to_string(), "100000.ab".to_string()),
     ];
     let (mut p, h) = connect(kvs_server(pre), 1, 2);
     let mine = vec![0u8, 255, 10, 32, b'='];
@@ -109,8 +111,19 @@ fn exchange_carries_binary_values_of_any_length() {
     assert_eq!(Exchange::allgather(&mut p, "e", &[]).unwrap(), vec![Vec::<u8>::new(), Vec::new()]);
     let e = Exchange::allgather(&mut p, "bad", &long).unwrap_err();
     assert!(e.contains("rank 0's value of 'bad' is malformed"), "{e}");
+    // issue 30: a process manager that answers every part kept a PE in init for ever
+    let e = Exchange::allgather(&mut p, "huge", &mine).unwrap_err();
+    assert_eq!(e, "PMI-1: rank 0's value of 'huge' claims 100000 parts; a value of at most 1048576 bytes has 1 to 2069");
     drop(p);
     h.join().unwrap();
+}
+
+#[test]
+fn long_replies_are_clipped_in_errors() {
+    let line = format!("cmd=get_result {}", "y".repeat(200_000));
+    let e = parse_reply(&line, "get").err().unwrap();
+    assert!(e.len() < 500, "{} bytes", e.len());
+    assert!(e.ends_with("... (200015 bytes in all)'"), "{e}");
 }
 
 #[test]

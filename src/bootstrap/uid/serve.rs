@@ -324,10 +324,28 @@ impl Serve {
                         since: Instant::now(),
                         closing: false,
                     };
-                    match self.conns.iter().position(Option::is_none) {
-                        Some(i) => self.conns[i] = Some(conn),
-                        None => self.conns.push(Some(conn)),
+                    let pending: Vec<usize> =
+                        (0..self.conns.len()).filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.rank.is_none())).collect();
+                    if pending.len() >= MAX_PENDING {
+                        // The oldest is pushed out: a rank says hello as it connects, so a
+                        // connection that waits is most likely one that never will.
+                        if let Some(&old) = pending.iter().min_by_key(|&&i| self.conns[i].as_ref().map(|c| c.since)) {
+                            self.conns[old] = None;
+                        }
                     }
+                    let i = match self.conns.iter().position(Option::is_none) {
+                        Some(i) => {
+                            self.conns[i] = Some(conn);
+                            i
+                        }
+                        None => {
+                            self.conns.push(Some(conn));
+                            self.conns.len() - 1
+                        }
+                    };
+                    // A client sends its hello with the connection: handled now, it is no
+                    // longer pending when the next connections come.
+                    self.read(i);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -420,6 +438,17 @@ impl Serve {
                 return true;
             }
             let len = be32(&c.inbuf) as usize;
+            if c.rank.is_none() && len != 1 + HELLO_LEN {
+                // Before its hello a connection is nobody: its first frame must be a hello,
+                // whose size is known; nothing larger is ever buffered for it.
+                let msg = format!(
+                    "{PREFIX}: {} did not start with a hello of this protocol (a first frame of {len} bytes, a hello has {}); connection refused",
+                    c.peer,
+                    1 + HELLO_LEN
+                );
+                self.protocol_error(i, &msg);
+                return false;
+            }
             if len == 0 || len > MAX_CLIENT_FRAME {
                 let msg = format!(
                     "{PREFIX}: a message of {len} bytes from {} is not a frame of this protocol (limit {MAX_CLIENT_FRAME})",
@@ -545,6 +574,10 @@ impl Serve {
         if nranks == 0 || nranks > MAX_RANKS {
             return self.refuse(i, &format!("{PREFIX}: nranks {nranks} is not in 1..={MAX_RANKS}"));
         }
+        if self.running {
+            let msg = format!("{PREFIX}: a hello from {peer} (rank {rank}) after every rank connected; connection refused");
+            return self.refuse(i, &msg);
+        }
         match self.nranks {
             Some((n, by)) if n != nranks => {
                 let msg = format!("{PREFIX}: rank {rank} says the job has {nranks} PEs, but rank {by} said {n}: every PE must pass the same nranks");
@@ -563,8 +596,17 @@ impl Serve {
             return self.fail(&format!("{PREFIX}: rank {rank} is out of range for a job of {nranks} PEs"), Some(i));
         }
         if let Some(first) = self.present[rank] {
-            let msg = format!("{PREFIX}: rank {rank} connected twice (from {first} and {peer}): every PE must pass a different rank");
-            return self.fail(&msg, Some(i));
+            // Refused alone (issue 30): a late or repeated hello, whoever sends it, never ends
+            // the job of the ranks already connected. Two PEs given one rank: the second gets
+            // this message and the job's timeout names the rank nobody took.
+            let msg = if self.running {
+                format!("{PREFIX}: rank {rank} says hello from {peer}, but every rank has connected already (rank {rank} from {first}); connection refused")
+            } else {
+                format!(
+                    "{PREFIX}: rank {rank} is connected already (from {first}); this connection from {peer} is refused: every PE must pass a different rank"
+                )
+            };
+            return self.refuse(i, &msg);
         }
         if let Some(c) = self.conns[i].as_mut() {
             c.rank = Some(rank);

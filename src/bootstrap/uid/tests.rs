@@ -148,22 +148,69 @@ fn disagreeing_nranks_fails_everyone() {
     wait_finished(&server);
 }
 
+/// Issue 30: a second hello for a rank, or one after every rank connected, is refused
+/// alone; the job goes on (before, both holders of the rank failed: "connected twice").
 #[test]
-fn duplicate_rank_fails_everyone() {
+fn duplicate_and_late_hellos_are_refused_alone() {
     let server = local();
     let uid = server.uid();
-    let h: Vec<_> = (0..2)
+    let first = thread::spawn(move || {
+        let mut c = Client::connect(&uid, 1, 2, Duration::from_secs(10)).unwrap();
+        c.allgather("k", &[1]).unwrap()
+    });
+    thread::sleep(Duration::from_millis(300));
+    let e = Client::connect(&uid, 1, 2, Duration::from_secs(10)).unwrap_err();
+    assert!(e.starts_with("unique-id bootstrap: rank 1 is connected already (from 127.0.0.1:"), "{e}");
+    assert!(e.ends_with("is refused: every PE must pass a different rank"), "{e}");
+    let mut c0 = Client::connect(&uid, 0, 2, Duration::from_secs(10)).unwrap();
+    // every rank is in: a late hello (any rank) is refused, the job goes on
+    let e = Client::connect(&uid, 0, 2, Duration::from_secs(10)).unwrap_err();
+    assert!(e.contains("after every rank connected; connection refused"), "{e}");
+    assert_eq!(c0.allgather("k", &[0]).unwrap(), vec![vec![0u8], vec![1u8]]);
+    assert_eq!(first.join().unwrap(), vec![vec![0u8], vec![1u8]]);
+    drop(c0);
+    wait_finished(&server);
+}
+
+/// Issue 30: connections that never say hello are bounded (MAX_PENDING, the oldest pushed
+/// out) and so is what they may send (a first frame of a hello's size): 300 idle ones and
+/// 100 announcing 1 MiB do not keep the ranks out.
+#[test]
+fn a_flood_of_strangers_does_not_keep_the_ranks_out() {
+    let server = local();
+    let uid = server.uid();
+    let addr = server.addr();
+    let mut idle: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    let mut big: Vec<TcpStream> = (0..100)
         .map(|_| {
-            let h = thread::spawn(move || Client::connect(&uid, 1, 3, Duration::from_secs(10)).unwrap_err());
-            thread::sleep(Duration::from_millis(200));
-            h
+            let mut s = TcpStream::connect(addr).unwrap();
+            let _ = s.write_all(&((1u32 << 20) + 1).to_be_bytes());
+            let _ = s.write_all(&[T_HELLO; 4096]);
+            s
         })
         .collect();
-    for e in h.into_iter().map(|h| h.join().unwrap()) {
-        assert!(e.starts_with("unique-id bootstrap: rank 1 connected twice (from 127.0.0.1:"), "{e}");
-        assert!(e.ends_with("): every PE must pass a different rank"), "{e}");
-    }
-    wait_finished(&server);
+    let got = ranks(2, move |r| {
+        let mut c = Client::connect(&uid, r, 2, Duration::from_secs(20)).unwrap();
+        c.allgather("k", &[r as u8]).unwrap()
+    });
+    assert_eq!(got, vec![vec![vec![0u8], vec![1u8]]; 2]);
+    // All but the last MAX_PENDING idle ones were closed; every big one was refused.
+    let closed = |s: &mut TcpStream| {
+        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut b = [0u8; 256];
+        loop {
+            match s.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => continue, // the refusal's message
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return false,
+                Err(_) => return true, // reset
+            }
+        }
+    };
+    let nidle = idle.iter_mut().map(closed).filter(|&c| c).count();
+    assert!(nidle >= 300 - MAX_PENDING, "{nidle} of 300 idle connections closed");
+    let nbig = big.iter_mut().map(closed).filter(|&c| c).count();
+    assert_eq!(nbig, 100);
 }
 
 #[test]
@@ -198,12 +245,12 @@ fn strangers_are_refused_and_the_job_goes_on() {
     let (ty, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
     let p = String::from_utf8(p).unwrap();
     assert_eq!(ty, T_ERROR);
-    assert!(p.starts_with("unique-id bootstrap: a message of 4294967280 bytes from 127.0.0.1:") && p.contains("is not a frame of this protocol"), "{p}");
+    assert!(p.starts_with("unique-id bootstrap: 127.0.0.1:") && p.ends_with("did not start with a hello of this protocol (a first frame of 4294967280 bytes, a hello has 61); connection refused"), "{p}");
     assert!(matches!(read_frame(&mut s, 1 << 16, deadline()), Err(ReadErr::Eof)));
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(b"\0\0\0\x05GET /").unwrap();
     let (_, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
-    assert!(String::from_utf8(p).unwrap().ends_with("did not start with a hello of this protocol (ISHMUID2); connection refused"));
+    assert!(String::from_utf8(p).unwrap().ends_with("did not start with a hello of this protocol (a first frame of 5 bytes, a hello has 61); connection refused"));
     let mut hv = hello(server.key(), 0, 2, Duration::from_secs(1));
     hv[8..12].copy_from_slice(&3u32.to_be_bytes());
     let mut s = TcpStream::connect(addr).unwrap();

@@ -52,10 +52,10 @@ pub(super) fn describe_record(e: &[u64; team::ENTRY_WORDS]) -> String {
 /// the arguments (and for reductions and scans the function, which names type and operator).
 pub(super) fn essential(e: &Head) -> &[u64] {
     match Kind::from_word(e[0]) {
-        Some(Kind::Sync | Kind::Collect) => &[],
+        Some(Kind::Sync | Kind::Collect | Kind::Destroy) => &[],
         Some(Kind::Broadcast | Kind::Split) => &e[1..3],
         Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => &e[1..2],
-        Some(Kind::Reduce | Kind::Scan) => &e[1..4],
+        Some(Kind::Reduce | Kind::Scan | Kind::Memory) => &e[1..4],
         None => &e[1..],
     }
 }
@@ -97,7 +97,10 @@ pub(super) fn describe_call(e: &Head, name: &str) -> String {
         Some(Kind::Reduce | Kind::Scan) => format!(" ({} bytes)", e[1]),
         Some(Kind::Split) => format!(" (start {}, stride {}, size {})", e[1] as u32 as i32, (e[1] >> 32) as u32 as i32, e[2]),
         Some(Kind::Split2d) => format!(" (xrange {})", e[1]),
-        Some(Kind::Sync | Kind::Collect) => String::new(),
+        Some(Kind::Memory) if e[2] == 0 => format!(" (heap offset {:#x})", e[1]),
+        Some(Kind::Memory) if e[2] == 1 => format!(" (size {})", e[1]),
+        Some(Kind::Memory) => format!(" (alignment {}, size {})", e[2], e[1]),
+        Some(Kind::Sync | Kind::Collect | Kind::Destroy) => String::new(),
         None => format!(" (unknown record {:#x})", e[0]),
     };
     format!("{name}{args}")
@@ -167,13 +170,34 @@ impl<'a> Team<'a> {
 
     /// Copies `n` words of team PE `i`'s entry record into `out`.
     pub(super) fn read_entry(&self, i: usize, out: &mut [u64]) {
+        self.read_words(i, team::W_ENTRY, out)
+    }
+
+    /// Writes `vals` into this PE's team area from word `w` (Release; peers read them after
+    /// a sync, `read_words`).
+    pub fn write_own(&self, w: usize, vals: &[u64]) {
+        let at = self.word(w);
+        match self.gpu {
+            Some(g) => g.copy(self.func, at, vals.as_ptr() as usize, size_of_val(vals)),
+            None => {
+                for (k, v) in vals.iter().enumerate() {
+                    // SAFETY: aligned words of this PE's team area, written only by this PE.
+                    unsafe { AtomicU64::from_ptr((at + 8 * k) as *mut u64) }.store(*v, Release);
+                }
+            }
+        }
+    }
+
+    /// Copies words `w..w + out.len()` of team PE `i`'s team area into `out` (through the
+    /// network for a PE of another node).
+    pub fn read_words(&self, i: usize, w: usize, out: &mut [u64]) {
         if let Some((n, pe)) = self.net_member(i) {
-            let at = self.st.remote_at(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len());
+            let at = self.st.remote_at(self.func, "team area", self.word(w), 8 * out.len());
             // SAFETY: out is writable for its length.
             unsafe { n.get(self.func, pe, out.as_mut_ptr().cast(), 8 * out.len(), at) };
             return;
         }
-        let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len(), self.d.world(i));
+        let r = self.st.remote(self.func, "team area", self.word(w), 8 * out.len(), self.d.world(i));
         match self.gpu {
             Some(g) => g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()),
             None => {

@@ -57,9 +57,11 @@
 //!   its owner), with no announcement: every member sends in every one and waits for all, so
 //!   no PE runs more than one collective of the class ahead, and a slot of parity p is
 //!   rewritten (count c+2) only after its reader sent count c+1, which it does after reading
-//!   the slot for count c. Source is only read before the sender returns. When a PE returns,
-//!   no peer accesses its team area for the collective any more, so destroy and reuse of the
-//!   slot stay safe (the synchronized collectives end with a sync for that).
+//!   the slot for count c. Source is only read before the sender returns. A PE that returns
+//!   may still receive writes into its team area: a broadcast root does not wait for the
+//!   announcements it does not need, so a slow member's may land after the root returned.
+//!   Hence `ishmem_team_destroy` syncs the team first (`destroy_sync`), after which nobody
+//!   writes into the area, and a later split may zero it for another team.
 //!   Flag and announcement values are `count << 24 | signature` (`tag`): the signature is a
 //!   hash of the call's kind and arguments (`signature`), so values still only grow, and a
 //!   receiver that sees a value of its own count with another signature knows the sender is
@@ -174,12 +176,17 @@ pub enum Kind {
     Split,
     /// `a` = xrange.
     Split2d,
+    /// A symmetric memory call (world team only, `core::agree`): `a` = size (free: heap
+    /// offset), `b` = alignment (free: 0); the function must match too.
+    Memory,
+    /// `ishmem_team_destroy` (`a`, `b` unused).
+    Destroy,
 }
 
 impl Kind {
     fn from_word(w: u64) -> Option<Kind> {
         use Kind::*;
-        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d].into_iter().find(|k| *k as u64 == w & 0xff)
+        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy].into_iter().find(|k| *k as u64 == w & 0xff)
     }
 }
 
@@ -290,7 +297,7 @@ impl<'a> Team<'a> {
                 // target when the value lands, before the target can see it and leave (a flush
                 // read posted later could find the target gone). Ordered after this PE's
                 // earlier flag puts to the word by the fence.
-                n.fence();
+                n.fence(self.func);
                 return n.set(self.func, pe, at, 8, v);
             }
             return n.flag(self.func, pe, at, v);
@@ -347,7 +354,7 @@ impl<'a> Team<'a> {
             }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
-            net.fence();
+            net.fence(self.func);
             return;
         }
         let r = self.remote("dest", dst, n, i);

@@ -44,6 +44,25 @@ impl<'a> Team<'a> {
         self.wait(|| self.load(w) >= v);
     }
 
+    /// The collective part of `ishmem_team_destroy`: a recorded sync, after which no member
+    /// writes into this PE's area of the team any more, so the slot can be freed and reused.
+    /// The sync is what makes it so: a push broadcast's root returns before every member has
+    /// announced its entry (`broadcast_push`), and a late announcement would otherwise land in
+    /// the area after a later split gave the slot to another team and zeroed it. Each member
+    /// announces before it syncs; across nodes, where flags are not flushed by quiet, the
+    /// sync's quiet is made to deliver this PE's flags to every member of another node first.
+    pub fn destroy_sync(&self) {
+        self.enter(Kind::Destroy, 0, 0);
+        if let Some(n) = self.st.net.as_ref().filter(|_| self.spans) {
+            for i in 0..self.n {
+                if self.net_member(i).is_some() {
+                    n.flush_flags_to(self.d.world(i));
+                }
+            }
+        }
+        self.sync();
+    }
+
     /// `ishmem_team_sync`: a recorded sync.
     pub fn team_sync(&self) {
         self.enter(Kind::Sync, 0, 0);
@@ -76,6 +95,15 @@ impl<'a> Team<'a> {
         }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
+        // The mutant: the team's last PE leaves at once and the others sync without it.
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if self.me == self.n - 1 {
+            return;
+        }
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if !(self.spans && self.gpu.is_none()) {
+            return self.disseminate(e, self.n - 1, self.me, |i| i);
+        }
         if self.spans && self.gpu.is_none() {
             // (Its node-local arrivals are CPU atomics on host memory: not the GPU heap, whose
             // teams take the dissemination below.)
@@ -113,7 +141,10 @@ impl<'a> Team<'a> {
         let mut leaders: Vec<usize> = Vec::new();
         let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let (mut leader, mut members) = (usize::MAX, 0u64);
-        for i in 0..self.n {
+        let n = self.n;
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        let n = n - 1;
+        for i in 0..n {
             let node = node_of(i);
             if seen.insert(node) {
                 leaders.push(i);

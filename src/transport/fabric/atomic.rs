@@ -47,6 +47,7 @@ impl Fabric {
         let writemsg = has_op!(unsafe { (*self.objs.ep).atomic }, fi_ops_atomic, writemsg)?;
         let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC)?;
         self.issue(false, true)?;
+        self.mark(CLASS_ATOMIC);
         let mut val = operand;
         let ioc = fi_ioc { addr: (&mut val as *mut u64).cast(), count: 1 };
         let rma = fi_rma_ioc { addr, count: 1, key };
@@ -159,6 +160,8 @@ impl Fabric {
             self.release(slot);
             return Err(e);
         }
+        // Not marked: it is complete when the call returns (fetched means applied), before
+        // anything this thread issues later.
         // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
         // wait below before releasing the slot).
         let posted =

@@ -321,6 +321,7 @@ impl Fabric {
     pub fn progress_wait(&self, idle: Duration, max: Duration) {
         let fd = self.objs.wait_fd;
         if fd < 0 || self.waiting.load(Ordering::Relaxed) > 0 {
+            self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             self.progress();
             std::thread::sleep(idle);
             return;
@@ -340,13 +341,16 @@ impl Fabric {
             // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
             // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
             // more than the timer did).
+            self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(idle);
             return;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
         // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+        let woke = unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0;
+        self.wait_ends[usize::from(!woke)].fetch_add(1, Ordering::Relaxed);
+        if woke {
             // Apply what arrived now, so that the caller's checks after this step (abort
             // word, staging mailbox) see it.
             self.completed_w();
@@ -354,11 +358,19 @@ impl Fabric {
         }
     }
 
+    /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out,
+    /// slept for pending work, slept while another thread waited or without a wait fd).
+    pub fn wait_stats(&self) -> [u64; 4] {
+        std::array::from_fn(|i| self.wait_ends[i].load(Ordering::Relaxed))
+    }
+
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
     /// lists the operations that failed since the last quiet (operation, PE, error text).
     pub fn quiet(&self) -> Result<(), String> {
         let _hold = self.hold_posts();
         let gets = self.nbi_gets.load(Ordering::SeqCst) != self.nbi_gets_seen_done.load(Ordering::SeqCst);
+        #[cfg(ishmem_mutation = "get_nbi_early")]
+        let gets = gets && false;
         let flush = self.post_flush()?;
         // Nothing outstanding, not just as many completions as issued before the call (see
         // the module comment: the flush reads posted just now may complete before an nbi get
@@ -380,10 +392,11 @@ impl Fabric {
                 list.push(self.stalled("quiet", t));
             }
         }
-        if list.is_empty() && self.issued_w.load(Ordering::Acquire) == w {
-            self.classes.store(0, Ordering::Relaxed);
+        if list.is_empty() {
+            self.clear_classes(w);
         }
-        self.fence_pending.store(false, Ordering::Relaxed);
+        // Everything this thread issued is complete: its pending fence has nothing to order.
+        self.take_fence();
         let mut errs = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
         errs.append(&mut list);
         let list = errs;

@@ -40,7 +40,7 @@ fn fill(buf: &mut [u8]) -> Result<(), String> {
 }
 
 /// A random key of `width` bytes (1 to 8), never 0.
-pub(super) fn random(width: usize) -> Result<u64, String> {
+pub(crate) fn random(width: usize) -> Result<u64, String> {
     let width = width.clamp(1, 8);
     loop {
         let mut b = [0u8; 8];

@@ -68,9 +68,9 @@
 
 pub mod sys;
 
+pub(crate) mod keys;
 mod atomic;
 mod cq;
-mod keys;
 mod open;
 mod rma;
 #[cfg(test)]
@@ -395,9 +395,15 @@ impl Waiter {
     }
 }
 
-/// Write classes for the fence logic.
-const CLASS_RMA: u8 = 1;
-const CLASS_ATOMIC: u8 = 2;
+/// Write classes for the fence logic (the low byte of `Fabric::classes`).
+const CLASS_RMA: u64 = 1;
+const CLASS_ATOMIC: u64 = 2;
+const CLASS_BITS: u64 = 0xff;
+/// One mark in the count above the class bits of `Fabric::classes`.
+const CLASS_MARK: u64 = 0x100;
+
+/// Numbers of the Fabrics of the process (`Fabric::id`).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// One libfabric endpoint and what hangs off it; see the module comment.
 pub struct Fabric {
@@ -417,6 +423,11 @@ pub struct Fabric {
     events: AtomicU64,
     /// Threads inside a wait (they drive progress themselves, so `progress` need not).
     waiting: AtomicUsize,
+    /// How the progress thread's waits ended (`progress_wait`): woken by the wait fd, at the
+    /// timeout, slept a period because work was pending (-FI_EAGAIN), slept a period because
+    /// another thread was waiting on the provider or there is no wait fd. Read by
+    /// [`Fabric::wait_stats`] (`ISHMEMI_PROXY_PROFILE`).
+    wait_ends: [AtomicU64; 4],
     tables: RwLock<Tables>,
     scratch: Scratch,
     valid_cache: Vec<AtomicU8>,
@@ -446,8 +457,13 @@ pub struct Fabric {
     nbi_gets: AtomicU64,
     nbi_gets_seen_done: AtomicU64,
     nbi_errors: Mutex<Vec<String>>,
-    fence_pending: AtomicBool,
-    classes: AtomicU8,
+    /// This Fabric's number (unique in the process): a thread's pending fence names it.
+    id: u64,
+    /// The write classes (`CLASS_*`, low byte) posted since every write was last seen complete,
+    /// and above them a count of the marks: a mark after a snapshot changes the word, so
+    /// clearing with a compare-exchange from the snapshot never drops the mark of an operation
+    /// that was not yet complete (see [`Fabric::mark`]).
+    classes: AtomicU64,
     /// Waiters of operations that stalled (the stall timeout gave up on them): a late
     /// completion may still name them, so they live until the CQ is closed (dropped after
     /// `Drop::drop`, which closes it; declared after `objs`). Boxed: the provider holds each
@@ -479,6 +495,10 @@ thread_local! {
     /// Depth of this thread's waits for every outstanding operation: its own posts inside
     /// one (the flush reads of quiet) pass the hold that such a wait puts on other threads.
     static QUIESCING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// The Fabrics (by `Fabric::id`) on which this thread has called [`Fabric::fence`] and
+    /// posted no write since: a fence orders the calling thread's operations, so another
+    /// thread's next write must neither take it nor be delayed by it.
+    static FENCED: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A thread's wait for every outstanding operation, from creation to drop (see
@@ -579,6 +599,7 @@ impl Fabric {
             stall_timeout: opts.stall_timeout,
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
+            wait_ends: Default::default(),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
             scratch,
             valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
@@ -595,8 +616,8 @@ impl Fabric {
             nbi_gets_seen_done: AtomicU64::new(0),
             nbi_errors: Mutex::new(Vec::new()),
             stalled: Mutex::new(Vec::new()),
-            fence_pending: AtomicBool::new(false),
-            classes: AtomicU8::new(0),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            classes: AtomicU64::new(0),
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
@@ -746,6 +767,42 @@ impl Fabric {
 
     fn err_text(&self, call: &str, pe: usize, r: isize) -> String {
         format!("{call} to PE {pe} failed: {} ({r})", self.lib.strerror(r as c_int))
+    }
+
+    /// A put of the staging mailbox (`core::stage`): as [`Fabric::put`], but the target is not
+    /// marked for quiet's flush read (the mailbox's reply tells the sender that the write
+    /// arrived, and a reply is the library's own, not a put of the program that quiet must
+    /// make visible), and, unless `fenced`, the write neither waits for nor consumes a pending
+    /// [`Fabric::fence`] (the server's replies, sent by the progress thread, have no part in
+    /// the program's ordering).
+    ///
+    /// # Safety
+    /// As [`Fabric::put`].
+    pub unsafe fn put_unflushed(&self, pe: usize, src: *const u8, len: usize, at: Remote, fenced: bool) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = if len <= self.info.inject_size { Some(ptr::null_mut()) } else { self.local_desc(&t, src, len) };
+        drop(t);
+        // The mailbox is registered (region 0), so its sources always have a descriptor; any
+        // other source takes the bounced path of a plain put.
+        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            let fence = if fenced {
+                self.fence_flags(CLASS_RMA)?
+            } else {
+                self.classes.fetch_or(CLASS_RMA, Ordering::Relaxed);
+                0
+            };
+            // SAFETY: off < len, within the caller's buffer.
+            self.post_write_flags(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key, fence, false)?;
+            off += n;
+        }
+        Ok(())
     }
 }
 

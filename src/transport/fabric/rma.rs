@@ -78,14 +78,52 @@ impl Fabric {
         if !errors.is_empty() {
             return Err(errors.join("; "));
         }
-        if self.issued_w.load(Ordering::Acquire) == target {
-            self.classes.store(0, Ordering::Relaxed);
-        }
+        self.clear_classes(target);
         Ok(())
     }
 
-    /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
-    /// see the module comment for how.
+    /// After every write issued up to `target` was seen complete: forgets the classes posted,
+    /// unless a write was issued since (it may still be in flight) or marked since the snapshot.
+    /// A write is marked after it is counted as issued, so a mark missing from the snapshot
+    /// changes the word before the compare-exchange, and one in it belongs to a write counted
+    /// by `target` (complete).
+    pub(super) fn clear_classes(&self, target: u64) {
+        let seen = self.classes.load(Ordering::SeqCst);
+        if seen & CLASS_BITS != 0 && self.issued_w.load(Ordering::SeqCst) == target {
+            let _ = self.classes.compare_exchange(seen, seen & !CLASS_BITS, Ordering::SeqCst, Ordering::Relaxed);
+        }
+    }
+
+    /// Records a write of `class` (after [`Fabric::issue`] counted it).
+    #[inline]
+    pub(super) fn mark(&self, class: u64) {
+        let _ = self.classes.fetch_update(Ordering::SeqCst, Ordering::Relaxed, |c| Some(c.wrapping_add(CLASS_MARK) | class));
+    }
+
+    /// Takes the calling thread's pending fence on this Fabric, if any.
+    #[inline]
+    pub(super) fn take_fence(&self) -> bool {
+        FENCED.with(|f| {
+            let mut f = f.borrow_mut();
+            match f.iter().position(|&id| id == self.id) {
+                Some(i) => {
+                    f.swap_remove(i);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+
+    /// Whether the calling thread has a fence pending on this Fabric (tests).
+    #[cfg(test)]
+    pub(super) fn fence_pending(&self) -> bool {
+        FENCED.with(|f| f.borrow().contains(&self.id))
+    }
+
+    /// Orders the puts and AMOs the calling thread issued before it before those it issues
+    /// after it (to every PE); see the module comment for how. The fence is the calling
+    /// thread's: other threads' writes neither take it nor wait for it.
     pub fn fence(&self) {
         // Where the provider orders every write after earlier writes (FI_ORDER_WAW), a fence
         // needs nothing, and FI_FENCE is not used even where offered: the sockets provider
@@ -93,19 +131,23 @@ impl Fabric {
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
         if self.info.msg_order & FI_ORDER_WAW == 0 {
-            self.fence_pending.store(true, Ordering::Release);
+            FENCED.with(|f| {
+                let mut f = f.borrow_mut();
+                if !f.contains(&self.id) {
+                    f.push(self.id);
+                }
+            });
         }
     }
 
-    /// The flags a write-class operation of `class` needs for a pending fence (FI_FENCE or 0,
-    /// after waiting for the outstanding writes where that is the way to order).
-    pub(super) fn fence_flags(&self, class: u8) -> Result<u64, String> {
-        if !self.fence_pending.swap(false, Ordering::AcqRel) {
-            self.classes.fetch_or(class, Ordering::Relaxed);
+    /// The flags a write-class operation of `class` needs for the calling thread's pending
+    /// fence (FI_FENCE or 0, after waiting for the outstanding writes where that is the way to
+    /// order). The operation is marked with its class once counted as issued ([`Fabric::mark`]).
+    pub(super) fn fence_flags(&self, class: u64) -> Result<u64, String> {
+        if !self.take_fence() {
             return Ok(0);
         }
         if self.info.fence {
-            self.classes.store(class, Ordering::Relaxed);
             // With put_flush the earlier puts may only be complete locally: the fenced
             // operation asks delivery, which makes them delivered first (fi_cq(3)).
             return Ok(FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 });
@@ -114,10 +156,9 @@ impl Fabric {
             CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
             _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
         };
-        if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
+        if !(ordered && self.classes.load(Ordering::SeqCst) & CLASS_BITS & !class == 0) {
             self.complete_writes()?;
         }
-        self.classes.fetch_or(class, Ordering::Relaxed);
         Ok(0)
     }
 
@@ -162,6 +203,7 @@ impl Fabric {
             | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
         self.issue(false, true)?;
+        self.mark(CLASS_RMA);
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
         let rma = fi_rma_iov { addr, len, key };
         let mut d = desc;
@@ -213,17 +255,34 @@ impl Fabric {
         Ok(())
     }
 
+    /// An 8-byte put of `value` for the staging mailbox (a reply's sequence number), as
+    /// [`Fabric::put_unflushed`] unfenced; its source is free on return.
+    pub fn put_word_unflushed(&self, pe: usize, value: u64, at: Remote) -> Result<(), String> {
+        let v = value;
+        // SAFETY: v lives until the write has read it: injected (copied by the call), or
+        // drained below.
+        unsafe { self.put_unflushed(pe, &v as *const u64 as *const u8, 8, at, false)? };
+        if self.info.inject_size < 8 {
+            return self.drain_writes();
+        }
+        Ok(())
+    }
+
     /// A put of `len` bytes from `body` to `body_at`, then of the 8-byte `flag` to `flag_at`
     /// on the same PE, such that a target that sees the flag sees the whole body: the flag is
     /// FI_FENCE'd where the provider has it, needs nothing where it orders RMA writes
-    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. Thread-safe on its
-    /// own (it does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
+    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. The staging
+    /// mailbox's writes: unflushed, the body `fenced` as in [`Fabric::put_unflushed`] (the
+    /// flag itself does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
     ///
     /// # Safety
     /// As [`Fabric::put`] for `body`.
-    pub unsafe fn put_ordered(&self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote) -> Result<(), String> {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_ordered(
+        &self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote, fenced: bool,
+    ) -> Result<(), String> {
         // SAFETY: forwarded contract.
-        unsafe { self.put(pe, body, len, body_at)? };
+        unsafe { self.put_unflushed(pe, body, len, body_at, fenced)? };
         // Ordered writes first: FI_FENCE can deadlock the sockets provider (see `fence`).
         let fence = if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
             0
@@ -238,10 +297,10 @@ impl Fabric {
         drop(t);
         let v = flag;
         if self.info.inject_size >= 8 {
-            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, true)
+            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, false)
         } else {
             // SAFETY: v lives until the write completes (drained before return).
-            unsafe { self.put(pe, &v as *const u64 as *const u8, 8, flag_at)? };
+            unsafe { self.put_unflushed(pe, &v as *const u64 as *const u8, 8, flag_at, false)? };
             self.drain_writes()
         }
     }
@@ -272,6 +331,18 @@ impl Fabric {
         // Injected (len <= inject_size): the source is copied before the call returns.
         let fence = self.fence_flags(CLASS_RMA)?;
         self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
+    }
+
+    /// Makes the next quiet flush the writes to `pe`, flags included (`put_flag` does not
+    /// mark its target, so quiet does not wait for flags to arrive): after that quiet every
+    /// earlier write to `pe` is at `pe`. Without `put_flush` every write asks delivery
+    /// completion, which quiet waits for anyway.
+    pub fn flush_at_next_quiet(&self, pe: usize) {
+        if self.info.put_flush {
+            if let Some(d) = self.tables().dirty.get(pe) {
+                d.store(true, Ordering::Release);
+            }
+        }
     }
 
     /// Waits until every put and AMO issued so far has completed locally: the sources of puts
