@@ -15,6 +15,8 @@ pub mod coll;
 pub mod coll_entry;
 pub mod device;
 pub mod info;
+#[cfg(test)]
+mod layout;
 pub mod live;
 pub mod net;
 pub mod queue;
@@ -182,6 +184,7 @@ fn set_hooks() {
         debug: || running().map(|st| st.cfg.debug),
         abort: abort_job,
         tell_other_nodes,
+        tell_global_exit: live::tell_global_exit,
     });
     crate::wait::set_progress(net_progress);
 }

@@ -18,6 +18,9 @@ pub struct Hooks {
     pub abort: fn(),
     /// Tells the PEs of other nodes that PE `cause` failed.
     pub tell_other_nodes: fn(usize),
+    /// Tells the other nodes that PE `pe` called `ishmem_global_exit(status)` (jobs across
+    /// nodes: this node's leader does, before its connections close).
+    pub tell_global_exit: fn(usize, i32),
 }
 
 static HOOKS: OnceLock<Hooks> = OnceLock::new();
@@ -170,9 +173,11 @@ pub fn check_global_exit(flag: u64, me: usize) {
     if debug_on() {
         emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
     }
-    // Jobs across nodes: this node's leader tells the other nodes' (`core::live`) before its
-    // connections close.
-    crate::core::live::tell_global_exit(pe as usize, status);
+    // Jobs across nodes: this node's leader tells the other nodes' (the core's `live`, a
+    // hook) before its connections close.
+    if let Some(h) = hooks() {
+        (h.tell_global_exit)(pe as usize, status);
+    }
     if pe as usize != me {
         tell_launcher(pe as usize);
     }

@@ -34,8 +34,6 @@
 pub mod binders;
 pub mod driver;
 pub mod state;
-#[cfg(test)]
-mod layout;
 
 use crate::ffi::{emit, fatal};
 use crate::op::AmoOp;

@@ -3,7 +3,8 @@
 //! the header, against what a C compiler makes of the header. Every field is compared by offset
 //! and size, every `#define ISHMEMI_*` by value, and a field or constant of the header that the
 //! test does not know fails it (so one added on one side only cannot pass). The team area's
-//! Rust-only words (core::team) must not overlap the header's or each other.
+//! Rust-only words (core::team) must not overlap the header's or each other. (A test of the
+//! core: it compares the core's team layout with the transport's device state.)
 
 use crate::core::team::{self, TeamDesc};
 use crate::transport::cuda::state::*;
