@@ -14,6 +14,11 @@
 #   make soak                 the 10-minute soak at 4 PEs under ishmrun, mpirun and mpiexec
 #   make reliability          soak, fabric soak, faults, 1,000 init/finalize jobs, long stress
 #                             (scripts/reliability.sh; figures in docs/RELIABILITY.md)
+#   make check-mutations      library variants with one semantic removed each (quiet, fence,
+#                             nbi get, AMO, barrier, signal, wait, team sync, GPU proxy quiet),
+#                             each run against the tests that cover it, one node and across
+#                             pretend nodes; fails unless every one is caught
+#                             (scripts/mutation-check.sh, docs/RELIABILITY.md)
 #   make generate             rewrite the generated files from the tables
 
 PREFIX ?= $(CURDIR)/build/prefix
@@ -24,7 +29,7 @@ SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 
 CTEST_ARGS ?= --output-on-failure
 
 .PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean \
-	soak reliability test-c-build check-asan check-tsan fuzz-args
+	soak reliability test-c-build check-asan check-tsan fuzz-args check-mutations
 
 all: build
 
@@ -85,6 +90,10 @@ check-asan:
 
 check-tsan:
 	scripts/sanitize-check.sh tsan
+
+# Mutation check (issue 26): every mutant of scripts/mutation-check.sh's table must be killed.
+check-mutations:
+	MAKE="$(MAKE)" scripts/mutation-check.sh
 
 # Fuzzed bad arguments, longer than the suite's fuzz_args tests: FUZZ_JOBS seeds per launcher.
 FUZZ_JOBS ?= 1000

@@ -15,6 +15,7 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libishmem.so.{soversion}");
     println!("cargo:rustc-env=ISHMEM_SOVERSION={soversion}");
     println!("cargo:rerun-if-changed=build.rs");
+    mutation();
     println!("cargo:rerun-if-changed=Cargo.toml");
 
     let list = "abi/shmem-symbols.txt";
@@ -35,4 +36,37 @@ fn main() {
     std::fs::write(&map, globals).expect("write shmem-aliases.map");
     println!("cargo:rustc-cdylib-link-arg=-Wl,{}", ld.display());
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", map.display());
+}
+
+/// The semantic mutations of `make check-mutations` (scripts/mutation-check.sh,
+/// docs/RELIABILITY.md): `ISHMEM_MUTATION=<name>` at build time compiles the library with that
+/// one semantic removed (`#[cfg(ishmem_mutation = "<name>")]` at the site), to show that the
+/// tests claiming to cover it fail. Unset or empty: the real library. Never installed.
+const MUTATIONS: &[&str] = &[
+    "quiet_noop",
+    "fence_noop",
+    "get_nbi_early",
+    "amo_drop",
+    "barrier_noop",
+    "signal_first",
+    "wait_early",
+    "team_sync_skip",
+    "proxy_quiet_noop",
+];
+
+fn mutation() {
+    println!("cargo:rerun-if-env-changed=ISHMEM_MUTATION");
+    let values: Vec<String> = MUTATIONS.iter().map(|m| format!("\"{m}\"")).collect();
+    println!("cargo:rustc-check-cfg=cfg(ishmem_mutation, values(none(), {}))", values.join(", "));
+    let m = std::env::var("ISHMEM_MUTATION").unwrap_or_default();
+    if m.is_empty() {
+        return;
+    }
+    if !MUTATIONS.contains(&m.as_str()) {
+        panic!("ISHMEM_MUTATION={m}: not a mutation (one of {})", MUTATIONS.join(", "));
+    }
+    println!("cargo:rustc-cfg=ishmem_mutation");
+    println!("cargo:rustc-cfg=ishmem_mutation=\"{m}\"");
+    println!("cargo:rustc-env=ISHMEM_MUTATION_NAME={m}");
+    println!("cargo:warning=building the MUTANT {m} of libishmem (a test build, never for use)");
 }

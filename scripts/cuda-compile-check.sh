@@ -2,7 +2,8 @@
 # Compiles and links every CUDA program of the repository against the installed library, with
 # nvcc from PyPI wheels pinned to the GPU machines' CUDA 13.0, exactly as users do:
 #   nvcc prog.cu $(pkg-config --cflags --libs ishmem)
-# It runs nothing (CI has no GPU); scripts/gpu-check.sh runs them on a GPU machine.
+# It runs nothing (CI has no GPU); scripts/gpu-check.sh runs them on a GPU machine. Then the
+# committed PTX against this nvcc's text (scripts/gen-ptx.sh --check-text).
 # Usage: scripts/cuda-compile-check.sh [PREFIX]     (default build/prefix, made by make install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,5 +75,13 @@ for f in bench/exp/ring_probe.cu bench/exp/scope_probe.cu; do
         fail=$((fail + 1))
     fi
 done
+# The committed PTX (src/transport/cuda/*.ptx) is the text this nvcc makes of the sources,
+# kernel by kernel (issue 26; a differing kernel is named).
+if NVCC=$(command -v nvcc) scripts/gen-ptx.sh --check-text; then
+    pass=$((pass + 1))
+else
+    echo "cuda-compile-check: FAILED: the committed PTX is not what nvcc makes of the sources" >&2
+    fail=$((fail + 1))
+fi
 echo "cuda-compile-check: $pass passed, $fail failed"
 [ "$fail" = 0 ]

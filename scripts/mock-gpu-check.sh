@@ -13,12 +13,15 @@
 # where a real one does beside a running kernel); not the kernels or real CUDA semantics (that is
 # scripts/gpu-check.sh on a GPU machine). Needs cc only.
 #   scripts/mock-gpu-check.sh            (after make build)
+# MOCK_GPU_BUILD=dir installs the library from dir instead of target/release, and
+# MOCK_GPU_ONLY=name runs only the run of that name (scripts/mutation-check.sh: a mutant
+# against proxy_quiet.fabric.4pe); both leave the stand-in driver and programs as they are.
 set -eu
 cd "$(dirname "$0")/.."
 B=build/mock-gpu
 PREFIX=$B/prefix
 mkdir -p "$B/lib"
-scripts/install-prefix.sh "$PREFIX"
+scripts/install-prefix.sh "$PREFIX" ${MOCK_GPU_BUILD:+"$MOCK_GPU_BUILD"} >/dev/null
 cc -shared -fPIC -O1 -Wall -Wextra -Iinclude tests/gpu/mock_libcuda.c -o "$B/lib/libcuda.so.1" -lpthread
 ln -sf libcuda.so.1 "$B/lib/libcuda.so"
 # shellcheck disable=SC2046
@@ -51,6 +54,7 @@ fail=0
 run() { # name, env..., -- command
     name=$1
     shift
+    if [ -n "${MOCK_GPU_ONLY:-}" ] && [ "$name" != "$MOCK_GPU_ONLY" ]; then return 0; fi
     if env "$@" >"$B/$name.log" 2>&1; then
         pass=$((pass + 1))
         echo "mock-gpu-check: $name: ok"
@@ -65,6 +69,7 @@ run() { # name, env..., -- command
 expect_fail() {
     local name=$1 pat=$2 rc=0
     shift 2
+    if [ -n "${MOCK_GPU_ONLY:-}" ] && [ "$name" != "$MOCK_GPU_ONLY" ]; then return 0; fi
     env "$@" >"$B/$name.log" 2>&1 || rc=$?
     if [ "$rc" = 0 ]; then
         fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (exit 0)"; cat "$B/$name.log"
@@ -97,6 +102,9 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # The on-queue RMA forms to a PE of the other node (issue 13): proxy kernels, in order.
     run queue_remote.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote"
     run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
+    # quiet_on_queue completes the proxy's nbi puts: checked by a node peer through its own
+    # path after a flag (issue 26, the mutant proxy_quiet_noop)
+    run proxy_quiet.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote" quiet
     # Host calls while a kernel waits for this PE's proxy (issue 23): a module loaded at first
     # use, or a synchronous copy, would wait for that kernel while the proxy waits for them
     # (the mock reports "DEADLOCK" after MOCK_CUDA_WAIT_S and aborts the PE).
@@ -148,4 +156,8 @@ for f in /dev/shm/mockcuda-*; do
     kill -0 "$pid" 2>/dev/null || rm -f "$f"
 done
 echo "mock-gpu-check: $pass passed, $fail failed"
+if [ -n "${MOCK_GPU_ONLY:-}" ] && [ $((pass + fail)) = 0 ]; then
+    echo "mock-gpu-check: no run is named $MOCK_GPU_ONLY" >&2
+    exit 2
+fi
 [ "$fail" = 0 ]

@@ -14,5 +14,19 @@ pub mod heap;
 pub mod table;
 pub mod transport;
 
+/// A mutant build (build.rs `mutation`, `make check-mutations`) carries its name in the
+/// library's data, where scripts/mutation-check.sh checks that the mutation was compiled in.
+#[cfg(ishmem_mutation)]
+pub(crate) static MUTANT: [u8; 15 + env!("ISHMEM_MUTATION_NAME").len()] = {
+    let (head, name) = (b"ishmem-mutant: ", env!("ISHMEM_MUTATION_NAME").as_bytes());
+    let mut out = [0u8; 15 + env!("ISHMEM_MUTATION_NAME").len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = if i < 15 { head[i] } else { name[i - 15] };
+        i += 1;
+    }
+    out
+};
+
 #[cfg(test)]
 mod proptests;

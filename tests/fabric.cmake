@@ -111,6 +111,42 @@ foreach(prov ${_stress_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
+# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO goes through
+# the provider, even to a PE of this node, while a put to that PE is a plain store; ishmem_fence
+# must order the one before the other. Every provider variant, 4 PEs (pairs 0-1 and 2-3 on one
+# pretend node each); 100 rounds per case over sockets (slow here, and without the fix most of
+# its rounds lag), 300 elsewhere (without the fix: tens per case over tcp;ofi_rxm).
+set(_fence_provs tcp tcp_staged)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _fence_provs sockets)
+endif()
+foreach(prov ${_fence_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(rounds 300)
+  if(prov STREQUAL "sockets")
+    set(rounds 100)
+  endif()
+  set(t fence_order.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> ${rounds})
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
+
+# order_mut across 2 pretend nodes (issue 26, tests/c/order_mut.c): writer, target and checker
+# on different paths (network put, node-local flag, the checker's own network get), 100 rounds
+# per phase. tcp;ofi_rxm: every phase (amo_fence_put failed until the fence ordered a network
+# AMO before a later store to a node peer, issue 27 item 1: 6-61 of 400 rounds wrong per PE;
+# fence_order above is that item's own test); staged heaps (ISHMEM_OFI_STAGING=always): the heap through the mailbox, the flag of
+# fence_global to a symmetric global through the network.
+fabric_provider_env(tcp _om_env)
+add_run(order_mut.fabric_tcp.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo amo_fence_put fence_global signal team_sync)
+set_tests_properties(order_mut.fabric_tcp.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+fabric_provider_env(tcp_staged _om_env)
+add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 fence_global quiet get)
+set_tests_properties(order_mut.fabric_tcp_staged.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
 # loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
 # tries blind fi_read / fi_write with guessed memory keys (the old fixed 1-4) at offset 0 and

@@ -162,6 +162,9 @@ __device__ __noinline__ inline uint64_t proxy_wait(uint64_t t) {
     volatile uint64_t *s = proxy_slot(t);
     while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
     }
+    /* Acquire: the proxy writes the reply (and a get's data) before it marks the slot done;
+     * without a fence here the loads below may be served before the done word was seen. */
+    __threadfence_system();
     uint64_t v = s[5];
     __threadfence_system();
     s[7] = t + 1;
@@ -287,6 +290,18 @@ __device__ __forceinline__ void get(void *dest, const void *src, size_t bytes, i
     copy((char *)dest, r, bytes, 0, 1);
 }
 
+/* Bytes spanned by nblocks (> 0) blocks of bsize elements spaced stride elements apart:
+ * ((nblocks - 1) * stride + bsize) * elem. An overflow is an error, as on the host (a wrapped
+ * span would pass the range check of a far smaller one); checked even with
+ * ISHMEM_NO_DEVICE_CHECKS, since the copy loops would then write outside the heap. */
+__device__ __forceinline__ size_t strided_span(size_t stride, size_t bsize, size_t nblocks, size_t elem, const char *fn) {
+    const size_t max = ~(size_t)0;
+    size_t n = nblocks - 1;
+    if (__builtin_expect((stride != 0 && n > (max - bsize) / stride) || (elem != 0 && n * stride + bsize > max / elem), 0))
+        fail(fn, "size overflow: blocks, stride:", (long long)nblocks, (long long)stride);
+    return (n * stride + bsize) * elem;
+}
+
 /* Strided blocks: nblocks blocks of bsize elements, strides in elements. */
 __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
                                         size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn) {
@@ -295,7 +310,7 @@ __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src
         fail(fn, "stride below the block size (dst, sst):", dst, sst);
 #endif
     if (bsize == 0 || nblocks == 0) return;
-    size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
+    size_t span = strided_span((size_t)(is_put ? dst : sst), bsize, nblocks, elem, fn);
     char *remote = rptr(is_put ? (const void *)dest : src, span, pe, fn);
     if (__builtin_expect(remote == NULL, 0)) {
         /* One proxy request per block, in order; the last put waits until its source is read
@@ -627,7 +642,7 @@ __device__ __forceinline__ void wg_strided(const G &g, bool is_put, void *dest, 
         fail(fn, "stride below the block size (dst, sst):", dst, sst);
 #endif
     if (bsize && nblocks) {
-        size_t span = ((nblocks - 1) * (size_t)(is_put ? dst : sst) + bsize) * elem;
+        size_t span = strided_span((size_t)(is_put ? dst : sst), bsize, nblocks, elem, fn);
         char *remote = rptr(is_put ? (const void *)dest : src, span, pe, fn);
         if (remote == NULL) {
             if (g.thread_rank() == 0) strided(is_put, dest, src, dst, sst, bsize, nblocks, elem, pe, fn);

@@ -53,6 +53,9 @@ pub unsafe fn fetch_op<T: AtomInt>(func: &str, dest: *mut T, op: Op, value: T, p
 #[inline]
 pub unsafe fn op<T: AtomInt>(func: &str, dest: *mut T, op: Op, value: T, pe: c_int) {
     let st = state(func);
+    #[cfg(ishmem_mutation = "amo_drop")]
+    return;
+    #[allow(unreachable_code)]
     amo::op(st, func, dest as usize, op, value, st.check_pe(func, pe))
 }
 

@@ -18,7 +18,7 @@ pub extern "C" fn ishmem_fence() {
         retry_binders(F, state(F));
         // Puts and AMOs to mapped memory are complete at return, so ordering them per PE is
         // a store fence (a full fence costs the same on x86); network ones take the provider's.
-        crate::core::fence();
+        crate::core::fence(F);
     })
 }
 

@@ -67,8 +67,11 @@ pub unsafe fn put_signal(
     check_sig(func, sig_addr, pe);
     // SAFETY: forwarded contract; every address is checked by the callees.
     unsafe {
+        #[cfg(ishmem_mutation = "signal_first")]
+        update(func, sig_addr, signal, sig_op, pe);
         rma::put(func, dest, src, nelems, elem, pe);
-        crate::core::fence();
+        crate::core::fence(func);
+        #[cfg(not(ishmem_mutation = "signal_first"))]
         update(func, sig_addr, signal, sig_op, pe);
     }
 }

@@ -28,8 +28,12 @@
 //! value) and receives TABLE (every rank's value, by rank) once all ranks contributed to that
 //! round; BYE ends a client's part. The server answers any failure with ERROR (one line of
 //! text), which the clients return as their error:
-//! * a connection whose key or magic is wrong is refused alone (a stray client);
-//! * ranks that disagree on nranks, a rank connected twice, a rank out of range, ranks calling
+//! * a connection whose key or magic is wrong is refused alone (a stray client), and so is a
+//!   hello for a rank already connected or after every rank connected (issue 30);
+//! * before its hello a connection may send one frame of a hello's size, within 5 s, and at
+//!   most 64 such connections are kept (the oldest is pushed out; a client whose connection
+//!   closes before it is welcomed connects again);
+//! * ranks that disagree on nranks, a rank out of range, ranks calling
 //!   different keys in one round, or a rank that leaves while others wait fail the whole job,
 //!   and every connected rank gets the message;
 //! * when the earliest waiting client's timeout expires, the server names the ranks missing
@@ -87,7 +91,10 @@ const MAX_CLIENT_FRAME: usize = 1 + 4 + 2 + MAX_KEY + MAX_VALUE;
 const MAX_ERROR: usize = 4096;
 
 /// How long a new connection may take to say HELLO.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections that have not said hello yet, at most: a new one beyond it pushes out the oldest
+/// (issue 30: a flood of idle connections must not lock the ranks out nor fill the memory).
+const MAX_PENDING: usize = 64;
 /// How much longer than its timeout a client waits for the server's word.
 const GRACE: Duration = Duration::from_secs(2);
 /// How long a failed server tries to hand its message to the clients.
@@ -598,10 +605,28 @@ impl Serve {
                         since: Instant::now(),
                         closing: false,
                     };
-                    match self.conns.iter().position(Option::is_none) {
-                        Some(i) => self.conns[i] = Some(conn),
-                        None => self.conns.push(Some(conn)),
+                    let pending: Vec<usize> =
+                        (0..self.conns.len()).filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.rank.is_none())).collect();
+                    if pending.len() >= MAX_PENDING {
+                        // The oldest is pushed out: a rank says hello as it connects, so a
+                        // connection that waits is most likely one that never will.
+                        if let Some(&old) = pending.iter().min_by_key(|&&i| self.conns[i].as_ref().map(|c| c.since)) {
+                            self.conns[old] = None;
+                        }
                     }
+                    let i = match self.conns.iter().position(Option::is_none) {
+                        Some(i) => {
+                            self.conns[i] = Some(conn);
+                            i
+                        }
+                        None => {
+                            self.conns.push(Some(conn));
+                            self.conns.len() - 1
+                        }
+                    };
+                    // A client sends its hello with the connection: handled now, it is no
+                    // longer pending when the next connections come.
+                    self.read(i);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -694,6 +719,17 @@ impl Serve {
                 return true;
             }
             let len = be32(&c.inbuf) as usize;
+            if c.rank.is_none() && len != 1 + HELLO_LEN {
+                // Before its hello a connection is nobody: its first frame must be a hello,
+                // whose size is known; nothing larger is ever buffered for it.
+                let msg = format!(
+                    "{PREFIX}: {} did not start with a hello of this protocol (a first frame of {len} bytes, a hello has {}); connection refused",
+                    c.peer,
+                    1 + HELLO_LEN
+                );
+                self.protocol_error(i, &msg);
+                return false;
+            }
             if len == 0 || len > MAX_CLIENT_FRAME {
                 let msg = format!(
                     "{PREFIX}: a message of {len} bytes from {} is not a frame of this protocol (limit {MAX_CLIENT_FRAME})",
@@ -819,6 +855,10 @@ impl Serve {
         if nranks == 0 || nranks > MAX_RANKS {
             return self.refuse(i, &format!("{PREFIX}: nranks {nranks} is not in 1..={MAX_RANKS}"));
         }
+        if self.running {
+            let msg = format!("{PREFIX}: a hello from {peer} (rank {rank}) after every rank connected; connection refused");
+            return self.refuse(i, &msg);
+        }
         match self.nranks {
             Some((n, by)) if n != nranks => {
                 let msg = format!("{PREFIX}: rank {rank} says the job has {nranks} PEs, but rank {by} said {n}: every PE must pass the same nranks");
@@ -837,8 +877,17 @@ impl Serve {
             return self.fail(&format!("{PREFIX}: rank {rank} is out of range for a job of {nranks} PEs"), Some(i));
         }
         if let Some(first) = self.present[rank] {
-            let msg = format!("{PREFIX}: rank {rank} connected twice (from {first} and {peer}): every PE must pass a different rank");
-            return self.fail(&msg, Some(i));
+            // Refused alone (issue 30): a late or repeated hello, whoever sends it, never ends
+            // the job of the ranks already connected. Two PEs given one rank: the second gets
+            // this message and the job's timeout names the rank nobody took.
+            let msg = if self.running {
+                format!("{PREFIX}: rank {rank} says hello from {peer}, but every rank has connected already (rank {rank} from {first}); connection refused")
+            } else {
+                format!(
+                    "{PREFIX}: rank {rank} is connected already (from {first}); this connection from {peer} is refused: every PE must pass a different rank"
+                )
+            };
+            return self.refuse(i, &msg);
         }
         if let Some(c) = self.conns[i].as_mut() {
             c.rank = Some(rank);
@@ -1004,45 +1053,66 @@ impl Client {
             return Err(format!("{PREFIX}: rank {rank} is not in a job of {nranks} PEs"));
         }
         let t0 = Instant::now();
-        let deadline = t0 + timeout;
-        let mut sock = loop {
-            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
-            match TcpStream::connect_timeout(&id.addr, left) {
-                Ok(s) => break s,
-                Err(e) => {
-                    if Instant::now() >= deadline {
-                        return Err(format!(
-                            "{PREFIX}: cannot connect to {} within {}: {e} (the server lives in the process that called ishmemx_get_uniqueid until its job ends: is it running, and is {} reachable from here?)",
-                            id.addr,
-                            secs(timeout),
-                            id.addr
-                        ));
+        let deadline = t0.checked_add(timeout).ok_or_else(|| format!("{PREFIX}: timeout {} is too long", secs(timeout)))?;
+        let server_deadline = deadline + GRACE;
+        // A connection the server closed before it read the hello (pushed out by a flood of
+        // idle connections, issue 30) is made again, until the timeout.
+        let mut closed: Option<String> = None;
+        let sock = loop {
+            let mut sock = loop {
+                let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
+                match TcpStream::connect_timeout(&id.addr, left) {
+                    Ok(s) => break s,
+                    Err(e) => {
+                        if let Some(why) = closed {
+                            // It closed our connection and listens no more: it has ended.
+                            return Err(why);
+                        }
+                        if Instant::now() >= deadline {
+                            return Err(format!(
+                                "{PREFIX}: cannot connect to {} within {}: {e} (the server lives in the process that called ishmemx_get_uniqueid until its job ends: is it running, and is {} reachable from here?)",
+                                id.addr,
+                                secs(timeout),
+                                id.addr
+                            ));
+                        }
+                        std::thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
                     }
-                    std::thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
+                }
+            };
+            let _ = sock.set_nodelay(true);
+            let mut again = |e: &str| -> Result<(), String> {
+                if Instant::now() >= deadline {
+                    return Err(e.to_string());
+                }
+                closed = Some(e.to_string());
+                std::thread::sleep(Duration::from_millis(20));
+                Ok(())
+            };
+            if let Err(e) = write_by(&mut sock, &frame(T_HELLO, &hello(&id.key, rank, nranks, timeout)), server_deadline) {
+                again(&format!("{PREFIX}: cannot send to the server at {}: {e}", id.addr))?;
+                continue;
+            }
+            match read_frame(&mut sock, 1 + MAX_ERROR, server_deadline) {
+                Ok((T_WELCOME, p)) if p.len() == 4 && be32(&p) as usize == nranks => break sock,
+                Ok((T_ERROR, p)) => return Err(String::from_utf8_lossy(&p).into_owned()),
+                Ok((ty, _)) => return Err(format!("{PREFIX}: unexpected message type {ty} from the server at {}", id.addr)),
+                Err(ReadErr::Timeout) => {
+                    return Err(format!(
+                        "{PREFIX}: timed out after {} waiting for all {nranks} ranks to connect to {} (no word from the server)",
+                        secs(timeout),
+                        id.addr
+                    ))
+                }
+                Err(ReadErr::Eof) => {
+                    again(&format!("{PREFIX}: the server at {} closed the connection before all {nranks} ranks connected", id.addr))?
+                }
+                Err(ReadErr::Io(e)) => again(&format!("{PREFIX}: reading from the server at {} failed: {e}", id.addr))?,
+                Err(ReadErr::TooLong(n)) => {
+                    return Err(format!("{PREFIX}: the server at {} sent a {n}-byte message while connecting", id.addr))
                 }
             }
         };
-        let _ = sock.set_nodelay(true);
-        let server_deadline = deadline + GRACE;
-        write_by(&mut sock, &frame(T_HELLO, &hello(&id.key, rank, nranks, timeout)), server_deadline)
-            .map_err(|e| format!("{PREFIX}: cannot send to the server at {}: {e}", id.addr))?;
-        match read_frame(&mut sock, 1 + MAX_ERROR, server_deadline) {
-            Ok((T_WELCOME, p)) if p.len() == 4 && be32(&p) as usize == nranks => {}
-            Ok((T_ERROR, p)) => return Err(String::from_utf8_lossy(&p).into_owned()),
-            Ok((ty, _)) => return Err(format!("{PREFIX}: unexpected message type {ty} from the server at {}", id.addr)),
-            Err(ReadErr::Timeout) => {
-                return Err(format!(
-                    "{PREFIX}: timed out after {} waiting for all {nranks} ranks to connect to {} (no word from the server)",
-                    secs(timeout),
-                    id.addr
-                ))
-            }
-            Err(ReadErr::Eof) => {
-                return Err(format!("{PREFIX}: the server at {} closed the connection before all {nranks} ranks connected", id.addr))
-            }
-            Err(ReadErr::Io(e)) => return Err(format!("{PREFIX}: reading from the server at {} failed: {e}", id.addr)),
-            Err(ReadErr::TooLong(n)) => return Err(format!("{PREFIX}: the server at {} sent a {n}-byte message while connecting", id.addr)),
-        }
         Ok(Client { sock, id, rank, nranks, timeout, round: 0, broken: None, closed: false })
     }
 
@@ -1315,22 +1385,69 @@ mod tests {
         wait_finished(&server);
     }
 
+    /// Issue 30: a second hello for a rank, or one after every rank connected, is refused
+    /// alone; the job goes on (before, both holders of the rank failed: "connected twice").
     #[test]
-    fn duplicate_rank_fails_everyone() {
+    fn duplicate_and_late_hellos_are_refused_alone() {
         let server = local();
         let uid = server.uid();
-        let h: Vec<_> = (0..2)
+        let first = thread::spawn(move || {
+            let mut c = Client::connect(&uid, 1, 2, Duration::from_secs(10)).unwrap();
+            c.allgather("k", &[1]).unwrap()
+        });
+        thread::sleep(Duration::from_millis(300));
+        let e = Client::connect(&uid, 1, 2, Duration::from_secs(10)).unwrap_err();
+        assert!(e.starts_with("unique-id bootstrap: rank 1 is connected already (from 127.0.0.1:"), "{e}");
+        assert!(e.ends_with("is refused: every PE must pass a different rank"), "{e}");
+        let mut c0 = Client::connect(&uid, 0, 2, Duration::from_secs(10)).unwrap();
+        // every rank is in: a late hello (any rank) is refused, the job goes on
+        let e = Client::connect(&uid, 0, 2, Duration::from_secs(10)).unwrap_err();
+        assert!(e.contains("after every rank connected; connection refused"), "{e}");
+        assert_eq!(c0.allgather("k", &[0]).unwrap(), vec![vec![0u8], vec![1u8]]);
+        assert_eq!(first.join().unwrap(), vec![vec![0u8], vec![1u8]]);
+        drop(c0);
+        wait_finished(&server);
+    }
+
+    /// Issue 30: connections that never say hello are bounded (MAX_PENDING, the oldest pushed
+    /// out) and so is what they may send (a first frame of a hello's size): 300 idle ones and
+    /// 100 announcing 1 MiB do not keep the ranks out.
+    #[test]
+    fn a_flood_of_strangers_does_not_keep_the_ranks_out() {
+        let server = local();
+        let uid = server.uid();
+        let addr = server.addr();
+        let mut idle: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let mut big: Vec<TcpStream> = (0..100)
             .map(|_| {
-                let h = thread::spawn(move || Client::connect(&uid, 1, 3, Duration::from_secs(10)).unwrap_err());
-                thread::sleep(Duration::from_millis(200));
-                h
+                let mut s = TcpStream::connect(addr).unwrap();
+                let _ = s.write_all(&((1u32 << 20) + 1).to_be_bytes());
+                let _ = s.write_all(&[T_HELLO; 4096]);
+                s
             })
             .collect();
-        for e in h.into_iter().map(|h| h.join().unwrap()) {
-            assert!(e.starts_with("unique-id bootstrap: rank 1 connected twice (from 127.0.0.1:"), "{e}");
-            assert!(e.ends_with("): every PE must pass a different rank"), "{e}");
-        }
-        wait_finished(&server);
+        let got = ranks(2, move |r| {
+            let mut c = Client::connect(&uid, r, 2, Duration::from_secs(20)).unwrap();
+            c.allgather("k", &[r as u8]).unwrap()
+        });
+        assert_eq!(got, vec![vec![vec![0u8], vec![1u8]]; 2]);
+        // All but the last MAX_PENDING idle ones were closed; every big one was refused.
+        let closed = |s: &mut TcpStream| {
+            s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+            let mut b = [0u8; 256];
+            loop {
+                match s.read(&mut b) {
+                    Ok(0) => return true,
+                    Ok(_) => continue, // the refusal's message
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return false,
+                    Err(_) => return true, // reset
+                }
+            }
+        };
+        let nidle = idle.iter_mut().map(closed).filter(|&c| c).count();
+        assert!(nidle >= 300 - MAX_PENDING, "{nidle} of 300 idle connections closed");
+        let nbig = big.iter_mut().map(closed).filter(|&c| c).count();
+        assert_eq!(nbig, 100);
     }
 
     #[test]
@@ -1365,12 +1482,12 @@ mod tests {
         let (ty, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
         let p = String::from_utf8(p).unwrap();
         assert_eq!(ty, T_ERROR);
-        assert!(p.starts_with("unique-id bootstrap: a message of 4294967280 bytes from 127.0.0.1:") && p.contains("is not a frame of this protocol"), "{p}");
+        assert!(p.starts_with("unique-id bootstrap: 127.0.0.1:") && p.ends_with("did not start with a hello of this protocol (a first frame of 4294967280 bytes, a hello has 61); connection refused"), "{p}");
         assert!(matches!(read_frame(&mut s, 1 << 16, deadline()), Err(ReadErr::Eof)));
         let mut s = TcpStream::connect(addr).unwrap();
         s.write_all(b"\0\0\0\x05GET /").unwrap();
         let (_, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
-        assert!(String::from_utf8(p).unwrap().ends_with("did not start with a hello of this protocol (ISHMUID2); connection refused"));
+        assert!(String::from_utf8(p).unwrap().ends_with("did not start with a hello of this protocol (a first frame of 5 bytes, a hello has 61); connection refused"));
         let mut hv = hello(server.key(), 0, 2, Duration::from_secs(1));
         hv[8..12].copy_from_slice(&3u32.to_be_bytes());
         let mut s = TcpStream::connect(addr).unwrap();

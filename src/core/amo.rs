@@ -2,7 +2,11 @@
 //! atomics on host memory mapped from a node peer, so they are atomic across processes and
 //! against every other AMO, signal and wait on the same object; on the GPU heap (CUDA backend)
 //! one system-scope atomic in a one-thread kernel, by the bits of the value (the kernel knows
-//! widths, 1, 4 or 8 bytes, not types). All AMOs are sequentially consistent.
+//! widths, 1, 4 or 8 bytes, not types). While the job spans nodes they go through the network
+//! instead (`State::reach_atomic`, `core::net`). Host and GPU AMOs are sequentially consistent
+//! atomics; network AMOs are applied by the target's provider, and the non-fetching ones
+//! complete only at quiet: a later store to a PE of this node may overtake them unless a fence
+//! (which waits for them, `net::Net::fence`) or a quiet comes between.
 
 use super::{Reach, State};
 use crate::transport::cuda::{AmoOp, Gpu};

@@ -613,7 +613,7 @@ impl<'a> Team<'a> {
                 // target when the value lands, before the target can see it and leave (a flush
                 // read posted later could find the target gone). Ordered after this PE's
                 // earlier flag puts to the word by the fence.
-                n.fence();
+                n.fence(self.func);
                 return n.set(self.func, pe, at, 8, v);
             }
             return n.flag(self.func, pe, at, v);
@@ -665,6 +665,15 @@ impl<'a> Team<'a> {
         }
         let e = self.load(team::W_EPOCH) + 1;
         self.store_at(team::W_EPOCH, self.me, e);
+        // The mutant: the team's last PE leaves at once and the others sync without it.
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if self.me == self.n - 1 {
+            return;
+        }
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        if !(self.spans && self.gpu.is_none()) {
+            return self.disseminate(e, self.n - 1, self.me, |i| i);
+        }
         if self.spans && self.gpu.is_none() {
             // (Its node-local arrivals are CPU atomics on host memory: not the GPU heap, whose
             // teams take the dissemination below.)
@@ -702,7 +711,10 @@ impl<'a> Team<'a> {
         let mut leaders: Vec<usize> = Vec::new();
         let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let (mut leader, mut members) = (usize::MAX, 0u64);
-        for i in 0..self.n {
+        let n = self.n;
+        #[cfg(ishmem_mutation = "team_sync_skip")]
+        let n = n - 1;
+        for i in 0..n {
             let node = node_of(i);
             if seen.insert(node) {
                 leaders.push(i);
@@ -1054,7 +1066,7 @@ impl<'a> Team<'a> {
             }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
-            net.fence();
+            net.fence(self.func);
             return;
         }
         let r = self.remote("dest", dst, n, i);

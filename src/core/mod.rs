@@ -188,6 +188,9 @@ pub enum InitRequest {
 /// Initializes the library once; a second call is an error. `gpu_allowed` is
 /// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
 pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
+    // A mutant's name stays in the library (read here, so the linker keeps it).
+    #[cfg(ishmem_mutation)]
+    std::hint::black_box(&crate::MUTANT);
     match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
         Ok(_) => {}
         Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
@@ -522,6 +525,9 @@ pub fn finalize(func: &str) {
 /// are waited for.
 #[inline]
 pub fn quiet() {
+    #[cfg(ishmem_mutation = "quiet_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
         n.quiet("ishmem_quiet");
     }
@@ -529,11 +535,15 @@ pub fn quiet() {
 }
 
 /// Orders this PE's puts and AMOs per target: mapped ones are complete at return (a fence
-/// orders them), network ones are ordered by the provider's fence.
+/// orders them), network ones are ordered by the provider's fence, and network AMOs to PEs of
+/// this node are waited for (`net::Net::fence`). `func` names the caller in errors.
 #[inline]
-pub fn fence() {
+pub fn fence(func: &str) {
+    #[cfg(ishmem_mutation = "fence_noop")]
+    return;
+    #[allow(unreachable_code)]
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
-        n.fence();
+        n.fence(func);
     }
     std::sync::atomic::fence(SeqCst);
 }
@@ -565,6 +575,9 @@ impl State {
     /// The record is made and written only when the wait is long (the barrier itself costs
     /// tens of ns; peers skip a record of an older count meanwhile).
     pub fn barrier_recorded(&self, func: &str) {
+        #[cfg(ishmem_mutation = "barrier_noop")]
+        return;
+        #[allow(unreachable_code)]
         let seq = self.next_team_seq(0);
         if self.net.is_some() {
             let w = coll::Team::world(self, func);

@@ -109,6 +109,15 @@ pub struct Net {
     deadline_ms: Arc<std::sync::atomic::AtomicU64>,
     progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     started: std::time::Instant,
+    /// Per PE: whether it is on this node (its memory is mapped here, so a put to it is a
+    /// store, while an AMO to it still goes through the provider).
+    on_node: Vec<bool>,
+}
+
+thread_local! {
+    /// Whether this thread posted a non-blocking network AMO to a PE of this node since its
+    /// last fence or quiet (see [`Net::fence`]).
+    static NODE_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// What `Net::start` needs from init.
@@ -258,6 +267,15 @@ impl Net {
             deadline_ms,
             progress: std::sync::Mutex::new(progress),
             started,
+            on_node: {
+                let mut v = vec![true; p.npes];
+                for &pe in &p.others {
+                    if let Some(b) = v.get_mut(pe) {
+                        *b = false;
+                    }
+                }
+                v
+            },
         })
     }
 
@@ -362,6 +380,7 @@ impl Net {
         if let Err(e) = self.fab.quiet() {
             net_fatal(func, &format!("network: {e}"))
         }
+        NODE_AMOS.with(|c| c.set(false));
     }
 
     /// The quiet of finalize after the last barrier: this PE's last writes reach the PEs
@@ -376,12 +395,32 @@ impl Net {
         });
     }
 
-    /// Orders this PE's earlier puts and AMOs before its later ones, per target.
-    pub fn fence(&self) {
+    /// Orders the calling thread's earlier puts and AMOs before its later ones, per target.
+    /// Network operations are ordered by the provider's fence (and the mailbox's). A
+    /// non-blocking AMO to a PE of this node is the one case the provider cannot order: the
+    /// next put to that PE is a store into mapped memory, which the provider never sees. So
+    /// when this thread has posted such an AMO since its last fence or quiet, the fence waits
+    /// until every write outstanding is complete (non-fetching AMOs ask delivery completion:
+    /// complete means applied at the target).
+    pub fn fence(&self, func: &str) {
         if let Some(s) = &self.stage {
             s.fence();
         }
-        self.fab.fence()
+        self.fab.fence();
+        if NODE_AMOS.with(|c| c.replace(false)) {
+            if let Err(e) = self.fab.complete_local() {
+                fatal(func, &format!("network: waiting for AMOs to PEs of this node: {e}"))
+            }
+        }
+    }
+
+    /// After a non-blocking AMO to `pe` was posted: remembers it for [`Net::fence`] when `pe`
+    /// is on this node.
+    #[inline]
+    fn posted_amo(&self, pe: usize) {
+        if self.on_node.get(pe).copied().unwrap_or(false) {
+            NODE_AMOS.with(|c| c.set(true));
+        }
     }
 
     /// The mailbox when `at` is on the staged heap; before a direct operation on another
@@ -577,6 +616,7 @@ impl Net {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
                 Self::failed(func, "set", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.emulate(func, pe, at, width, |_| value);
@@ -646,6 +686,7 @@ impl Net {
             if let Err(e) = self.fab.atomic(pe, op, dt, at, v) {
                 Self::failed(func, "op", pe, e)
             }
+            self.posted_amo(pe);
             return;
         }
         self.fetch_rmw(func, pe, at, width, r, v);

@@ -373,15 +373,18 @@ fn run(st: &State, r: &Req) -> u64 {
             check_width(func, r);
             return amo(st, func, r, sym, r.width, r.op, r.local, r.value2);
         }
-        PROXY_FENCE => super::fence(),
+        PROXY_FENCE => super::fence(func),
         PROXY_NOP => {}
         PROXY_COLL => return coll(st, r),
+        #[cfg(not(ishmem_mutation = "proxy_quiet_noop"))]
         PROXY_QUIET => super::quiet(),
+        #[cfg(ishmem_mutation = "proxy_quiet_noop")]
+        PROXY_QUIET => {}
         PROXY_PUT_SIGNAL => {
             // SAFETY: as for a blocking PROXY_PUT (the kernel waits for the reply, then may
             // reuse the source: the put has read it; a source in a bounce buffer is n = 0).
             unsafe { super::rma::put(st, func, sym, local as *const u8, n, r.pe) };
-            super::fence();
+            super::fence(func);
             let op = if r.op == 0 { AmoOp::Set } else { AmoOp::Add };
             amo(st, func, r, r.sig as usize, 8, op as u8, r.value2, 0);
         }

@@ -4,9 +4,15 @@
  * heap another user made and shares would see the attacker's values or fail to start. */
 #include "test_util.h"
 
+#include <unistd.h>
+
 long victim_global; /* .bss: symmetric */
 
 int main(void) {
+    /* RDV_WAIT=<file> (tests/scripts/rdv_flood.sh): wait until the file exists before init */
+    const char *go = getenv("RDV_WAIT");
+    for (int i = 0; go && i < 1200 && access(go, F_OK) != 0; i++)
+        usleep(50000);
     test_init();
     long *word = ishmem_malloc(sizeof(long));
     CHECK(word != NULL, "ishmem_malloc failed");

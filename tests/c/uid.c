@@ -1,5 +1,5 @@
 /* uid: unique-id init. The program drives itself: `uid N` (never initialized) makes a unique
- * id, starts N copies of itself as `uid child RANK N HEXUID` (fork + exec before any init),
+ * id, starts N copies of itself as `uid child RANK N` (the id in hex in UID_TEST_HEX) (fork + exec before any init),
  * waits for them and fails if any failed. Each child initializes with ishmemx_init_attr and
  * checks its rank, the job size, the runtime type, RMA, AMOs and barriers.
  * `uid file DIR RANK N`: started by someone else (a shell loop, one process per rank, maybe on
@@ -32,12 +32,20 @@ static int from_hex(const char *s, ishmemx_uniqueid_t *u) {
 
 static long g_sum;
 
+/* RDV_WAIT=<file> (tests/scripts/rdv_flood.sh): wait until the file exists before init. */
+static void wait_for_go(void) {
+    const char *go = getenv("RDV_WAIT");
+    for (int i = 0; go && i < 1200 && access(go, F_OK) != 0; i++)
+        usleep(50000);
+}
+
 static int child(int rank, int n, const char *hex) {
     ishmemx_uniqueid_t uid;
-    if (from_hex(hex, &uid)) {
-        fprintf(stderr, "FAIL: bad uid argument\n");
+    if (!hex || from_hex(hex, &uid)) {
+        fprintf(stderr, "FAIL: bad or missing UID_TEST_HEX (the unique id in hex)\n");
         return 2;
     }
+    wait_for_go();
     ishmemx_attr_t a = ISHMEMX_ATTR_INITIALIZER;
     a.use_uid = true;
     a.uid = &uid;
@@ -113,8 +121,8 @@ static int from_file(const char *dir, int rank, int n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && !strcmp(argv[1], "child"))
-        return child(atoi(argv[2]), atoi(argv[3]), argv[4]);
+    if (argc == 4 && !strcmp(argv[1], "child"))
+        return child(atoi(argv[2]), atoi(argv[3]), getenv("UID_TEST_HEX"));
     if (argc == 5 && !strcmp(argv[1], "file"))
         return from_file(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc != 2) {
@@ -147,7 +155,10 @@ int main(int argc, char **argv) {
         snprintf(ns, sizeof ns, "%d", n);
         pids[r] = fork();
         if (pids[r] == 0) {
-            execl("/proc/self/exe", argv[0], "child", rs, ns, hex, (char *)NULL);
+            /* the id is the job's password: in the environment, which only this user reads,
+             * never on the command line, which ps shows to everyone (issue 30) */
+            setenv("UID_TEST_HEX", hex, 1);
+            execl("/proc/self/exe", argv[0], "child", rs, ns, (char *)NULL);
             perror("execl");
             _exit(127);
         }

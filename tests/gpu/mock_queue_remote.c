@@ -12,7 +12,8 @@
  * through the proxy ring as one COLL request each (the mock runs the one-kernel collective as
  * its post). The stream is NULL (the mock's streams are synchronous). With
  * an argument, a bad call whose error message the caller checks: "bad_global" (a put to a
- * symmetric global of a PE of another node), "bad_sym" (dest not symmetric).
+ * symmetric global of a PE of another node), "bad_sym" (dest not symmetric); "quiet": the rounds
+ * of quiet_rounds below instead of the checks.
  * Build: cc mock_queue_remote.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
 #include <ishmem.h>
 #include <ishmemx.h>
@@ -47,6 +48,42 @@ static void expect_at(const char *what, int pe, size_t off, size_t n, size_t str
     CHECK(bad == 0, "%s: %zu bytes differ from %d (e.g. %d)", what, bad, v, (unsigned char)back[0]);
 }
 
+/* "quiet" (4 PEs, issue 26: the mutant whose proxy quiet does not wait): each round every PE
+ * puts QB bytes from host memory to far's GPU heap with putmem_nbi_on_queue, then
+ * quiet_on_queue (a proxy quiet), then stores a flag into its node peer's GPU heap (me ^ 1, a
+ * path of its own); the peer waits for the flag and reads the bytes from far through its own
+ * mailbox requests: they must be there. */
+enum { QB = 65536, QROUNDS = 40 };
+static unsigned char qh[QB], qb[QB];
+static int quiet_rounds(void) {
+    CHECK(npes == 4, "quiet needs 4 PEs (got %d)", npes);
+    char *big = (char *)ishmem_malloc((size_t)npes * QB);
+    long *qf = (long *)ishmem_calloc((size_t)npes, sizeof(long));
+    ishmemx_queue_t q = NULL;
+    int w = me ^ 1, wfar = (w + npes / 2) % npes, wrong = 0;
+    ishmem_barrier_all();
+    for (int r = 1; r <= QROUNDS && npes == 4; r++) {
+        memset(qh, (unsigned char)(r * 13 + me * 3 + 1), QB);
+        ishmemx_putmem_nbi_on_queue(big + (size_t)me * QB, qh, QB, far, q);
+        ishmemx_quiet_on_queue(q);
+        ishmem_long_p(&qf[me], r, me ^ 1);
+        ishmem_long_wait_until(&qf[w], ISHMEM_CMP_GE, r);
+        ishmem_getmem(qb, big + (size_t)w * QB, QB, wfar);
+        size_t bad = 0;
+        unsigned char v = (unsigned char)(r * 13 + w * 3 + 1);
+        for (size_t i = 0; i < QB; i++) bad += qb[i] != v;
+        if (bad && ++wrong <= 3)
+            fprintf(stderr, "FAIL: [PE %d] round %d: %zu of %d bytes PE %d put to PE %d before its quiet_on_queue are not there with its flag\n",
+                    me, r, bad, QB, w, wfar);
+        ishmem_barrier_all();
+    }
+    CHECK(wrong == 0, "putmem_nbi_on_queue + quiet_on_queue + flag on another path: %d of %d rounds wrong", wrong, QROUNDS);
+    ishmem_free(qf);
+    ishmem_free(big);
+    ishmem_finalize();
+    return gpu_test_end("mock_queue_remote quiet");
+}
+
 int main(int argc, char **argv) {
     ishmem_init();
     me = ishmem_my_pe();
@@ -59,6 +96,8 @@ int main(int argc, char **argv) {
     sym = (char *)ishmem_malloc(BYTES);
     sig = (uint64_t *)ishmem_calloc(1, sizeof(uint64_t));
     ishmemx_queue_t q = NULL;
+    if (argc > 1 && !strcmp(argv[1], "quiet"))
+        return quiet_rounds();
     if (argc > 1) {
         if (!strcmp(argv[1], "bad_global")) ishmemx_long_put_on_queue(&global_long, (long *)host, 1, far, q);
         if (!strcmp(argv[1], "bad_sym")) ishmemx_putmem_on_queue(malloc(64), host, 64, far, q);

@@ -34,6 +34,8 @@
 pub mod binders;
 pub mod driver;
 pub mod state;
+#[cfg(test)]
+mod layout;
 
 use crate::ffi::{emit, fatal};
 use driver::{check, sys, CtxGuard};

@@ -379,9 +379,15 @@ impl Waiter {
     }
 }
 
-/// Write classes for the fence logic.
-const CLASS_RMA: u8 = 1;
-const CLASS_ATOMIC: u8 = 2;
+/// Write classes for the fence logic (the low byte of `Fabric::classes`).
+const CLASS_RMA: u64 = 1;
+const CLASS_ATOMIC: u64 = 2;
+const CLASS_BITS: u64 = 0xff;
+/// One mark in the count above the class bits of `Fabric::classes`.
+const CLASS_MARK: u64 = 0x100;
+
+/// Numbers of the Fabrics of the process (`Fabric::id`).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// One libfabric endpoint and what hangs off it; see the module comment.
 pub struct Fabric {
@@ -430,8 +436,13 @@ pub struct Fabric {
     nbi_gets: AtomicU64,
     nbi_gets_seen_done: AtomicU64,
     nbi_errors: Mutex<Vec<String>>,
-    fence_pending: AtomicBool,
-    classes: AtomicU8,
+    /// This Fabric's number (unique in the process): a thread's pending fence names it.
+    id: u64,
+    /// The write classes (`CLASS_*`, low byte) posted since every write was last seen complete,
+    /// and above them a count of the marks: a mark after a snapshot changes the word, so
+    /// clearing with a compare-exchange from the snapshot never drops the mark of an operation
+    /// that was not yet complete (see [`Fabric::mark`]).
+    classes: AtomicU64,
     /// Waiters of operations that stalled (the stall timeout gave up on them): a late
     /// completion may still name them, so they live until the CQ is closed (dropped after
     /// `Drop::drop`, which closes it; declared after `objs`). Boxed: the provider holds each
@@ -463,6 +474,10 @@ thread_local! {
     /// Depth of this thread's waits for every outstanding operation: its own posts inside
     /// one (the flush reads of quiet) pass the hold that such a wait puts on other threads.
     static QUIESCING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// The Fabrics (by `Fabric::id`) on which this thread has called [`Fabric::fence`] and
+    /// posted no write since: a fence orders the calling thread's operations, so another
+    /// thread's next write must neither take it nor be delayed by it.
+    static FENCED: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A thread's wait for every outstanding operation, from creation to drop (see
@@ -579,8 +594,8 @@ impl Fabric {
             nbi_gets_seen_done: AtomicU64::new(0),
             nbi_errors: Mutex::new(Vec::new()),
             stalled: Mutex::new(Vec::new()),
-            fence_pending: AtomicBool::new(false),
-            classes: AtomicU8::new(0),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            classes: AtomicU64::new(0),
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
@@ -968,14 +983,52 @@ impl Fabric {
         if !errors.is_empty() {
             return Err(errors.join("; "));
         }
-        if self.issued_w.load(Ordering::Acquire) == target {
-            self.classes.store(0, Ordering::Relaxed);
-        }
+        self.clear_classes(target);
         Ok(())
     }
 
-    /// Orders the puts and AMOs issued before it before those issued after it (to every PE);
-    /// see the module comment for how.
+    /// After every write issued up to `target` was seen complete: forgets the classes posted,
+    /// unless a write was issued since (it may still be in flight) or marked since the snapshot.
+    /// A write is marked after it is counted as issued, so a mark missing from the snapshot
+    /// changes the word before the compare-exchange, and one in it belongs to a write counted
+    /// by `target` (complete).
+    fn clear_classes(&self, target: u64) {
+        let seen = self.classes.load(Ordering::SeqCst);
+        if seen & CLASS_BITS != 0 && self.issued_w.load(Ordering::SeqCst) == target {
+            let _ = self.classes.compare_exchange(seen, seen & !CLASS_BITS, Ordering::SeqCst, Ordering::Relaxed);
+        }
+    }
+
+    /// Records a write of `class` (after [`Fabric::issue`] counted it).
+    #[inline]
+    fn mark(&self, class: u64) {
+        let _ = self.classes.fetch_update(Ordering::SeqCst, Ordering::Relaxed, |c| Some(c.wrapping_add(CLASS_MARK) | class));
+    }
+
+    /// Takes the calling thread's pending fence on this Fabric, if any.
+    #[inline]
+    fn take_fence(&self) -> bool {
+        FENCED.with(|f| {
+            let mut f = f.borrow_mut();
+            match f.iter().position(|&id| id == self.id) {
+                Some(i) => {
+                    f.swap_remove(i);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+
+    /// Whether the calling thread has a fence pending on this Fabric (tests).
+    #[cfg(test)]
+    fn fence_pending(&self) -> bool {
+        FENCED.with(|f| f.borrow().contains(&self.id))
+    }
+
+    /// Orders the puts and AMOs the calling thread issued before it before those it issues
+    /// after it (to every PE); see the module comment for how. The fence is the calling
+    /// thread's: other threads' writes neither take it nor wait for it.
     pub fn fence(&self) {
         // Where the provider orders every write after earlier writes (FI_ORDER_WAW), a fence
         // needs nothing, and FI_FENCE is not used even where offered: the sockets provider
@@ -983,19 +1036,23 @@ impl Fabric {
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
         if self.info.msg_order & FI_ORDER_WAW == 0 {
-            self.fence_pending.store(true, Ordering::Release);
+            FENCED.with(|f| {
+                let mut f = f.borrow_mut();
+                if !f.contains(&self.id) {
+                    f.push(self.id);
+                }
+            });
         }
     }
 
-    /// The flags a write-class operation of `class` needs for a pending fence (FI_FENCE or 0,
-    /// after waiting for the outstanding writes where that is the way to order).
-    fn fence_flags(&self, class: u8) -> Result<u64, String> {
-        if !self.fence_pending.swap(false, Ordering::AcqRel) {
-            self.classes.fetch_or(class, Ordering::Relaxed);
+    /// The flags a write-class operation of `class` needs for the calling thread's pending
+    /// fence (FI_FENCE or 0, after waiting for the outstanding writes where that is the way to
+    /// order). The operation is marked with its class once counted as issued ([`Fabric::mark`]).
+    fn fence_flags(&self, class: u64) -> Result<u64, String> {
+        if !self.take_fence() {
             return Ok(0);
         }
         if self.info.fence {
-            self.classes.store(class, Ordering::Relaxed);
             // With put_flush the earlier puts may only be complete locally: the fenced
             // operation asks delivery, which makes them delivered first (fi_cq(3)).
             return Ok(FI_FENCE | if self.info.put_flush { FI_DELIVERY_COMPLETE } else { 0 });
@@ -1004,10 +1061,9 @@ impl Fabric {
             CLASS_RMA => self.info.msg_order & FI_ORDER_RMA_WAW != 0,
             _ => self.info.msg_order & FI_ORDER_ATOMIC_WAW != 0,
         };
-        if !(ordered && self.classes.load(Ordering::Relaxed) & !class == 0) {
+        if !(ordered && self.classes.load(Ordering::SeqCst) & CLASS_BITS & !class == 0) {
             self.complete_writes()?;
         }
-        self.classes.fetch_or(class, Ordering::Relaxed);
         Ok(0)
     }
 
@@ -1052,6 +1108,7 @@ impl Fabric {
             | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 };
         self.issue(false, true)?;
+        self.mark(CLASS_RMA);
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
         let rma = fi_rma_iov { addr, len, key };
         let mut d = desc;
@@ -1403,6 +1460,7 @@ impl Fabric {
         let writemsg = has_op!(unsafe { (*self.objs.ep).atomic }, fi_ops_atomic, writemsg)?;
         let flags = FI_INJECT | FI_DELIVERY_COMPLETE | self.fence_flags(CLASS_ATOMIC)?;
         self.issue(false, true)?;
+        self.mark(CLASS_ATOMIC);
         let mut val = operand;
         let ioc = fi_ioc { addr: (&mut val as *mut u64).cast(), count: 1 };
         let rma = fi_rma_ioc { addr, count: 1, key };
@@ -1515,6 +1573,8 @@ impl Fabric {
             self.release(slot);
             return Err(e);
         }
+        // Not marked: it is complete when the call returns (fetched means applied), before
+        // anything this thread issues later.
         // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
         // wait below before releasing the slot).
         let posted =
@@ -1712,6 +1772,8 @@ impl Fabric {
     pub fn quiet(&self) -> Result<(), String> {
         let _hold = self.hold_posts();
         let gets = self.nbi_gets.load(Ordering::SeqCst) != self.nbi_gets_seen_done.load(Ordering::SeqCst);
+        #[cfg(ishmem_mutation = "get_nbi_early")]
+        let gets = gets && false;
         let flush = self.post_flush()?;
         // Nothing outstanding, not just as many completions as issued before the call (see
         // the module comment: the flush reads posted just now may complete before an nbi get
@@ -1733,10 +1795,11 @@ impl Fabric {
                 list.push(self.stalled("quiet", t));
             }
         }
-        if list.is_empty() && self.issued_w.load(Ordering::Acquire) == w {
-            self.classes.store(0, Ordering::Relaxed);
+        if list.is_empty() {
+            self.clear_classes(w);
         }
-        self.fence_pending.store(false, Ordering::Relaxed);
+        // Everything this thread issued is complete: its pending fence has nothing to order.
+        self.take_fence();
         let mut errs = std::mem::take(&mut *self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()));
         errs.append(&mut list);
         let list = errs;

@@ -750,6 +750,61 @@ fn fence_sockets() {
     fence(SOCKETS, 64 << 10, 4);
 }
 
+/// A fence is the calling thread's (issue 27). Thread A adds to a word of PE 1 (whose progress
+/// is paused, so the add is not applied yet) and fences; thread B then adds to PE 2, which must
+/// neither take A's fence nor wait for it; A's next write, a put to PE 1, must not go out before
+/// A's add is at PE 1 (tcp;ofi_rxm orders atomics after atomics and puts after puts, not across:
+/// the put waits for the add). With one pending fence per Fabric, B's add took it and A's put
+/// went out unordered, the add still in flight.
+fn fence_per_thread(provider: &str) {
+    let g = group(provider, 3, 4096);
+    let a = g.fabs[0].clone();
+    let info = a.info().clone();
+    if info.msg_order & FI_ORDER_WAW != 0 || info.fence {
+        println!("skipped: {provider} orders writes itself (FI_ORDER_WAW or FI_FENCE): fence posts nothing");
+        return;
+    }
+    let x = g.heaps[1].0.as_ptr() as usize;
+    // Connect to PE 1 and 2 first (rxm connects through the target's progress).
+    for pe in [1, 2] {
+        a.atomic(pe, AtomicOp::Sum, Dtype::U64, at(0), 0).unwrap();
+    }
+    a.quiet().unwrap();
+    for round in 1..=3u64 {
+        g.pause_1.store(true, Ordering::Relaxed);
+        thread::sleep(Duration::from_millis(10)); // let a progress() call in flight finish
+        a.atomic(1, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+        a.fence();
+        assert!(a.fence_pending(), "round {round}: fence left nothing pending");
+        let b = a.clone();
+        thread::spawn(move || {
+            assert!(!b.fence_pending(), "another thread's fence is pending in this one");
+            b.atomic(2, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+        })
+        .join()
+        .unwrap();
+        assert!(a.fence_pending(), "{provider}: round {round}: another thread's write took this thread's fence");
+        let p1 = g.pause_1.clone();
+        let resume = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(300));
+            p1.store(false, Ordering::Relaxed);
+        });
+        put_u64(&a, 1, round, at(8)).unwrap();
+        // SAFETY: word 0 of PE 1's heap, alive until the group drops; only AMOs write it.
+        let seen = unsafe { &*(x as *const AtomicU64) }.load(Ordering::SeqCst);
+        resume.join().unwrap();
+        a.quiet().unwrap();
+        assert_eq!(seen, round, "{provider}: round {round}: the put after the fence went out before the add before it reached PE 1");
+    }
+}
+
+#[test]
+fn fence_per_thread_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("fence_per_thread_tcp", 120);
+    fence_per_thread(TCP);
+}
+
 /// quiet returns only after an nbi get issued before it has completed, even where operations
 /// issued after that get complete first: the quiet's own flush read to another PE (which the
 /// counter of reads counts as well), or (`other_thread`, no flush) a second thread's stream

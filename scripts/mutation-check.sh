@@ -1,0 +1,120 @@
+#!/bin/sh
+# make check-mutations (issue 26): proves that the suite notices when a semantic is missing.
+# Builds libishmem variants ("mutants") with one semantic removed each (build.rs `mutation`,
+# ISHMEM_MUTATION=<name>, the `#[cfg(ishmem_mutation = "<name>")]` sites), runs the tests that
+# claim to cover that semantic against each (the C suite's programs, built once against the
+# real library in build/tests, load the mutant through LD_LIBRARY_PATH; the GPU proxy's mutant
+# runs scripts/mock-gpu-check.sh's programs), and fails unless every mutant is killed (at least
+# one of its tests fails) in every setting it is listed for: one node, and across 2 pretend
+# nodes (ISHMEM_NODE_SPLIT=2, tcp;ofi_rxm on loopback). The same tests must pass on the real
+# library first. The table of mutations and killing tests is in docs/RELIABILITY.md.
+#   scripts/mutation-check.sh              every mutant
+#   scripts/mutation-check.sh NAME...      those mutants only
+# Logs: build/mutants/<mutant>.<setting>.log. Needs cargo, cmake, cc (make check's tools).
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+B=$ROOT/build/mutants
+CARGO=${CARGO:-cargo}
+mkdir -p "$B"
+
+# name|setting|tests: a setting is "node" (one node) or "nodes" (2 pretend nodes, or the mock
+# GPU across them for mock:...); tests are ctest names (tried in order, the first failure kills
+# the mutant) or mock:<mock-gpu-check run name>. A mutant without a "node" row changes nothing
+# on one node (see docs/RELIABILITY.md).
+TABLE='quiet_noop|nodes|order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp_staged.ishmrun.4
+fence_noop|nodes|order_mut.fabric_tcp_staged.ishmrun.4
+get_nbi_early|nodes|order_mut.fabric_tcp.ishmrun.4 rma.fabric_tcp.ishmrun.4
+amo_drop|node|amo.ishmrun.4 order_mut.ishmrun.4
+amo_drop|nodes|amo.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.ishmrun.4
+barrier_noop|node|order.ishmrun.4 p2p.ishmrun.4
+barrier_noop|nodes|order.fabric_tcp.ishmrun.4 p2p.fabric_tcp.ishmrun.4
+signal_first|node|order_mut.ishmrun.4 signal.ishmrun.4
+signal_first|nodes|order_mut.fabric_tcp.ishmrun.4 signal.fabric_tcp.ishmrun.4
+wait_early|node|p2p.ishmrun.4 order_mut.ishmrun.4
+wait_early|nodes|p2p.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.ishmrun.4
+team_sync_skip|node|order_mut.ishmrun.4 team.ishmrun.4
+team_sync_skip|nodes|order_mut.fabric_tcp.ishmrun.4 team.fabric_tcp.ishmrun.4
+proxy_quiet_noop|nodes|mock:proxy_quiet.fabric.4pe'
+
+want=${*:-$(echo "$TABLE" | cut -d'|' -f1 | uniq)}
+for m in $want; do
+    echo "$TABLE" | grep -q "^$m|" || { echo "mutation-check: unknown mutant '$m'" >&2; exit 2; }
+done
+
+# The suite's programs, against the real library (make test-c-build), and the mock GPU's.
+echo "mutation-check: building the real library and the test programs"
+${MAKE:-make} -s test-c-build >"$B/build.log" 2>&1 || { tail -n 30 "$B/build.log"; exit 1; }
+ctest_of() { # tests... : runs them one at a time in build/tests, stops at the first failure
+    for t in "$@"; do
+        case "$t" in
+        mock:*)
+            MOCK_GPU_ONLY=${t#mock:} MOCK_GPU_BUILD=$LIBDIR sh scripts/mock-gpu-check.sh >>"$LOG" 2>&1 || {
+                echo "$t"; return 0; }
+            ;;
+        *)
+            (cd build/tests && ctest -R "^$(echo "$t" | sed 's/\./\\./g')\$" --output-on-failure) >>"$LOG" 2>&1 || {
+                echo "$t"; return 0; }
+            grep -q "100% tests passed, 0 tests failed out of 1$" "$LOG" || {
+                echo "!missing:$t"; return 0; }
+            ;;
+        esac
+    done
+}
+
+# Baseline: every listed test passes with the real library (else a kill means nothing).
+LIBDIR=$ROOT/target/release
+LOG=$B/real.log
+: >"$LOG"
+all=$(echo "$TABLE" | grep -E "^($(echo $want | tr ' ' '|'))\|" | cut -d'|' -f3 | tr ' ' '\n' | sort -u)
+echo "mutation-check: the real library against the $(echo "$all" | wc -l) tests"
+# shellcheck disable=SC2086
+f=$(LD_LIBRARY_PATH= ctest_of $all)
+if [ -n "$f" ]; then
+    echo "mutation-check: FAILED: $f fails on the real library (log: $LOG)"
+    exit 1
+fi
+missing() { case "$1" in '!missing:'*) echo "mutation-check: FAILED: ctest has no test ${1#!missing:}"; exit 1 ;; esac; }
+
+survived=""
+killed=0
+for m in $want; do
+    T=$B/target
+    echo "mutation-check: building the mutant $m"
+    if ! ISHMEM_MUTATION=$m CARGO_TARGET_DIR=$T $CARGO build --release -p ishmem >"$B/$m.build.log" 2>&1; then
+        tail -n 30 "$B/$m.build.log"
+        exit 1
+    fi
+    # its own directory: the soname's file, and the name the mock check installs from
+    LIBDIR=$B/lib-$m
+    rm -rf "$LIBDIR"
+    mkdir -p "$LIBDIR"
+    cp "$T/release/libishmem.so" "$LIBDIR/libishmem.so"
+    ln -s libishmem.so "$LIBDIR/libishmem.so.1"
+    cp "$ROOT/target/release/ishmrun" "$T/release/ishmem-info" "$LIBDIR/"
+    grep -q "ishmem-mutant: $m" "$LIBDIR/libishmem.so" || {
+        echo "mutation-check: $LIBDIR/libishmem.so does not carry the mutation $m" >&2; exit 1; }
+    LD_LIBRARY_PATH=$LIBDIR ldd build/tests/order_mut | grep -q "$LIBDIR/libishmem.so.1" || {
+        echo "mutation-check: the test programs do not load $LIBDIR/libishmem.so.1" >&2; exit 1; }
+    for setting in node nodes; do
+        tests=$(echo "$TABLE" | grep "^$m|$setting|" | cut -d'|' -f3)
+        [ -n "$tests" ] || continue
+        LOG=$B/$m.$setting.log
+        : >"$LOG"
+        # shellcheck disable=SC2086
+        by=$(LD_LIBRARY_PATH=$LIBDIR ctest_of $tests)
+        missing "$by"
+        if [ -n "$by" ]; then
+            killed=$((killed + 1))
+            echo "mutation-check: $m ($setting): killed by $by"
+        else
+            survived="$survived $m($setting)"
+            echo "mutation-check: $m ($setting): SURVIVED $tests (log: $LOG)"
+        fi
+    done
+done
+if [ -n "$survived" ]; then
+    echo "mutation-check: FAILED: survived:$survived ($killed killed)"
+    exit 1
+fi
+echo "mutation-check: PASSED: every mutant killed ($killed mutant/setting pairs)"
