@@ -23,7 +23,7 @@ fi
 # The device tool brings back at most 8 files from $OUT: pack everything into one archive,
 # and keep the table beside it for a quick look.
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-    tar -C "$OUT" -czf /tmp/gpu-all.tar.gz . && find "$OUT" -mindepth 1 -maxdepth 1 ! -name gpu-table.md -exec rm -rf {} + \
-        && mv /tmp/gpu-all.tar.gz "$OUT/gpu-all.tar.gz"
+    tgz=$(mktemp "${TMPDIR:-/tmp}/gpu-all.XXXXXX") && tar -C "$OUT" -czf "$tgz" . && find "$OUT" -mindepth 1 -maxdepth 1 ! -name gpu-table.md -exec rm -rf {} + \
+        && mv "$tgz" "$OUT/gpu-all.tar.gz"
 fi
 exit $rc

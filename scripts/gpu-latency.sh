@@ -102,6 +102,6 @@ EOF
     done
 fi
 echo "gpu-latency: done in $(( $(date +%s) - T0 ))s (status $rc)"
-tar -C "$OUT" -czf /tmp/gpu-latency.tar.gz . && find "$OUT" -mindepth 1 -maxdepth 1 ! -name onegpu-table.md -exec rm -rf {} + &&
-    mv /tmp/gpu-latency.tar.gz "$OUT/gpu-latency.tar.gz"
+tgz=$(mktemp "${TMPDIR:-/tmp}/gpu-latency.XXXXXX") && tar -C "$OUT" -czf "$tgz" . && find "$OUT" -mindepth 1 -maxdepth 1 ! -name onegpu-table.md -exec rm -rf {} + &&
+    mv "$tgz" "$OUT/gpu-latency.tar.gz"
 exit $rc

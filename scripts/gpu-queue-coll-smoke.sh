@@ -8,7 +8,11 @@ set -u
 cd "$(dirname "$0")/.."
 P=${ISHMEM_PREFIX:-build/gpu-check-work/prefix}
 NVCC=${NVCC:-nvcc}
-out=${TMPDIR:-/tmp}/gpu_bench_smoke
+# a private directory (mktemp), never a fixed name in the shared temp directory that another
+# user could have made first (issue 30)
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_bench_smoke.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+out=$work/gpu_bench_smoke
 "$NVCC" -arch=sm_90 -std=c++17 -Ibench bench/gpu_bench.cu $(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --cflags --libs ishmem) -o "$out" || exit 1
 NPES=2 timeout 300 "$out" --quick --max-bytes 262144 \
     --ops broadcast_on_queue,fcollect_on_queue,alltoall_on_queue,sum_reduce_on_queue,team_sync_on_queue

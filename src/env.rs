@@ -34,7 +34,7 @@ pub const MAX_BOOTSTRAP_TIMEOUT: u64 = 1_000_000;
 /// Every variable the library reads. Keep sorted by name.
 pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_BCAST_SCATTER_MIN", kind: Kind::Bytes, default: "1M",
-          doc: "Host broadcasts of at least this many bytes in teams of 3 or more PEs scatter the root's data (each PE pulls one slice from the root) and then gather the slices from each other; smaller ones pull everything from the root." },
+          doc: "Host broadcasts of at least this many bytes in teams of 3 or more PEs scatter the root's data (each PE pulls one slice from the root) and then gather the slices from each other; smaller ones pull everything from the root. Every PE must use the same value." },
     Var { name: "ISHMEM_BOOTSTRAP", kind: Kind::Text, default: "auto",
           doc: "How PEs find each other: `auto` (from the environment: ishmrun, PMIx (OpenMPI's mpirun, `srun --mpi=pmix`), PMI-1 (MPICH's mpiexec, `srun --mpi=pmi2`), else a job of 1 PE), `ishmrun`, `pmix`, `pmi1` or `singleton`. The unique-id init of `ishmemx_init_attr` ignores it." },
     Var { name: "ISHMEM_BOOTSTRAP_TIMEOUT", kind: Kind::Count, default: "60",
@@ -54,7 +54,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_INFO", kind: Kind::Bool, default: "0",
           doc: "PE 0 prints the version, backend, bootstrap and every variable with its value at init." },
     Var { name: "ISHMEM_NODE_SPLIT", kind: Kind::Count, default: "0",
-          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes are treated as on different machines: they meet through the launcher's exchange only and reach each other through libfabric (`ishmem_ptr` to them is NULL)." },
+          doc: "Testing: cut the PEs of each node into this many pretend nodes of consecutive ranks (0 or 1: off). PEs of different pretend nodes are treated as on different machines: they meet through the launcher's exchange only and reach each other through libfabric (`ishmem_ptr` to them is NULL). Every PE must use the same value." },
     Var { name: "ISHMEM_NT_COPY_MIN", kind: Kind::Bytes, default: "16M",
           doc: "CPU backend: puts, gets and collective copies of at least this many bytes, between buffers equally aligned modulo 16 bytes, use non-temporal stores (no read of the destination into the cache; about 1.7x faster than `memcpy` at 64 MiB on a 2-core VM, slower below about 16 MiB, where the buffers stay in cache). 0: never." },
     Var { name: "ISHMEM_OFI_PROGRESS_US", kind: Kind::Count, default: "20",
@@ -70,26 +70,57 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_PROXY_STALL_S", kind: Kind::Count, default: "120",
           doc: "CUDA backend, jobs across nodes: seconds that the proxy thread (which runs kernels' calls to PEs of other nodes) may spend in one request (a put, get, AMO, quiet...) before the job ends with an error naming the device call, its PE and how long it has waited: kernels posting behind a stuck request would otherwise wait forever on a full ring. The network's own stall limits end most such waits sooner; this one catches the rest. Device collectives are not limited (they wait for their team's PEs). 0: no limit." },
     Var { name: "ISHMEM_QUEUE_KERNEL_MAX", kind: Kind::Bytes, default: "64K",
-          doc: "Largest contiguous `_on_queue` put/get (and put-with-signal), and largest block per PE of an `_on_queue` broadcast, fcollect or alltoall, done by SM kernels on the stream; larger ones use the copy engines (`cuMemcpyAsync`, between two team-sync kernels for the collectives). Collectives of a team with a PE on another node always run in one kernel (through the proxy)." },
+          doc: "Largest contiguous `_on_queue` put/get (and put-with-signal), and largest block per PE of an `_on_queue` broadcast, fcollect or alltoall, done by SM kernels on the stream; larger ones use the copy engines (`cuMemcpyAsync`, between two team-sync kernels for the collectives). Collectives of a team with a PE on another node always run in one kernel (through the proxy). Every PE must use the same value." },
     Var { name: "ISHMEM_QUEUE_REDUCE_SPLIT_MIN", kind: Kind::Bytes, default: "256K",
           doc: "`_on_queue` reductions and scans of at least this many bytes (dest and source the same array or disjoint) run over the whole GPU instead of one block: a team-sync kernel, each PE combines its slice of the vector over the team with a full grid (scans: and stores the running sums into every PE's dest), a team sync, then for reductions copy-engine copies of the other PEs' slices and a last team sync. Smaller ones run in one block, and so do those of a team with a PE on another node (through the proxy). The default is not measured on two GPUs yet. Every PE must use the same value." },
     Var { name: "ISHMEM_QUEUE_STATS", kind: Kind::Bool, default: "0",
           doc: "Profiling: each PE counts what its `_on_queue` calls hand the CUDA driver (kernel launches, copy-engine copies, memsets, pointer-type queries, context pushes) and prints the counts, in all and per call, at `ishmem_finalize` (a `[PE n] INFO:` line on stderr). Off: one predictable branch per counted event." },
     Var { name: "ISHMEM_REDUCE_SCATTER_MIN", kind: Kind::Bytes, default: "64K",
-          doc: "Host reductions and scans of at least this many bytes in teams of 3 or more PEs split the vector into one slice per PE: each PE combines its slice over the team, then (reductions) the slices are gathered; smaller ones read every PE's whole vector." },
+          doc: "Host reductions and scans of at least this many bytes in teams of 3 or more PEs split the vector into one slice per PE: each PE combines its slice over the team, then (reductions) the slices are gathered; smaller ones read every PE's whole vector. Every PE must use the same value." },
     Var { name: "ISHMEM_SHM_DIR", kind: Kind::Text, default: "/dev/shm",
           doc: "Directory holding the shared-memory files of the CPU backend while the job starts; they are unlinked once every PE mapped them. Checked at init: a directory on tmpfs (or hugetlbfs), owned by this user or root, writable by others only with the sticky bit (as `/dev/shm`, mode 1777). The files' names are one-way hashes of a secret of the node's PEs (docs/SECURITY.md)." },
     Var { name: "ISHMEM_SYMMETRIC_GLOBALS", kind: Kind::Bool, default: "1",
-          doc: "Make the global and static variables of the executable symmetric (remotely accessible by host RMA and AMOs) by moving its data segment into shared memory at init." },
+          doc: "Make the global and static variables of the executable symmetric (remotely accessible by host RMA and AMOs) by moving its data segment into shared memory at init. Every PE must use the same value." },
     Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
-          doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched." },
+          doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched. Every PE must use the same value." },
     Var { name: "ISHMEM_TEAMS_MAX", kind: Kind::Count, default: "64",
-          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 12 KiB of symmetric heap: its synchronization words and the scratch of the small (push) collectives. A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID." },
+          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 12 KiB of symmetric heap: its synchronization words and the scratch of the small (push) collectives. A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID. Every PE must use the same value." },
     Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
           doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
     Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",
           doc: "Polls an idle `wait_until`/barrier spins before it starts yielding (for 2 ms) and then sleeping. On a node with more PEs than usable cores at most 64." },
 ];
+
+/// The settings every PE of a job must share (their docs end "Every PE must use the same
+/// value."): they choose the heap layout, the collective algorithms or how PEs are grouped,
+/// so PEs with different values would split their heaps or wait for each other for ever. Init
+/// compares them job-wide (`Config::same`, through the launcher's exchange) and ends the job
+/// naming the variable and the PEs.
+pub const SAME_ON_EVERY_PE: &[&str] = &[
+    "ISHMEM_BCAST_SCATTER_MIN",
+    "ISHMEM_COLL_SMALL_MAX",
+    "ISHMEM_NODE_SPLIT",
+    "ISHMEM_OFI_STAGING",
+    "ISHMEM_QUEUE_KERNEL_MAX",
+    "ISHMEM_QUEUE_REDUCE_SPLIT_MIN",
+    "ISHMEM_REDUCE_SCATTER_MIN",
+    "ISHMEM_SYMMETRIC_GLOBALS",
+    "ISHMEM_SYMMETRIC_SIZE",
+    "ISHMEM_TEAMS_MAX",
+];
+
+/// `value` of variable `v` in a form equal for equal settings (`64K` and `65536`, `On` and
+/// `1`); a malformed value as given (init has refused it already).
+pub fn canonical(v: &Var, value: &str) -> String {
+    let t = value.trim();
+    let t = if t.is_empty() { v.default } else { t };
+    match v.kind {
+        Kind::Bool => parse_bool(t).map(|b| u8::from(b).to_string()).unwrap_or_else(|_| t.to_string()),
+        Kind::Bytes => parse_bytes(t).map(|n| n.to_string()).unwrap_or_else(|_| t.to_string()),
+        Kind::Count => parse_count(t).map(|n| n.to_string()).unwrap_or_else(|_| t.to_string()),
+        Kind::Text => t.to_ascii_lowercase(),
+    }
+}
 
 /// The bounds of `ISHMEM_TEAMS_MAX`: the predefined teams, and the bits of a split's free-slot
 /// bitmap in a team's sync area (`ISHMEMI_TEAM_SPLIT_WORDS` words of 64).
@@ -199,6 +230,8 @@ pub struct Config {
     pub teams_max: usize,
     pub wait_sleep_max_us: u64,
     pub wait_spin: u64,
+    /// `SAME_ON_EVERY_PE` with this PE's values (`canonical`), in the list's order.
+    pub same: Vec<(&'static str, String)>,
 }
 
 impl Config {
@@ -262,6 +295,7 @@ impl Config {
             teams_max: teams_max as usize,
             wait_sleep_max_us: wrap("ISHMEM_WAIT_SLEEP_MAX_US", parse_count(get("ISHMEM_WAIT_SLEEP_MAX_US")))?,
             wait_spin: wrap("ISHMEM_WAIT_SPIN", parse_count(get("ISHMEM_WAIT_SPIN")))?,
+            same: SAME_ON_EVERY_PE.iter().filter_map(|n| var(n)).map(|v| (v.name, canonical(v, get(v.name)))).collect(),
         };
         let mut warnings: Vec<String> = env
             .keys()
@@ -419,5 +453,22 @@ mod tests {
             assert!(ok, "default of {} does not parse", v.name);
         }
         assert!(markdown().contains("| `ISHMEM_SYMMETRIC_SIZE` | bytes | `1G` |"));
+    }
+
+    #[test]
+    fn same_on_every_pe_is_what_the_docs_say() {
+        for v in VARS {
+            let said = v.doc.contains("Every PE must use the same value.");
+            assert_eq!(said, SAME_ON_EVERY_PE.contains(&v.name), "{}: doc and SAME_ON_EVERY_PE disagree", v.name);
+        }
+        assert!(SAME_ON_EVERY_PE.iter().all(|n| var(n).is_some()));
+        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_COLL_SMALL_MAX", "4K"), ("ISHMEM_OFI_STAGING", " always")])).unwrap();
+        let (dflt, _) = Config::from_map(&map(&[("ISHMEM_COLL_SMALL_MAX", "4096"), ("ISHMEM_SYMMETRIC_GLOBALS", "on")])).unwrap();
+        let get = |c: &Config, n: &str| c.same.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!(get(&cfg, "ISHMEM_COLL_SMALL_MAX"), "4096");
+        assert_eq!(get(&cfg, "ISHMEM_OFI_STAGING"), "always");
+        assert_eq!(get(&dflt, "ISHMEM_OFI_STAGING"), "auto");
+        assert_eq!(get(&dflt, "ISHMEM_SYMMETRIC_GLOBALS"), get(&cfg, "ISHMEM_SYMMETRIC_GLOBALS"));
+        assert_eq!(cfg.same.len(), SAME_ON_EVERY_PE.len());
     }
 }

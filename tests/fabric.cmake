@@ -94,6 +94,27 @@ foreach(split 2 4)
   endforeach()
 endforeach()
 
+# Issue 27 across 2 pretend nodes (tests/c/agree.c, add_agree of CMakeLists.txt): the late
+# announcement crosses nodes (T = {0, 2}); memory calls and settings compared job-wide (each
+# node agreed within itself before); the team areas' block refused; ishmem_align's common
+# alignment from every PE's heap base (common_align read the node's slots by world PE).
+set(AGREE_ENV ${FABRIC_ENV} "ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+add_agree(team_reuse "^PASS: team_reuse \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+add_agree(malloc_barrier "^\\[PE [0-9]\\] ERROR: ishmem_malloc: ${MEMCALL}, but PE [0-9] (made another collective call|called ishmem_malloc)" 2 ENV ${AGREE_ENV})
+set(MALLOC_NODES "ERROR: ishmem_malloc: collective call mismatch: this PE called ishmem_malloc\\(size (64|4096)\\) as world team call [0-9]+, but PE [0-9] called ishmem_malloc\\(size (64|4096)\\)")
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 2 ENV ${AGREE_ENV})
+add_agree(malloc_size "^\\[PE [0-9]\\] ${MALLOC_NODES}" 4 ENV ${AGREE_ENV})
+add_agree(free_team_area "^\\[PE [0-3]\\] ${LIBBLOCK}" 4 ENV ${AGREE_ENV})
+add_agree(align_nodes "^PASS: align_nodes \\(4 PEs\\)$" 4 FLAGS --success ENV ${AGREE_ENV})
+foreach(s "TEAMS_MAX;32;64" "COLL_SMALL_MAX;0;4096" "OFI_STAGING;always;auto" "BCAST_SCATTER_MIN;64;1048576")
+  list(GET s 0 var)
+  list(GET s 1 val)
+  list(GET s 2 def)
+  string(TOLOWER ${var} lc)
+  add_agree(setting_${lc} "^\\[PE [0-3]\\] ERROR: ishmem_init: ISHMEM_${var} differs between PEs: ${def} on PEs 0-1, ${val} on PEs 2-3; every PE must use the same value$"
+    4 ENV ${AGREE_ENV} ARGS setting ISHMEM_${var} ${val})
+endforeach()
+
 # stress across nodes: ISHMEM_THREAD_MULTIPLE, 4 threads per PE x 4 PEs on 2 pretend nodes,
 # 2,000 seeded random operations per thread (puts, gets, fetch_inc tickets, adds, put_signal
 # messages, quiet and fence from every thread at once), exact counts. Threads that quiet while

@@ -49,9 +49,9 @@ typedef struct ishmemx_uniqueid_t {
  * same defaults from the member initializers. */
 typedef struct ishmemx_attr_t {
     ishmemx_runtime_type_t runtime ISHMEMX_DEFAULT(ISHMEMX_RUNTIME_AUTO);
-    bool initialize_runtime ISHMEMX_DEFAULT(true); /* kept for source compatibility */
+    bool initialize_runtime ISHMEMX_DEFAULT(true); /* with ISHMEMX_RUNTIME_MPI: must be false (MPI is not started here) */
     bool gpu ISHMEMX_DEFAULT(true);                /* false: keep the CPU backend */
-    void *mpi_comm ISHMEMX_DEFAULT(NULL);          /* unused: no MPI library is linked */
+    void *mpi_comm ISHMEMX_DEFAULT(NULL);          /* must be NULL: PEs come from the launcher, not MPI */
     bool use_uid ISHMEMX_DEFAULT(false);           /* true: unique-id init with the fields below */
     int rank ISHMEMX_DEFAULT(-1);                  /* this process's PE number, 0 .. nranks-1 */
     int nranks ISHMEMX_DEFAULT(0);                 /* number of PEs of the job */

@@ -1,10 +1,13 @@
 //! Symmetric heap management: malloc, calloc, align, free. Every call is collective: all PEs
 //! run the same deterministic allocator on the same sequence of calls, so a block has the
-//! same offset everywhere. Each call publishes its arguments and checks, after a barrier,
-//! that PE 0 passed the same ones; a mismatch is a fatal error instead of silent corruption.
+//! same offset everywhere. Each call is a call of the world team whose arguments every PE
+//! compares with the next PE's after a barrier, across nodes too (`core::agree`); a mismatch,
+//! or another world team call (barrier_all) on some PE, is a fatal error instead of silent
+//! corruption. Free refuses anything but a live block the program allocated.
 //! On the GPU heap the first `ISHMEMI_SYNC_BYTES` are the library's (allocated at init), calloc
 //! zeroes with cuMemsetD8, and each call first retries pending device-state binders.
 
+use crate::core::agree::{memory_call, MemKind as Kind};
 use crate::core::{state, State};
 use crate::ffi::{fatal, guard};
 use crate::heap::alloc::AllocError;
@@ -19,58 +22,13 @@ use std::sync::atomic::Ordering::Relaxed;
 /// larger alignments hold where the PEs' heaps happen to agree (asked once, collectively).
 static COMMON_ALIGN: AtomicUsize = AtomicUsize::new(0);
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Malloc = 1,
-    Calloc = 2,
-    Align = 3,
-    Free = 4,
-}
-
-fn describe(kind: u64, a: u64, b: u64) -> String {
-    match kind {
-        1 => format!("ishmem_malloc(size {a})"),
-        2 => format!("ishmem_calloc(total {a} bytes)"),
-        3 => format!("ishmem_align(alignment {b}, size {a})"),
-        4 => format!("ishmem_free(heap offset {a:#x})"),
-        _ => "no call".into(),
-    }
-}
-
-/// Publishes this PE's arguments, waits for every PE and checks them against PE 0's.
-fn agree(func: &str, st: &State, kind: Kind, a: u64, b: u64) {
-    let seq = st.coll_seq.fetch_add(1, Relaxed);
-    let job = st.job.lock().unwrap_or_else(|e| e.into_inner());
-    let mine = [kind as u64, a, b, seq];
-    job.post_args(seq, mine);
-    st.barrier();
-    let root = job.args_of(0, seq);
-    if root != mine {
-        fatal(
-            func,
-            &format!(
-                "collective call mismatch: this PE called {} but PE 0 called {} (symmetric memory calls must be made by every PE in the same order with the same arguments)",
-                describe(mine[0], mine[1], mine[2]),
-                describe(root[0], root[1], root[2])
-            ),
-        );
-    }
-}
-
-/// `COMMON_ALIGN`, asking every PE for its heap base the first time (collective: called by
-/// every PE at the same allocation call, with the allocation lock held).
-fn common_align(st: &State) -> usize {
+/// `COMMON_ALIGN`, asking every PE for its heap base the first time (`core::agree`).
+fn common_align(func: &str, st: &State) -> usize {
     let known = COMMON_ALIGN.load(Relaxed);
     if known != 0 {
         return known;
     }
-    let seq = st.coll_seq.fetch_add(1, Relaxed);
-    let job = st.job.lock().unwrap_or_else(|e| e.into_inner());
-    job.post_args(seq, [0, st.heap.base as u64, 0, seq]);
-    st.barrier();
-    // Bases agree modulo 2^k exactly when their lowest differing bit is bit k or above.
-    let diff = (0..st.npes).fold(0u64, |d, pe| d | (job.args_of(pe, seq)[1] ^ st.heap.base as u64));
-    let common = if diff == 0 { 1usize << (usize::BITS - 1) } else { 1usize << diff.trailing_zeros() };
+    let common = crate::core::agree::common_align(st, func);
     COMMON_ALIGN.store(common, Relaxed);
     common
 }
@@ -92,12 +50,12 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
         fatal(func, &format!("alignment {align} is not a power of two"));
     }
     let mut heap = st.alloc.lock().unwrap_or_else(|e| e.into_inner());
-    agree(func, st, kind, size as u64, align as u64);
+    memory_call(st, func, kind, size as u64, align as u64);
     if size == 0 {
         return std::ptr::null_mut();
     }
     if align > crate::heap::HEAP_ALIGN {
-        let common = common_align(st);
+        let common = common_align(func, st);
         if align > common {
             if st.cfg.debug {
                 crate::ffi::warn(
@@ -180,6 +138,10 @@ pub extern "C" fn ishmem_free(ptr: *mut c_void) {
         if st.gpu.is_some() && (off as usize) < crate::transport::cuda::state::SYNC_BYTES {
             fatal(F, &format!("{addr:#x} was not returned by ishmem_malloc/calloc/align (it is the library's reserved sync area)"));
         }
+        if let Some(&(start, _, what)) = st.lib_blocks.iter().find(|&&(b, l, _)| (off as usize).wrapping_sub(b) < l) {
+            let at = if off as usize == start { String::from("is") } else { format!("points inside (at {:#x})", st.heap.base + start) };
+            fatal(F, &format!("{addr:#x} {at} the library's block of {what}, not one returned by ishmem_malloc/calloc/align"));
+        }
         if !ptr.is_null() && heap.size_of(off as usize).is_none() {
             let what = match heap.block_at(off as usize) {
                 Some((start, _)) if (off as usize) < st.heap.len => {
@@ -191,7 +153,7 @@ pub extern "C" fn ishmem_free(ptr: *mut c_void) {
             fatal(F, &what);
         }
         // Everybody must be done with the block before it can be reused.
-        agree(F, st, Kind::Free, off, 0);
+        memory_call(st, F, Kind::Free, off, 0);
         if !ptr.is_null() {
             let _ = heap.free(off as usize);
         }

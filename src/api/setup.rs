@@ -100,6 +100,22 @@ pub unsafe extern "C" fn ishmemx_init_attr(attr: *mut Attr) {
         let Some(a) = (unsafe { attr.as_ref() }) else {
             return init(F, THREAD_MULTIPLE, InitRequest::Env { mode: None }, true);
         };
+        // No MPI library is linked: the fields about MPI are refused rather than ignored.
+        if !a.mpi_comm.is_null() {
+            fatal(
+                F,
+                "ishmemx_attr_t.mpi_comm is set, but this library takes its PEs from the launcher (every process of the \
+                 job, numbered as the launcher numbers them), never from an MPI communicator: leave mpi_comm NULL",
+            );
+        }
+        if a.runtime == RUNTIME_MPI && a.initialize_runtime {
+            fatal(
+                F,
+                "ishmemx_attr_t.initialize_runtime is true with ISHMEMX_RUNTIME_MPI, but this library does not start MPI \
+                 (it meets the other PEs through the launcher): call MPI_Init first and set initialize_runtime = false, \
+                 or use ISHMEMX_RUNTIME_AUTO",
+            );
+        }
         if a.use_uid || a.runtime == RUNTIME_UNIQUEID {
             // SAFETY: a non-NULL uid points to an ishmemx_uniqueid_t per the API.
             let Some(uid) = (unsafe { a.uid.as_ref() }) else {

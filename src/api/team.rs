@@ -248,8 +248,13 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
         if team == INVALID {
             return;
         }
-        // Every collective of the team ended with a team sync, so no PE reads or writes this
-        // PE's sync area of the team any more: the slot can be reused by the next split.
+        // Collective: after the sync no member reads or writes this PE's sync area of the
+        // team any more (`Team::destroy_sync`), so the next split may reuse the slot.
+        let t = team_of(st, F, team);
+        if t.d.flags & team::F_PREDEFINED != 0 {
+            fatal(F, &format!("team {team} is a predefined team (world, shared or node); only split teams can be destroyed"));
+        }
+        t.destroy_sync();
         let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
         match pool.release(team) {
             // Device code must no longer find the team (only this PE reads these words).

@@ -90,6 +90,18 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
 }
 
+/// What a peer or a process manager sent, for an error message: escaped (no control
+/// characters reach the terminal) and clipped to 160 characters, with its length when longer.
+pub fn clip(s: &str) -> String {
+    const MAX: usize = 160;
+    let esc: String = s.chars().flat_map(char::escape_debug).take(MAX + 1).collect();
+    if esc.chars().count() > MAX {
+        format!("{}... ({} bytes in all)", esc.chars().take(MAX).collect::<String>(), s.len())
+    } else {
+        esc
+    }
+}
+
 fn num(name: &str) -> Result<Option<usize>, String> {
     match var(name) {
         Ok(v) => v.trim().parse().map(Some).map_err(|_| format!("{name}={v:?} is not a number")),
@@ -320,32 +332,40 @@ impl Bootstrap {
 
     /// Every PE's node identity, through the launcher's exchange; without one, every PE is
     /// taken to be on this node (the launchers without an exchange start one node only).
-    /// Returns the nodes and the secret of this PE's node: the launcher's (`secret`), else the
-    /// random one that the node's lowest PE sent with its identity.
-    pub fn nodes(&mut self, identity: &str, split: usize) -> Result<(node::Nodes, String), String> {
+    /// Returns the nodes, the secret of this PE's node (the launcher's, `secret`, else the
+    /// random one that the node's lowest PE sent with its identity) and every PE's `same`
+    /// (the settings every PE must share, `env::Config::same`, sent with the identity; `None`
+    /// without an exchange).
+    pub fn nodes(&mut self, identity: &str, split: usize, same: &str) -> Result<(node::Nodes, String, Option<Vec<String>>), String> {
         match self.exchange.as_mut() {
             Some(x) => {
                 let mine = random_hex(16)?;
-                let all = x.allgather("ishmem-node", format!("{identity}\n{mine}").as_bytes())?;
+                let all = x.allgather("ishmem-node", format!("{identity}\n{mine}\n{same}").as_bytes())?;
                 let mut ids = Vec::with_capacity(all.len());
                 let mut nonces = Vec::with_capacity(all.len());
+                let mut sames = Vec::with_capacity(all.len());
                 for (pe, v) in all.iter().enumerate() {
                     let s = String::from_utf8_lossy(v);
-                    let (id, nonce) = s.rsplit_once('\n').ok_or_else(|| {
-                        format!("PE {pe} sent a node identity without its secret part ({} bytes): every PE must use the same libishmem", v.len())
-                    })?;
+                    let mut parts = s.splitn(3, '\n');
+                    let (Some(id), Some(nonce), Some(settings)) = (parts.next(), parts.next(), parts.next()) else {
+                        return Err(format!(
+                            "PE {pe} sent a node identity without its secret and settings parts ({} bytes): every PE must use the same libishmem",
+                            v.len()
+                        ));
+                    };
                     ids.push(id.to_string());
                     nonces.push(nonce.to_string());
+                    sames.push(settings.to_string());
                 }
                 let nodes = node::Nodes::group(&ids, split);
                 let lowest = nodes.members[nodes.node_of[self.info.rank]][0];
                 let secret = self.secret.clone().unwrap_or_else(|| nonces[lowest].clone());
-                Ok((nodes, secret))
+                Ok((nodes, secret, Some(sames)))
             }
             // Peers unknown but on this node: a split still applies.
             None => {
                 let secret = self.secret.clone().unwrap_or_else(|| format!("launcher key {}", self.info.key));
-                Ok((node::Nodes::group(&vec![identity.to_string(); self.info.size], split), secret))
+                Ok((node::Nodes::group(&vec![identity.to_string(); self.info.size], split), secret, None))
             }
         }
     }
@@ -387,6 +407,14 @@ mod tests {
     fn keys_are_sanitized() {
         assert_eq!(sanitize("prterun-host-123@1"), "prterun-host-123_1");
         assert_eq!(sanitize("kvs_12/x y"), "kvs_12_x_y");
+    }
+
+    #[test]
+    fn peer_strings_are_clipped() {
+        assert_eq!(clip("host-1"), "host-1");
+        assert_eq!(clip("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
+        let long = "x".repeat(200_000);
+        assert_eq!(clip(&long), format!("{}... (200000 bytes in all)", "x".repeat(160)));
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Nodes {
                 Some(n) => n,
                 None => {
                     keys.push(key);
-                    hosts.push(host_of(id).to_string());
+                    hosts.push(super::clip(host_of(id)));
                     keys.len() - 1
                 }
             };

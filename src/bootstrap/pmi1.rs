@@ -439,8 +439,8 @@ impl Pmi1 {
                 }
                 return String::from_utf8(text.to_vec()).map_err(|_| {
                     format!(
-                        "PMI-1: malformed reply to {what}: not valid UTF-8: {:?}",
-                        String::from_utf8_lossy(text)
+                        "PMI-1: malformed reply to {what}: not valid UTF-8: {}",
+                        super::clip(&String::from_utf8_lossy(text))
                     )
                 });
             }
@@ -486,7 +486,9 @@ fn parse_reply(line: &str, what: &str) -> Result<Reply, String> {
             Some((k, v)) if !k.is_empty() => pairs.push((k.to_string(), v.to_string())),
             _ => {
                 return Err(format!(
-                    "PMI-1: malformed reply to {what}: '{tok}' is not key=value in '{line}'"
+                    "PMI-1: malformed reply to {what}: '{}' is not key=value in '{}'",
+                    super::clip(tok),
+                    super::clip(line)
                 ))
             }
         }
@@ -503,7 +505,7 @@ fn check_rc(r: &Reply, what: &str) -> Result<(), String> {
         None | Some("0") => Ok(()),
         Some(rc) => {
             let msg = r.get("msg").unwrap_or("(no message)");
-            Err(format!("PMI-1: {what} failed: rc={rc} msg={msg}"))
+            Err(format!("PMI-1: {what} failed: rc={} msg={}", super::clip(rc), super::clip(msg)))
         }
     }
 }
@@ -632,6 +634,9 @@ fn send_nonblocking(conn: &File, mut data: &[u8], limit: Duration) -> io::Result
 /// `<key>-<rank>-<i>` the others); one barrier per round.
 impl super::Exchange for Pmi1 {
     fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        if value.len() > super::uid::MAX_VALUE {
+            return Err(format!("PMI-1: allgather('{key}') value of {} bytes is larger than {}", value.len(), super::uid::MAX_VALUE));
+        }
         let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
         // Room for "<parts>." in the first value; an even number of hex digits per part.
         let chunk = (self.max_value_len().saturating_sub(8) & !1).max(2);
@@ -652,6 +657,15 @@ impl super::Exchange for Pmi1 {
             let bad = || format!("PMI-1: rank {r}'s value of '{key}' is malformed");
             let (n, head) = first.split_once('.').ok_or_else(bad)?;
             let n: usize = n.parse().map_err(|_| bad())?;
+            // Bounded (issue 30): a value is at most 1 MiB, so at most this many parts; a
+            // process manager that claims more is not followed for ever.
+            let max_parts = 2 * super::uid::MAX_VALUE / chunk + 1;
+            if n == 0 || n > max_parts {
+                return Err(format!(
+                    "PMI-1: rank {r}'s value of '{key}' claims {n} parts; a value of at most {} bytes has 1 to {max_parts}",
+                    super::uid::MAX_VALUE
+                ));
+            }
             let mut text = head.to_string();
             for i in 1..n {
                 text.push_str(&self.get(&format!("{key}-{r}-{i}"))?);
@@ -750,6 +764,7 @@ mod tests {
                         s.send("cmd=put_result rc=0 msg=success\n");
                     }
                     "barrier_in" => s.send("cmd=barrier_out\n"),
+                    "get" if f["key"].starts_with("huge-0-") => s.send("cmd=get_result rc=0 msg=success value=abab\n"),
                     "get" => match kv.get(f["key"]) {
                         Some(v) => s.send(&format!("cmd=get_result rc=0 msg=success value={v}\n")),
                         None => s.send(&format!("cmd=get_result rc=-1 msg=key_{}_not_found value=unknown\n", f["key"])),
@@ -772,6 +787,7 @@ mod tests {
             ("x-0-2".to_string(), h0[2028..].to_string()),
             ("e-0".to_string(), "1.".to_string()),
             ("bad-0".to_string(), "1.zz".to_string()),
+            ("huge-0".to_string(), "100000.ab".to_string()),
         ];
         let (mut p, h) = connect(kvs_server(pre), 1, 2);
         let mine = vec![0u8, 255, 10, 32, b'='];
@@ -780,8 +796,19 @@ mod tests {
         assert_eq!(Exchange::allgather(&mut p, "e", &[]).unwrap(), vec![Vec::<u8>::new(), Vec::new()]);
         let e = Exchange::allgather(&mut p, "bad", &long).unwrap_err();
         assert!(e.contains("rank 0's value of 'bad' is malformed"), "{e}");
+        // issue 30: a process manager that answers every part kept a PE in init for ever
+        let e = Exchange::allgather(&mut p, "huge", &mine).unwrap_err();
+        assert_eq!(e, "PMI-1: rank 0's value of 'huge' claims 100000 parts; a value of at most 1048576 bytes has 1 to 2069");
         drop(p);
         h.join().unwrap();
+    }
+
+    #[test]
+    fn long_replies_are_clipped_in_errors() {
+        let line = format!("cmd=get_result {}", "y".repeat(200_000));
+        let e = parse_reply(&line, "get").err().unwrap();
+        assert!(e.len() < 500, "{} bytes", e.len());
+        assert!(e.ends_with("... (200015 bytes in all)'"), "{e}");
     }
 
     #[test]

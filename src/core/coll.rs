@@ -51,9 +51,11 @@
 //!   its owner), with no announcement: every member sends in every one and waits for all, so
 //!   no PE runs more than one collective of the class ahead, and a slot of parity p is
 //!   rewritten (count c+2) only after its reader sent count c+1, which it does after reading
-//!   the slot for count c. Source is only read before the sender returns. When a PE returns,
-//!   no peer accesses its team area for the collective any more, so destroy and reuse of the
-//!   slot stay safe (the synchronized collectives end with a sync for that).
+//!   the slot for count c. Source is only read before the sender returns. A PE that returns
+//!   may still receive writes into its team area: a broadcast root does not wait for the
+//!   announcements it does not need, so a slow member's may land after the root returned.
+//!   Hence `ishmem_team_destroy` syncs the team first (`destroy_sync`), after which nobody
+//!   writes into the area, and a later split may zero it for another team.
 //!   Flag and announcement values are `count << 24 | signature` (`tag`): the signature is a
 //!   hash of the call's kind and arguments (`signature`), so values still only grow, and a
 //!   receiver that sees a value of its own count with another signature knows the sender is
@@ -158,12 +160,17 @@ pub enum Kind {
     Split,
     /// `a` = xrange.
     Split2d,
+    /// A symmetric memory call (world team only, `core::agree`): `a` = size (free: heap
+    /// offset), `b` = alignment (free: 0); the function must match too.
+    Memory,
+    /// `ishmem_team_destroy` (`a`, `b` unused).
+    Destroy,
 }
 
 impl Kind {
     fn from_word(w: u64) -> Option<Kind> {
         use Kind::*;
-        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d].into_iter().find(|k| *k as u64 == w & 0xff)
+        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy].into_iter().find(|k| *k as u64 == w & 0xff)
     }
 }
 
@@ -213,10 +220,10 @@ fn describe_record(e: &[u64; team::ENTRY_WORDS]) -> String {
 /// the arguments (and for reductions and scans the function, which names type and operator).
 fn essential(e: &Head) -> &[u64] {
     match Kind::from_word(e[0]) {
-        Some(Kind::Sync | Kind::Collect) => &[],
+        Some(Kind::Sync | Kind::Collect | Kind::Destroy) => &[],
         Some(Kind::Broadcast | Kind::Split) => &e[1..3],
         Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => &e[1..2],
-        Some(Kind::Reduce | Kind::Scan) => &e[1..4],
+        Some(Kind::Reduce | Kind::Scan | Kind::Memory) => &e[1..4],
         None => &e[1..],
     }
 }
@@ -258,7 +265,10 @@ fn describe_call(e: &Head, name: &str) -> String {
         Some(Kind::Reduce | Kind::Scan) => format!(" ({} bytes)", e[1]),
         Some(Kind::Split) => format!(" (start {}, stride {}, size {})", e[1] as u32 as i32, (e[1] >> 32) as u32 as i32, e[2]),
         Some(Kind::Split2d) => format!(" (xrange {})", e[1]),
-        Some(Kind::Sync | Kind::Collect) => String::new(),
+        Some(Kind::Memory) if e[2] == 0 => format!(" (heap offset {:#x})", e[1]),
+        Some(Kind::Memory) if e[2] == 1 => format!(" (size {})", e[1]),
+        Some(Kind::Memory) => format!(" (alignment {}, size {})", e[2], e[1]),
+        Some(Kind::Sync | Kind::Collect | Kind::Destroy) => String::new(),
         None => format!(" (unknown record {:#x})", e[0]),
     };
     format!("{name}{args}")
@@ -372,13 +382,34 @@ impl<'a> Team<'a> {
 
     /// Copies `n` words of team PE `i`'s entry record into `out`.
     fn read_entry(&self, i: usize, out: &mut [u64]) {
+        self.read_words(i, team::W_ENTRY, out)
+    }
+
+    /// Writes `vals` into this PE's team area from word `w` (Release; peers read them after
+    /// a sync, `read_words`).
+    pub fn write_own(&self, w: usize, vals: &[u64]) {
+        let at = self.word(w);
+        match self.gpu {
+            Some(g) => g.copy(self.func, at, vals.as_ptr() as usize, size_of_val(vals)),
+            None => {
+                for (k, v) in vals.iter().enumerate() {
+                    // SAFETY: aligned words of this PE's team area, written only by this PE.
+                    unsafe { AtomicU64::from_ptr((at + 8 * k) as *mut u64) }.store(*v, Release);
+                }
+            }
+        }
+    }
+
+    /// Copies words `w..w + out.len()` of team PE `i`'s team area into `out` (through the
+    /// network for a PE of another node).
+    pub fn read_words(&self, i: usize, w: usize, out: &mut [u64]) {
         if let Some((n, pe)) = self.net_member(i) {
-            let at = self.st.remote_at(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len());
+            let at = self.st.remote_at(self.func, "team area", self.word(w), 8 * out.len());
             // SAFETY: out is writable for its length.
             unsafe { n.get(self.func, pe, out.as_mut_ptr().cast(), 8 * out.len(), at) };
             return;
         }
-        let r = self.st.remote(self.func, "team entry record", self.word(team::W_ENTRY), 8 * out.len(), self.d.world(i));
+        let r = self.st.remote(self.func, "team area", self.word(w), 8 * out.len(), self.d.world(i));
         match self.gpu {
             Some(g) => g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()),
             None => {
@@ -631,6 +662,25 @@ impl<'a> Team<'a> {
     /// Waits until this PE's word `w` is at least `v`.
     fn wait_ge(&self, w: usize, v: u64) {
         self.wait(|| self.load(w) >= v);
+    }
+
+    /// The collective part of `ishmem_team_destroy`: a recorded sync, after which no member
+    /// writes into this PE's area of the team any more, so the slot can be freed and reused.
+    /// The sync is what makes it so: a push broadcast's root returns before every member has
+    /// announced its entry (`broadcast_push`), and a late announcement would otherwise land in
+    /// the area after a later split gave the slot to another team and zeroed it. Each member
+    /// announces before it syncs; across nodes, where flags are not flushed by quiet, the
+    /// sync's quiet is made to deliver this PE's flags to every member of another node first.
+    pub fn destroy_sync(&self) {
+        self.enter(Kind::Destroy, 0, 0);
+        if let Some(n) = self.st.net.as_ref().filter(|_| self.spans) {
+            for i in 0..self.n {
+                if self.net_member(i).is_some() {
+                    n.flush_flags_to(self.d.world(i));
+                }
+            }
+        }
+        self.sync();
     }
 
     /// `ishmem_team_sync`: a recorded sync.

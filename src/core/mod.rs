@@ -9,6 +9,7 @@
 //! (copies, AMO kernels) from those on host memory (the symmetric data segment, which stays
 //! in host shared memory on both backends and keeps the CPU paths).
 
+pub mod agree;
 pub mod amo;
 pub mod coll;
 pub mod device;
@@ -64,8 +65,11 @@ pub struct State {
     pub heap: Region,
     pub data: Option<Region>,
     pub alloc: Mutex<SymAlloc>,
-    /// Number of collective allocation calls so far.
+    /// Number of symmetric memory calls so far (`agree::memory_call`).
     pub coll_seq: AtomicU64,
+    /// The library's own blocks of the heap (offset, length, what), allocated at init and
+    /// never freed: `ishmem_free` refuses them.
+    pub lib_blocks: Vec<(usize, usize, &'static str)>,
     pub job: Mutex<ShmJob>,
     /// Raw view of the job for barriers without taking the mutex.
     job_ptr: *const ShmJob,
@@ -206,9 +210,14 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     BOOT_RANK.store(info.rank as u64, Relaxed);
     // Which PEs share this node: through the launcher's exchange, never shared memory.
     let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
-    let (nodes, secret) = boot
-        .nodes(&identity, cfg.node_split)
+    let (nodes, secret, same) = boot
+        .nodes(&identity, cfg.node_split, &agree::settings_text(&cfg.same))
         .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
+    // Settings every PE must share, job-wide (without an exchange the job is one node, whose
+    // control segment compares them at join).
+    if let Some(why) = same.as_deref().and_then(agree::settings_differ) {
+        fatal(func, &why);
+    }
     let my_node = nodes.node_of[info.rank];
     let multi = nodes.count() > 1;
     let local_rank = nodes.local_rank(info.rank);
@@ -274,6 +283,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
     job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
     let mut alloc = SymAlloc::new(cfg.symmetric_size);
+    let mut lib_blocks = Vec::new();
     let heap = match (gpu.as_mut(), &job.gpu_slots) {
         (Some(g), Some(slots)) => {
             g.map_peers(func, slots, &members, info.size);
@@ -281,6 +291,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             if alloc.alloc(cuda::state::SYNC_BYTES, SymAlloc::MIN_ALIGN) != Ok(0) {
                 fatal(func, "internal error: the GPU heap's sync area is not at offset 0");
             }
+            lib_blocks.push((0, cuda::state::SYNC_BYTES, "the GPU heap's sync area"));
             let peers: Vec<usize> = g.peers().iter().map(|&p| p as usize).collect();
             Region { base: g.heap as usize, len: cfg.symmetric_size, peers: peers.into() }
         }
@@ -309,6 +320,10 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     };
     for (what, off, len) in [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })] {
         crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
+    }
+    lib_blocks.push((area_base, areas, "team sync areas (ISHMEM_TEAMS_MAX x 12 KiB)"));
+    if multi {
+        lib_blocks.push((fin_area, team::AREA_BYTES, "finalize's sync area"));
     }
     if let Some(g) = gpu.as_ref() {
         g.memset(func, heap.base + area_base, areas);
@@ -366,6 +381,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             let off = alloc.alloc(bytes, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
                 fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}"))
             });
+            lib_blocks.push((off, bytes, "proxy bounce buffers"));
             let w = (off as u64).to_ne_bytes();
             g.copy(func, heap.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
             Some(g.alloc_proxy_ring(func, proxy::RING_BYTES))
@@ -385,6 +401,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         heap,
         data,
         coll_seq: AtomicU64::new(0),
+        lib_blocks,
         job: Mutex::new(job),
         job_ptr: std::ptr::null(),
         gpu,
@@ -401,6 +418,8 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         Ok(g) => &*g as *const ShmJob,
         Err(_) => fatal(func, "internal error: job lock poisoned"),
     };
+    // Read by the other PEs' ishmem_align only after a memory call's barrier with this PE.
+    agree::publish_heap_base(state, func);
     if state.cfg.info && state.me == 0 {
         eprint!("{}", crate::api::setup::info_text(Some(state)));
     }
@@ -568,6 +587,18 @@ impl State {
         // SAFETY: job_ptr points to the ShmJob inside self.job (set at init, never moved);
         // barrier only touches shared atomics, so it may run beside a lock holder.
         unsafe { (*self.job_ptr).barrier() }
+    }
+
+    /// The job barrier as a call of the world team `w` (its record made): a long wait checks
+    /// the world team's call agreement (`coll::Team::check_agreement`), so a PE in another
+    /// world collective is named instead of waited for.
+    pub fn barrier_as(&self, w: &coll::Team) {
+        if self.net.is_some() {
+            return w.sync_delivered();
+        }
+        let mut watch = coll::Watch::default();
+        // SAFETY: as in `barrier`.
+        unsafe { (*self.job_ptr).barrier_checked(self.cfg.coll_check_ms, || w.check_agreement(&mut watch)) }
     }
 
     /// `ishmem_barrier_all` and `ishmem_sync_all`'s barrier: recorded as a sync of the world

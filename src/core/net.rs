@@ -503,6 +503,12 @@ impl Net {
         }
     }
 
+    /// Makes the next quiet also deliver this PE's earlier flags to `pe` (see
+    /// `Fabric::flush_at_next_quiet`; staged flags are requests, which quiet waits for).
+    pub fn flush_flags_to(&self, pe: usize) {
+        self.fab.flush_at_next_quiet(pe);
+    }
+
     /// Waits until every put issued so far completed locally (their sources are free).
     pub fn complete_local(&self, func: &str) {
         if let Err(e) = self.fab.complete_local() {

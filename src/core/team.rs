@@ -15,6 +15,9 @@ pub const AREA_BYTES: usize = BCAST_SCRATCH + 2 * BCAST_SLOT;
 /// Words of a team's sync area (`ISHMEMI_TEAM_SYNC_*`).
 pub const W_EPOCH: usize = 0;
 pub const W_VALUE: usize = 1;
+/// World team (slot 0) only: this PE's heap base address, written at init
+/// (`core::agree::common_align` reads every PE's).
+pub const W_HEAP_BASE: usize = 2;
 /// World team (slot 0) only, jobs across nodes: set by a PE of another node that fails, to its
 /// PE number + 1 (the progress thread ends this PE when it sees it).
 pub const W_ABORT: usize = 7;
@@ -28,6 +31,9 @@ pub const W_DESC: usize = 40;
 /// function's name (NUL-padded, 64 bytes). Read by peers that wait long, to name a mismatch.
 pub const W_ENTRY: usize = 44;
 pub const ENTRY_WORDS: usize = 12;
+/// World team (slot 0) only, words 56..63: this PE's records of its last two symmetric memory
+/// calls, by the parity of their count (`core::agree::memory_call`).
+pub const W_MEMCALL: usize = 56;
 pub const W_SPLIT: usize = 64;
 pub const SPLIT_WORDS: usize = 64;
 /// The push collectives of the CPU backend (`core::coll`; never touched by device code).
@@ -66,7 +72,8 @@ pub const PUSH_SCRATCH_BYTES: usize = 6144;
 /// of at most `BCAST_SLOT` bytes without waiting for the member to enter the call.
 pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 pub const BCAST_SLOT: usize = 1024;
-const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_SPLIT);
+const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);
+const _: () = assert!(W_MEMCALL + 8 <= W_SPLIT && W_VALUE < W_HEAP_BASE && W_HEAP_BASE < W_ABORT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_NODE_ARRIVE && W_NODE_RELEASE < W_BCAST_RING && W_BCAST_PAR < W_BCAST_ANN_ROOT && W_BCAST_ANN_COUNT < W_PUSH_FLAGS);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);

@@ -246,10 +246,12 @@ fn layout_of_team_area_words_do_not_overlap() {
     let mut uses: Vec<(&str, usize, usize)> = vec![
         ("W_EPOCH", team::W_EPOCH, 1),
         ("W_VALUE", team::W_VALUE, 1),
+        ("W_HEAP_BASE", team::W_HEAP_BASE, 1),
         ("W_ABORT", team::W_ABORT, 1),
         ("W_ROUND..", team::W_ROUND, team::ROUNDS),
         ("W_DESC..", team::W_DESC, desc_words),
         ("W_ENTRY..", team::W_ENTRY, team::ENTRY_WORDS),
+        ("W_MEMCALL..", team::W_MEMCALL, 8),
         ("W_SPLIT..", team::W_SPLIT, team::SPLIT_WORDS),
         ("W_PUSH_COUNT..", team::W_PUSH_COUNT, team::PUSH_CLASSES),
         ("W_NODE_ARRIVE", team::W_NODE_ARRIVE, 1),

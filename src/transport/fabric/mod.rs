@@ -1227,6 +1227,18 @@ impl Fabric {
         self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
     }
 
+    /// Makes the next quiet flush the writes to `pe`, flags included (`put_flag` does not
+    /// mark its target, so quiet does not wait for flags to arrive): after that quiet every
+    /// earlier write to `pe` is at `pe`. Without `put_flush` every write asks delivery
+    /// completion, which quiet waits for anyway.
+    pub fn flush_at_next_quiet(&self, pe: usize) {
+        if self.info.put_flush {
+            if let Some(d) = self.tables().dirty.get(pe) {
+                d.store(true, Ordering::Release);
+            }
+        }
+    }
+
     /// Waits until every put and AMO issued so far has completed locally: the sources of puts
     /// are free again (puts longer than `inject_size` read theirs until then). Unlike
     /// [`Fabric::quiet`] it reads nothing back from the targets.
