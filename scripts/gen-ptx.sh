@@ -7,7 +7,7 @@
 #   scripts/gen-ptx.sh           rewrite the PTX (needs nvcc)
 #   scripts/gen-ptx.sh --check   fail when a committed PTX was not made from the current sources
 #                                (needs no nvcc)
-#   scripts/gen-ptx.sh --check-text
+#   scripts/gen-ptx.sh --check-text [module...]
 #                                regenerate every module with this machine's nvcc and compare
 #                                the text with the committed PTX, kernel by kernel (each .entry
 #                                and .func); fail naming each kernel that differs, is missing or
@@ -95,6 +95,8 @@ split() {
         { print > f }' "$1"
 }
 if [ "${1:-}" = "--check-text" ]; then
+    shift
+    if [ $# -gt 0 ]; then MODULES="$*"; fi
     have_rel=$("$NV" --version | sed -n 's/^Cuda compilation tools, \(release [^,]*\).*/\1/p')
     for name in $MODULES; do
         OUT=src/transport/cuda/$name.ptx

@@ -15,6 +15,7 @@
  *   put_fence_amo  put block -> t; fence; non-fetching add of 1 to a counter on t; t waits for
  *                  the counter and checks the block
  *   signal         put_signal block + signal (SET round) -> t; t waits for the signal, checks
+ *                  (1 MiB blocks where t is on this node, read from the end)
  *   team_sync      a team of the even PEs and one of the odd ones (each spanning both nodes):
  *                  every member stores a block into its own copy, team_sync, then every
  *                  member reads the block of its team's last PE
@@ -32,10 +33,11 @@ static long src[WORDS], buf[WORDS];
 
 static long pat(int round, int pe, int k) { return ((long)round << 40) | ((long)pe << 32) | k; }
 
-/* The number of words of b that are not round/pe's pattern (and the first of them). */
-static int stale(const long *b, int round, int pe, long *first) {
+/* The number of the n words of b that are not round/pe's pattern (and the first seen), read
+ * from the last word down: a copy still in progress (copies run upwards) shows at once. */
+static int stale_n(const volatile long *b, int n, int round, int pe, long *first) {
     int bad = 0;
-    for (int k = 0; k < WORDS; k++)
+    for (int k = n - 1; k >= 0; k--)
         if (b[k] != pat(round, pe, k)) {
             if (!bad)
                 *first = b[k];
@@ -43,6 +45,7 @@ static int stale(const long *b, int round, int pe, long *first) {
         }
     return bad;
 }
+static int stale(const long *b, int round, int pe, long *first) { return stale_n(b, WORDS, round, pe, first); }
 
 static void fill(int round) {
     for (int k = 0; k < WORDS; k++) src[k] = pat(round, me, k);
@@ -133,16 +136,27 @@ static void phase_put_fence_amo(void) {
     }
 }
 
+/* 1 MiB blocks where the target is on this node (a copy the reader can catch in progress),
+ * BYTES across nodes. */
+enum { SIG_WORDS = 131072 };
+static long sig_src[SIG_WORDS];
 static void phase_signal(void) {
+    int n = t_same_node(tgt) ? SIG_WORDS : WORDS;
+    long *blocks = ishmem_calloc((size_t)npes * SIG_WORDS, sizeof(long));
+    CHECK(blocks != NULL, "ishmem_calloc of the signal blocks failed");
+    if (!blocks)
+        return;
     for (int r = 1; r <= rounds; r++) {
-        fill(r);
-        ishmem_long_put_signal(data + (size_t)me * WORDS, src, WORDS, &sig[me], (uint64_t)r, ISHMEM_SIGNAL_SET, tgt);
+        for (int k = 0; k < n; k++) sig_src[k] = pat(r, me, k);
+        ishmem_barrier_all();
+        ishmem_long_put_signal(blocks + (size_t)me * SIG_WORDS, sig_src, n, &sig[me], (uint64_t)r, ISHMEM_SIGNAL_SET, tgt);
         ishmem_signal_wait_until(&sig[wr_of_tgt], ISHMEM_CMP_GE, (uint64_t)r);
         long first = 0;
-        report("signal", r, stale(data + (size_t)wr_of_tgt * WORDS, r, wr_of_tgt, &first), first,
+        report("signal", r, stale_n(blocks + (size_t)wr_of_tgt * SIG_WORDS, n, r, wr_of_tgt, &first), first,
                "the block is stale when its signal is seen");
         ishmem_barrier_all();
     }
+    ishmem_free(blocks);
 }
 
 static void phase_team_sync(void) {
