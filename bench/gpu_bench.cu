@@ -43,7 +43,11 @@
  *     (<<<1,1024>>>) the work-group form, in a loop; bytes = per PE (0 for
  *     team_sync), 8 B .. 1 MiB.
  *   scope queue: host-enqueued stream operations (ishmemx_*_on_queue).
- *   scope host : host-initiated blocking call (ishmem_putmem from the CPU).
+ *   scope host : host-initiated calls on the GPU heap, host clock: putmem_blocking
+ *     (8 B), and with --scopes including host (the default) the host forms of
+ *     p, putmem_quiet, g, fetch_add, compare_swap, put_signal (ping-pong of
+ *     PE 0 and 1 from their CPUs), barrier_all and putmem_nbi (bandwidth: back
+ *     to back, one quiet), the baseline of the device rows in the same run.
  *
  * Usage: gpu_bench [--quick] [--ops a,b,...] [--scopes thread,warp,block]
  *                  [--grids 1,8,32,132] [--reps N] [--target-ms X]
@@ -778,6 +782,139 @@ static void run_lat_amo(bool cswap) {
     if (!g_fail_local) emit(op, "thread", sizeof(uint64_t), iters, med / (double)iters * 1e6, "us");
 }
 
+/* ---- host-initiated rows on the GPU heap (scope host): the same operations from the CPU,
+ * across the same PEs, in the same run, so the device rows (which reach PEs of other nodes
+ * through the proxy) have their host baseline beside them. Host clock. Not in the peer
+ * (NVSHMEM) build. */
+#ifndef BENCH_PEER_NVSHMEM
+static void run_host_lat_p() {
+    auto run = [&](long it) -> double {
+        int base = (int)(mix64(++g_run) & 0xffffff);
+        double t0 = now_s();
+        for (long i = 0; i < it; i++) {
+            ishmem_int_p(ibuf, base + (int)i, g_tgt);
+            ishmem_quiet();
+        }
+        double t = now_s() - t0;
+        int got = host_get_int(ibuf, g_tgt), want = base + (int)(it - 1);
+        if (got != want) verify_failed("p", "host", 4, "last value %d, expected %d", got, want);
+        return t;
+    };
+    long iters;
+    double med = measure(run, MAX_ITERS, &iters);
+    if (!g_fail_local) emit("p", "host", sizeof(int), iters, med / (double)iters * 1e6, "us");
+}
+
+/* 8-byte putmem from a host variable + quiet; the payload changes every time */
+static void run_host_lat_putmem_quiet() {
+    auto run = [&](long it) -> double {
+        uint64_t base = mix64(++g_run) >> 8, v = 0;
+        double t0 = now_s();
+        for (long i = 0; i < it; i++) {
+            *(volatile uint64_t *)&v = base + (uint64_t)i;
+            ishmem_putmem(u8dst, &v, sizeof v, g_tgt);
+            ishmem_quiet();
+        }
+        double t = now_s() - t0;
+        uint64_t got = host_get_u64(u8dst, g_tgt), want = base + (uint64_t)(it - 1);
+        if (got != want)
+            verify_failed("putmem_quiet", "host", 8, "last value %llu, expected %llu", (unsigned long long)got,
+                          (unsigned long long)want);
+        return t;
+    };
+    long iters;
+    double med = measure(run, MAX_ITERS, &iters);
+    if (!g_fail_local) emit("putmem_quiet", "host", sizeof(uint64_t), iters, med / (double)iters * 1e6, "us");
+}
+
+/* g as a dependency chain, as k_g */
+static void run_host_lat_g() {
+    auto run = [&](long it) -> double {
+        int start = (int)(mix64(++g_run) & (CHAIN_N - 1)), idx = start;
+        double t0 = now_s();
+        for (long i = 0; i < it; i++) idx = ishmem_int_g(chain + idx, g_tgt) & (CHAIN_N - 1);
+        double t = now_s() - t0;
+        int want = start;
+        for (long i = 0; i < it; i++) want = chain_host[want];
+        if (idx != want) verify_failed("g", "host", 4, "chain ended at %d, expected %d", idx, want);
+        return t;
+    };
+    long iters;
+    double med = measure(run, MAX_ITERS, &iters);
+    if (!g_fail_local) emit("g", "host", sizeof(int), iters, med / (double)iters * 1e6, "us");
+}
+
+static void run_host_lat_amo(bool cswap) {
+    const char *op = cswap ? "compare_swap" : "fetch_add";
+    auto run = [&](long it) -> double {
+        uint64_t before = host_get_u64(ctr, g_tgt);
+        unsigned long long bad = 0;
+        double t0 = now_s();
+        if (cswap) {
+            uint64_t cur = ishmem_uint64_atomic_compare_swap(ctr, 0, 0, g_tgt);
+            for (long i = 1; i < it; i++) {
+                uint64_t r = ishmem_uint64_atomic_compare_swap(ctr, cur, cur + 1, g_tgt);
+                if (r == cur) cur++;
+                else { bad++; cur = r; }
+            }
+        } else {
+            uint64_t prev = ishmem_uint64_atomic_fetch_add(ctr, 1, g_tgt);
+            for (long i = 1; i < it; i++) {
+                uint64_t r = ishmem_uint64_atomic_fetch_add(ctr + (prev >> 63), 1, g_tgt);
+                bad += r != prev + 1;
+                prev = r;
+            }
+        }
+        double t = now_s() - t0;
+        uint64_t after = host_get_u64(ctr, g_tgt);
+        uint64_t want = before + (uint64_t)(cswap ? it - 1 : it);
+        if (bad || after != want)
+            verify_failed(op, "host", 8, "%llu results out of sequence; target %llu, expected %llu", bad,
+                          (unsigned long long)after, (unsigned long long)want);
+        return t;
+    };
+    long iters;
+    double med = measure(run, MAX_ITERS, &iters);
+    if (!g_fail_local) emit(op, "host", sizeof(uint64_t), iters, med / (double)iters * 1e6, "us");
+}
+
+/* putmem of n bytes (GPU heap to GPU heap) back to back, one quiet at the end: GB/s */
+static void run_host_bw(size_t n) {
+    const size_t span = n > ROT_BYTES ? n : ROT_BYTES, nchunks = span / n;
+    const uint64_t seed = mix64(str_hash("putmem_host") ^ mix64(n) ^ mix64(++g_run * 0x9E3779B97F4A7C15ull));
+    fill_region(A, span, seed);
+    size_t pos = 0;
+    long total = 0;
+    auto run = [&](long it) -> double {
+        double t0 = now_s();
+        size_t c = pos;
+        for (long i = 0; i < it; i++) {
+            ishmem_putmem_nbi(B + c * n, A + c * n, n, g_tgt);
+            if (++c == nchunks) c = 0;
+        }
+        ishmem_quiet();
+        double t = now_s() - t0;
+        pos = (size_t)(((unsigned long long)pos + (unsigned long long)it) % nchunks);
+        total += it;
+        return t;
+    };
+    long iters = 0;
+    double med = measure(run, 100000L, &iters);
+    const size_t covered = (size_t)std::min<unsigned long long>((unsigned long long)total, nchunks) * n;
+    CK(cudaMemsetAsync(A, 0, covered, st));
+    CK(cudaStreamSynchronize(st));
+    ishmem_getmem(A, B, covered, g_tgt);
+    unsigned long long bad, first;
+    check_region(A, covered, seed, &bad, &first);
+    if (bad) {
+        verify_failed("putmem_nbi", "host", n, "%llu of %zu words wrong, first at byte offset %llu", bad, covered / 8,
+                      first * 8);
+        return;
+    }
+    emit("putmem_nbi", "host", n, iters, (double)n * (double)iters / med / 1e9, "GB/s");
+}
+#endif
+
 /* 8-byte stream puts: lat = enqueue + quiet_on_queue + synchronize each
  * time (what a host thread waits for), pipelined = back to back, one quiet
  * and synchronize at the end (per operation). Host clock. */
@@ -931,6 +1068,66 @@ static int run_barrier_all() {
     if (!fail && g_me == 0) emit("barrier_all", "thread", 0, N, med / (double)N * 1e6, "us");
     return fail;
 }
+
+#ifndef BENCH_PEER_NVSHMEM
+/* put_signal ping-pong from the host of PE 0 and 1 (8 B from a host variable + signal set,
+ * signal_wait_until on the host), as k_pingpong; the last payload is checked. */
+static int run_host_put_signal() {
+    const long N = g_o.quick ? 2000 : 10000;
+    unsigned long long bad_total = 0;
+    uint64_t seed = mix64(str_hash("put_signal_host"));
+    auto run = [&]() -> double {
+        uint64_t base = g_sigbase;
+        g_sigbase += (uint64_t)N;
+        CK(cudaStreamSynchronize(st));
+        ishmem_barrier_all();
+        double t0 = now_s();
+        if (g_me < 2) {
+            int peer = g_npes == 1 ? 0 : 1 - g_me;
+            uint64_t s = 0;
+            for (long i = 0; i < N; i++) {
+                uint64_t v = base + (uint64_t)i + 1;
+                if (g_me == 0) {
+                    *(volatile uint64_t *)&s = pp_payload(seed, v, 0);
+                    ishmem_putmem_signal(pp_r, &s, sizeof s, sig, v, ISHMEM_SIGNAL_SET, peer);
+                    ishmem_signal_wait_until(sig, ISHMEM_CMP_EQ, v);
+                } else {
+                    ishmem_signal_wait_until(sig, ISHMEM_CMP_EQ, v);
+                    *(volatile uint64_t *)&s = pp_payload(seed, v, 1);
+                    ishmem_putmem_signal(pp_r, &s, sizeof s, sig, v, ISHMEM_SIGNAL_SET, peer);
+                }
+            }
+            ishmem_quiet();
+            uint64_t last = base + (uint64_t)N, got = 0;
+            if (g_me == 0) {
+                CK(cudaMemcpy(&got, pp_r, sizeof got, cudaMemcpyDeviceToHost));
+                bad_total += got != pp_payload(seed, last, peer);
+            }
+        }
+        return now_s() - t0;
+    };
+    double med = lockstep_measure(run);
+    if (bad_total) verify_failed("put_signal", "host", 8, "%llu last payloads wrong", bad_total);
+    int fail = any_fail(bad_total != 0);
+    if (!fail && g_me == 0) emit("put_signal", "host", sizeof(uint64_t), N, med / (double)N * 1e6, "us");
+    return fail;
+}
+
+static int run_host_barrier_all() {
+    const long N = g_o.quick ? 2000 : 10000;
+    auto run = [&]() -> double {
+        CK(cudaStreamSynchronize(st));
+        ishmem_barrier_all();
+        double t0 = now_s();
+        for (long i = 0; i < N; i++) ishmem_barrier_all();
+        return now_s() - t0;
+    };
+    double med = lockstep_measure(run);
+    int fail = any_fail(0);
+    if (!fail && g_me == 0) emit("barrier_all", "host", 0, N, med / (double)N * 1e6, "us");
+    return fail;
+}
+#endif
 
 #ifndef BENCH_NO_QUEUE
 static int run_barrier_all_on_queue() {
@@ -1359,6 +1556,18 @@ static int run_pe(int rank, int nranks, const ishmemx_uniqueid_t *uid) {
         if (!g_fail_local && list_has(g_o.ops, "putmem_on_queue_pipelined")) run_queue_small(true);
 #endif
         if (!g_fail_local && list_has(g_o.ops, "putmem_blocking")) run_host_putmem();
+#ifndef BENCH_PEER_NVSHMEM
+        if (list_has(g_o.scopes, "host")) {
+            if (list_has(g_o.ops, "putmem_nbi"))
+                for (size_t n : sizes)
+                    if (!g_fail_local) run_host_bw(n);
+            if (!g_fail_local && list_has(g_o.ops, "p")) run_host_lat_p();
+            if (!g_fail_local && list_has(g_o.ops, "putmem_quiet")) run_host_lat_putmem_quiet();
+            if (!g_fail_local && list_has(g_o.ops, "g")) run_host_lat_g();
+            if (!g_fail_local && list_has(g_o.ops, "fetch_add")) run_host_lat_amo(false);
+            if (!g_fail_local && list_has(g_o.ops, "compare_swap")) run_host_lat_amo(true);
+        }
+#endif
         note("phase A done in %.1f s%s", now_s() - t_a, g_fail_local ? " (verification failed)" : "");
     }
     CK(cudaDeviceSynchronize());
@@ -1381,6 +1590,12 @@ static int run_pe(int rank, int nranks, const ishmemx_uniqueid_t *uid) {
     double t_b = now_s();
     if (list_has(g_o.ops, "put_signal") && run_put_signal()) finish(1);
     if (list_has(g_o.ops, "barrier_all") && run_barrier_all()) finish(1);
+#ifndef BENCH_PEER_NVSHMEM
+    if (list_has(g_o.scopes, "host")) {
+        if (list_has(g_o.ops, "put_signal") && run_host_put_signal()) finish(1);
+        if (list_has(g_o.ops, "barrier_all") && run_host_barrier_all()) finish(1);
+    }
+#endif
 #ifndef BENCH_NO_QUEUE
     if (list_has(g_o.ops, "barrier_all_on_queue") && run_barrier_all_on_queue()) finish(1);
 #endif
@@ -1438,7 +1653,7 @@ static void on_sigchld(int) {
 
 static void usage() {
     fprintf(stderr,
-            "usage: gpu_bench [--quick] [--ops a,b,...] [--scopes thread,warp,block]\n"
+            "usage: gpu_bench [--quick] [--ops a,b,...] [--scopes thread,warp,block,host]\n"
             "                 [--grids 1,8,32,132] [--reps N] [--target-ms X] [--max-bytes N]\n"
             "                 [--coll-sizes 8,4096,...] [--no-header]\n"
             "ops:");
@@ -1477,6 +1692,7 @@ int main(int argc, char **argv) {
                 for (const char *op : ALL_OPS) known |= item == op;
             } else {
                 for (const char *sc : SCOPE_NAME) known |= item == sc;
+                known |= item == "host";
             }
             if (!known) { fprintf(stderr, "gpu_bench: unknown name '%s'\n", item.c_str()); bad_args = true; }
             p = e + 1;

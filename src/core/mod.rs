@@ -345,6 +345,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
         let p = net::NetParams {
             staged: gpu.is_some() || cfg.ofi_staging_always,
+            gpu_heap: gpu.is_some(),
             others: (0..info.size).filter(|&q| nodes.node_of[q] != my_node).collect(),
             provider: cfg.ofi_provider.as_deref(),
             me: info.rank,
@@ -428,7 +429,16 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     if let Some(s) = state.net.as_ref().and_then(|n| n.stage.as_ref()) {
         // The mailbox's server applies requests to this heap from now on.
         match &state.gpu {
-            Some(g) => s.serve_gpu(g, state.heap.base),
+            Some(g) => {
+                if let Err(e) = s.serve_gpu(g, state.heap.base) {
+                    if state.cfg.debug {
+                        crate::ffi::emit(&format!(
+                            "[PE {}] DEBUG: the staging mailbox is not page-locked ({e}): GPU copies to and from it are staged by the driver",
+                            state.me
+                        ));
+                    }
+                }
+            }
             None => s.serve_host(state.heap.base),
         }
     }
@@ -522,6 +532,15 @@ pub fn finalize(func: &str) {
         // the heaps just unmapped).
         cuda::binders::withdraw();
         g.unmap_peers(func);
+        if let Some(n) = st.net.as_ref() {
+            if n.stage.is_some() && std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1") {
+                let [w, t, a, b] = n.fab.wait_stats();
+                crate::ffi::emit(&format!(
+                    "[PE {}] progress thread profile (waits ended): woken {w}, timed out {t}, pending work {a}, busy or no fd {b}",
+                    st.me
+                ));
+            }
+        }
         if let Some(s) = st.net.as_ref().and_then(|n| n.stage.as_ref()) {
             s.close();
         }

@@ -46,6 +46,34 @@ fn net_fatal(func: &str, msg: &str) -> ! {
     fatal(func, msg)
 }
 
+/// The shared-memory file of libfabric's shm provider for this PE's endpoint (`/dev/shm/<name>`,
+/// the endpoint name after `fi_shm://`): the provider unlinks it when the endpoint is closed,
+/// which never happens (the fabric stays open until the process ends), so the library unlinks
+/// it when the process leaves (`remove_provider_files`).
+static PROVIDER_FILE: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+
+fn remember_provider_file(name: &[u8]) {
+    if let Some(rest) = name.strip_prefix(b"fi_shm://") {
+        let rest: Vec<u8> = rest.iter().copied().take_while(|&b| b != 0).collect();
+        if !rest.is_empty() && !rest.contains(&b'/') {
+            let mut path = b"/dev/shm/".to_vec();
+            path.extend_from_slice(&rest);
+            if let Ok(c) = std::ffi::CString::new(path) {
+                let _ = PROVIDER_FILE.set(c);
+            }
+        }
+    }
+}
+
+/// Unlinks the shm provider's file of this PE, if any (at exit: every path out of an initialized
+/// process, clean or not). Peers that mapped it keep their mapping.
+pub fn remove_provider_files() {
+    if let Some(p) = PROVIDER_FILE.get() {
+        // SAFETY: p is a NUL-terminated path; unlink of a missing file fails harmlessly.
+        unsafe { libc::unlink(p.as_ptr()) };
+    }
+}
+
 /// Region ids.
 pub const HEAP: usize = 0;
 pub const DATA: usize = 1;
@@ -53,6 +81,22 @@ pub const DATA: usize = 1;
 /// The longest the progress thread of a manual-progress provider sleeps on the provider's
 /// wait fd before it looks at the abort word and its own clock again.
 const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
+
+/// The same with a GPU heap, staged: while the PE's kernels run, only this thread serves its
+/// mailbox, and requests arriving there do not always wake the wait fd (tcp;ofi_rxm, 2 x H100,
+/// issue 23: a kernel's put_signal round trip to another node took 1355-1399 us with 1 ms,
+/// 426-463 us with 200 us, 233-250 us with 50 us, against 213-240 us from the host;
+/// bench/exp/progress_wait_probe.sh). A host heap staged for tests (`ISHMEM_OFI_STAGING=always`)
+/// keeps 1 ms: its PEs serve their mailbox whenever they wait in the library, and the wakeups
+/// would cost the CPU-only CI machine cores.
+const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
+
+/// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
+/// (a measuring aid), else by whether the heap is a staged GPU heap.
+fn progress_wait_max(gpu_staged: bool) -> Duration {
+    let default = if gpu_staged { PROGRESS_WAIT_MAX_GPU } else { PROGRESS_WAIT_MAX };
+    std::env::var("ISHMEMI_PROGRESS_WAIT_US").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&us| us > 0).map_or(default, Duration::from_micros)
+}
 
 /// The read-modify-write operators of an AMO.
 #[derive(Clone, Copy, Debug)]
@@ -90,6 +134,10 @@ thread_local! {
     /// Whether this thread posted a non-blocking network AMO to a PE of this node since its
     /// last fence or quiet (see [`Net::fence`]).
     static NODE_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread wrote to the provider directly (not through the staging mailbox)
+    /// since its last fence: only then does a fence of a staged job need the provider's fence
+    /// (which is per thread too).
+    static DIRECT_WRITES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// What `Net::start` needs from init.
@@ -112,6 +160,8 @@ pub struct NetParams<'a> {
     pub abort_off: usize,
     /// Stage the heap through the mailbox (`core::stage`); `others` are the PEs of other nodes.
     pub staged: bool,
+    /// The heap is GPU memory (staged, served by the progress thread while kernels run).
+    pub gpu_heap: bool,
     pub others: Vec<usize>,
 }
 
@@ -156,6 +206,7 @@ impl Net {
         };
         debug_assert!(heap.id == HEAP && data.is_none_or(|d| d.id == DATA));
         let mut mine = fab.name()?;
+        remember_provider_file(&mine);
         let name_len = mine.len() as u64;
         for w in [name_len, heap.key, heap.addr, data.map_or(0, |d| d.key), data.map_or(0, |d| d.addr)] {
             mine.extend_from_slice(&w.to_le_bytes());
@@ -192,6 +243,7 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
+        let wait_max = progress_wait_max(stage.is_some() && p.gpu_heap);
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
@@ -208,7 +260,7 @@ impl Net {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress_wait(period, PROGRESS_WAIT_MAX);
+                            f.progress_wait(period, wait_max);
                         } else {
                             std::thread::sleep(period);
                         }
@@ -372,12 +424,22 @@ impl Net {
     /// next put to that PE is a store into mapped memory, which the provider never sees. So
     /// when this thread has posted such an AMO since its last fence or quiet, the fence waits
     /// until every write outstanding is complete (non-fetching AMOs ask delivery completion:
-    /// complete means applied at the target).
+    /// complete means applied at the target). With the staging mailbox, staged requests are
+    /// applied in order and a direct operation after the fence waits for the staged ones
+    /// before it (`wait_fenced`); the provider's fence (a wait for every outstanding write
+    /// where the provider neither orders writes nor has FI_FENCE) is needed only when a direct
+    /// write was issued since the last fence.
     pub fn fence(&self, func: &str) {
-        if let Some(s) = &self.stage {
-            s.fence();
+        let provider = match &self.stage {
+            Some(s) => {
+                s.fence();
+                DIRECT_WRITES.with(|c| c.replace(false))
+            }
+            None => true,
+        };
+        if provider {
+            self.fab.fence();
         }
-        self.fab.fence();
         if NODE_AMOS.with(|c| c.replace(false)) {
             if let Err(e) = self.fab.complete_local() {
                 fatal(func, &format!("network: waiting for AMOs to PEs of this node: {e}"))
@@ -391,6 +453,14 @@ impl Net {
     fn posted_amo(&self, pe: usize) {
         if self.on_node.get(pe).copied().unwrap_or(false) {
             NODE_AMOS.with(|c| c.set(true));
+        }
+    }
+
+    /// Notes a write to the provider that bypasses the mailbox (see `fence`).
+    #[inline]
+    fn direct(&self) {
+        if self.stage.is_some() {
+            DIRECT_WRITES.with(|c| c.set(true));
         }
     }
 
@@ -432,6 +502,7 @@ impl Net {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
             return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
         }
+        self.direct();
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(src as usize, n)) {
             // A device source: through a host buffer, read by the provider before return.
             let mut b = vec![0u8; n];
@@ -469,6 +540,7 @@ impl Net {
             // SAFETY: v is a local of 8 bytes, copied into the outbox before return.
             return unsafe { s.put(&self.fab, func, pe, &v as *const u64 as *const u8, 8, at.offset) };
         }
+        self.direct();
         if let Err(e) = self.fab.put_flag(pe, v, at) {
             net_fatal(func, &format!("network put of a collective's flag to PE {pe}: {e}"))
         }
@@ -588,6 +660,7 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, AmoOp::Set, value, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         if self.fab.atomic_valid(AtomicOp::Write, dt, AtomicKind::Write) {
             if let Err(e) = self.fab.atomic(pe, AtomicOp::Write, dt, at, value) {
@@ -657,6 +730,7 @@ impl Net {
             s.amo(&self.fab, func, pe, at.offset, width, Self::gpu_op(r), v, 0, false);
             return;
         }
+        self.direct();
         let dt = Self::dtype(func, width);
         let op = Self::op_of(r);
         if self.fab.atomic_valid(op, dt, AtomicKind::Write) {

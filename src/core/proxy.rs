@@ -195,6 +195,7 @@ fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: 
     let watched = st.cfg.proxy_stall_s > 0;
     let mut next = 0u64;
     let mut idle = 0u32;
+    let mut prof = Profile::from_env();
     loop {
         match ring.poll(next) {
             Some(r) => {
@@ -213,11 +214,25 @@ fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: 
                         },
                         _ => {}
                     }
-                    let v = run(st, &r);
+                    let t0 = prof.as_ref().map(|_| std::time::Instant::now());
+                    // Non-blocking puts posted back to back that continue each other (the
+                    // threads of a warp putting their consecutive shares) run as one.
+                    // (Not with a planted fault, whose ticket must be run on its own.)
+                    let (merged, upto) = if fault.is_none() { coalesce(&ring, r) } else { (r, r.ticket + 1) };
+                    let v = run(st, &merged);
+                    if let (Some(p), Some(t0)) = (prof.as_mut(), t0) {
+                        p.add(r.kind, t0.elapsed());
+                    }
                     if watched {
                         busy.since.store(0, Release);
                     }
-                    ring.done(&r, v);
+                    for t in r.ticket..upto {
+                        match ring.poll(t) {
+                            Some(q) => ring.done(&q, v),
+                            None => fatal(name(r.kind), &format!("internal error: request {t} of the proxy ring vanished")),
+                        }
+                    }
+                    next = upto - 1;
                 }
                 next += 1;
                 idle = 0;
@@ -227,6 +242,9 @@ fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: 
                 // collective handed over has replied).
                 if stop.load(Acquire) {
                     colls.join();
+                    if let Some(p) = prof {
+                        p.report(st.me);
+                    }
                     break;
                 }
                 idle = idle.saturating_add(1);
@@ -240,6 +258,72 @@ fn serve(st: &'static State, ring: Ring, stop: &AtomicBool, busy: &Busy, epoch: 
             }
         }
     }
+}
+
+/// Where the proxy thread's time goes (`ISHMEMI_PROXY_PROFILE=1`, a measuring aid): per
+/// request kind, how many were run and how long `run` took, printed at finalize. The part of
+/// a kernel's latency not spent in `run` is the ring's (post, pick-up, reply).
+struct Profile {
+    n: [u64; 16],
+    ns: [u64; 16],
+}
+
+impl Profile {
+    fn from_env() -> Option<Profile> {
+        std::env::var("ISHMEMI_PROXY_PROFILE").ok().filter(|v| v == "1").map(|_| Profile { n: [0; 16], ns: [0; 16] })
+    }
+    fn add(&mut self, kind: u8, d: Duration) {
+        let k = (kind as usize).min(15);
+        self.n[k] += 1;
+        self.ns[k] += d.as_nanos() as u64;
+    }
+    fn report(&self, me: usize) {
+        let mut line = format!("[PE {me}] proxy profile (requests, mean us in the proxy thread):");
+        for k in 0..16 {
+            if self.n[k] > 0 {
+                line += &format!(
+                    " {}={}/{:.2}",
+                    name(k as u8).trim_end_matches(" (through the proxy)"),
+                    self.n[k],
+                    self.ns[k] as f64 / self.n[k] as f64 / 1e3
+                );
+            }
+        }
+        crate::ffi::emit(&line);
+    }
+}
+
+/// Most bytes that [`coalesce`] puts into one request.
+const COALESCE_MAX: u64 = 1 << 20;
+
+/// Request `r` extended by the non-blocking puts already posted right after it (tickets
+/// `r.ticket + 1 ..`) that continue it: same target PE, destination and source each following
+/// on from the previous one, up to [`COALESCE_MAX`] bytes. Returns the request to run and the
+/// ticket after the last one it covers (each covered one is marked done after it runs). Only
+/// requests with no reply qualify: nothing waits on them but a later quiet, and non-blocking
+/// puts may complete in any order until a fence, which is a request of its own and ends the
+/// run, as does any other kind.
+fn coalesce(ring: &Ring, r: Req) -> (Req, u64) {
+    let mut m = r;
+    let mut upto = r.ticket + 1;
+    if r.kind != PROXY_PUT || r.reply {
+        return (m, upto);
+    }
+    while m.bytes < COALESCE_MAX {
+        let Some(q) = ring.poll(upto) else { break };
+        let follows = q.kind == PROXY_PUT
+            && !q.reply
+            && q.pe == m.pe
+            && q.sym == m.sym.wrapping_add(m.bytes)
+            && q.local == m.local.wrapping_add(m.bytes)
+            && m.bytes + q.bytes <= COALESCE_MAX;
+        if !follows {
+            break;
+        }
+        m.bytes += q.bytes;
+        upto += 1;
+    }
+    (m, upto)
 }
 
 /// The proxy's monitor: ends the job when one request has kept the proxy thread for `limit`.
@@ -735,6 +819,39 @@ mod tests {
 
     fn ring_req(team: u32) -> Req {
         Req { ticket: 0, kind: PROXY_COLL, width: 1, op: 0, reply: true, pe: 0, sym: 0, local: 0, bytes: 0, value2: 0, sig: team as u64 }
+    }
+
+    /// Back-to-back non-blocking puts that continue each other run as one request; a gap, a
+    /// different PE, a blocking put, a fence or the first unposted ticket ends the run.
+    #[test]
+    fn contiguous_nbi_puts_coalesce() {
+        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let p = Poster { base, ticket: &ticket };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        let put = |pe: u64, reply: bool| PROXY_PUT as u64 | if reply { PROXY_REPLY } else { 0 } | pe << 32;
+        // tickets 0-2: 3 x 1 KiB following on; 3: a gap in the destination; 4: follows 3 but
+        // to PE 2; 5: blocking; 6: fence; 7: a put after the fence
+        p.post([put(1, false), 0x1000, 0x9000, 1024, 0, 0]);
+        p.post([put(1, false), 0x1400, 0x9400, 1024, 0, 0]);
+        p.post([put(1, false), 0x1800, 0x9800, 1024, 0, 0]);
+        p.post([put(1, false), 0x2000, 0xa000, 64, 0, 0]);
+        p.post([put(2, false), 0x2040, 0xa040, 64, 0, 0]);
+        p.post([put(2, true), 0x2080, 0xa080, 64, 0, 0]);
+        p.post([PROXY_FENCE as u64 | 2 << 32, 0, 0, 0, 0, 0]);
+        p.post([put(2, false), 0x20c0, 0xa0c0, 64, 0, 0]);
+        let (m, upto) = coalesce(&ring, ring.poll(0).expect("posted"));
+        assert_eq!((m.sym, m.local, m.bytes, m.pe, upto), (0x1000, 0x9000, 3072, 1, 3));
+        let (m, upto) = coalesce(&ring, ring.poll(3).expect("posted"));
+        assert_eq!((m.bytes, upto), (64, 4));
+        let (m, upto) = coalesce(&ring, ring.poll(4).expect("posted"));
+        assert_eq!((m.bytes, upto), (64, 5));
+        let (m, upto) = coalesce(&ring, ring.poll(5).expect("posted"));
+        assert_eq!((m.bytes, upto, m.reply), (64, 6, true));
+        let (_, upto) = coalesce(&ring, ring.poll(7).expect("posted"));
+        assert_eq!(upto, 8, "ticket 8 is not posted");
     }
 
     /// Many posting threads, a consumer that checks every request in ticket order and replies

@@ -91,6 +91,10 @@ struct Out {
 struct Serve {
     expect: Vec<u64>,
     closed: bool,
+    /// Requests applied and nanoseconds spent applying them, per kind (`ISHMEMI_PROXY_PROFILE`).
+    prof_n: [u64; 4],
+    prof_ns: [u64; 4],
+    profile: bool,
 }
 
 /// Sizes of the region for `npes` PEs.
@@ -166,7 +170,13 @@ impl Stage {
             heap_len,
             sources,
             out: (0..npes).map(|_| Mutex::new(Out { next: 0, done: 0 })).collect(),
-            serve: Mutex::new(Serve { expect: vec![1; npes], closed: false }),
+            serve: Mutex::new(Serve {
+                expect: vec![1; npes],
+                closed: false,
+                prof_n: [0; 4],
+                prof_ns: [0; 4],
+                profile: std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1"),
+            }),
             mem: OnceLock::new(),
             fenced: (0..npes).map(|_| AtomicU64::new(0)).collect(),
             finishing: std::sync::atomic::AtomicBool::new(false),
@@ -193,8 +203,14 @@ impl Stage {
     }
 
     /// The heap is `gpu`'s at `base`. Requests that arrive before this wait in the inbox.
-    pub fn serve_gpu(&self, gpu: &'static Gpu, base: usize) {
+    /// The region is page-locked for the GPU first, so that the server's and the requesters'
+    /// copies between it and GPU memory are direct (a pageable region costs a driver-staged
+    /// copy each way); where that fails the copies stay correct, only slower: returns why.
+    pub fn serve_gpu(&self, gpu: &'static Gpu, base: usize) -> Result<(), String> {
+        let (at, len) = self.region();
+        let pinned = gpu.pin_host("ishmem_init", at, len);
         let _ = self.mem.set(Mem::Gpu { gpu, base });
+        pinned
     }
 
     #[inline]
@@ -271,7 +287,9 @@ impl Stage {
         let dst = self.lay.inbox(self.me, i);
         // SAFETY: the body lies in the registered region and is not written again until this
         // slot's reply is in (which comes after the target has read it).
-        let r = unsafe { fab.put_ordered(t, (self.base + o + 8) as *const u8, body_len, Self::at(dst + 8), seq, Self::at(dst)) };
+        // A request is the program's operation: it honours a fence pending from a direct write
+        // (the data segment's) before it.
+        let r = unsafe { fab.put_ordered(t, (self.base + o + 8) as *const u8, body_len, Self::at(dst + 8), seq, Self::at(dst), true) };
         if let Err(e) = r {
             fatal(func, &format!("network (staged heap): request to PE {t}: {e}"));
         }
@@ -294,13 +312,16 @@ impl Stage {
         }
     }
 
-    /// Copies `n` bytes between local memory of any kind (host, or device memory under the
-    /// CUDA backend: this PE's heap, a caller's buffer) and the region (never overlapping).
-    fn local_copy(&self, func: &str, dst: usize, src: usize, n: usize) {
-        match self.mem.get() {
-            Some(Mem::Gpu { gpu, .. }) => gpu.copy(func, dst, src, n),
+    /// Copies `n` bytes between the region and `other`, local memory of any kind (host, or
+    /// device memory under the CUDA backend: this PE's heap, a caller's buffer), never
+    /// overlapping; `to_region` says which way. Device memory is copied by the GPU; host
+    /// memory by the CPU (a GPU copy between two host buffers costs a stream round trip).
+    fn local_copy(&self, func: &str, to_region: bool, region: usize, other: usize, n: usize) {
+        let (dst, src) = if to_region { (region, other) } else { (other, region) };
+        match self.device_local(other, n) {
+            Some(gpu) => gpu.copy(func, dst, src, n),
             // SAFETY: the caller passes a readable src and a writable dst of n bytes.
-            _ => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) },
+            None => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) },
         }
     }
 
@@ -315,7 +336,7 @@ impl Stage {
         while done < n {
             let c = (n - done).min(self.lay.pay);
             let (i, seq) = self.take(fab, func, t, &mut o);
-            self.local_copy(func, self.base + self.lay.outbox(t, i) + HDR, src as usize + done, c);
+            self.local_copy(func, true, self.base + self.lay.outbox(t, i) + HDR, src as usize + done, c);
             self.send(fab, func, t, i, seq, Kind::Put, 0, 0, off + done, c, 0, 0);
             done += c;
         }
@@ -344,7 +365,7 @@ impl Stage {
             let upto = o.next;
             self.wait_done(fab, func, t, &mut o, upto);
             for (i, at, c) in batch {
-                self.local_copy(func, dst as usize + at, self.base + self.lay.outbox(t, i) + HDR, c);
+                self.local_copy(func, false, self.base + self.lay.outbox(t, i) + HDR, dst as usize + at, c);
             }
         }
     }
@@ -410,6 +431,16 @@ impl Stage {
     pub fn close(&self) {
         let mut s = self.serve.lock().unwrap_or_else(|e| e.into_inner());
         s.closed = true;
+        if std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1") {
+            let mut line = format!("[PE {}] mailbox server profile (requests, mean us applying):", self.me);
+            for (k, what) in [(1, "put"), (2, "get"), (3, "amo")] {
+                let n = s.prof_n[k];
+                if n > 0 {
+                    line += &format!(" {what}={n}/{:.2}", s.prof_ns[k] as f64 / n as f64 / 1e3);
+                }
+            }
+            crate::ffi::emit(&line);
+        }
     }
 
     /// Serves the requests that are in, in order per source (one thread at a time; a call
@@ -429,7 +460,15 @@ impl Stage {
                 if self.word(slot).load(Acquire) != seq {
                     break;
                 }
-                self.apply(fab, func, mem, src, i, slot, seq);
+                if s.profile {
+                    let kind = (self.word(slot + 8).load(Relaxed) as u8 as usize).min(3);
+                    let t0 = std::time::Instant::now();
+                    self.apply(fab, func, mem, src, i, slot, seq);
+                    s.prof_n[kind] += 1;
+                    s.prof_ns[kind] += t0.elapsed().as_nanos() as u64;
+                } else {
+                    self.apply(fab, func, mem, src, i, slot, seq);
+                }
                 s.expect[src] = seq + 1;
                 n += 1;
             }
@@ -462,14 +501,14 @@ impl Stage {
                     bad("payload too long");
                 }
                 // [off, off+len) is inside this PE's heap (checked); the payload is in the region.
-                self.local_copy(func, heap + off, pay, len);
+                self.heap_copy(func, gpu, heap + off, pay, len);
                 (0, 0, 0)
             }
             k if k == Kind::Get as u8 => {
                 if len > self.lay.pay {
                     bad("payload too long");
                 }
-                self.local_copy(func, pay, heap + off, len);
+                self.heap_copy(func, gpu, pay, heap + off, len);
                 (pay, len, reply + HDR)
             }
             k if k == Kind::Amo as u8 => {
@@ -491,16 +530,26 @@ impl Stage {
         // until the source reuses the slot, after this reply.
         let r = unsafe {
             if body_len > 0 {
-                fab.put_ordered(src, body as *const u8, body_len, Self::at(body_at), seq, Self::at(reply))
+                fab.put_ordered(src, body as *const u8, body_len, Self::at(body_at), seq, Self::at(reply), false)
             } else {
-                let v = seq;
-                fab.put(src, &v as *const u64 as *const u8, 8, Self::at(reply))
+                fab.put_word_unflushed(src, seq, Self::at(reply))
             }
         };
         if let Err(e) = r {
             if !self.finishing.load(Acquire) {
                 fatal(func, &format!("network (staged heap): reply to PE {src}: {e}"));
             }
+        }
+    }
+}
+
+impl Stage {
+    /// A copy between the heap (GPU memory when `gpu`) and the region, by the server.
+    fn heap_copy(&self, func: &str, gpu: Option<&Gpu>, dst: usize, src: usize, n: usize) {
+        match gpu {
+            Some(g) => g.copy(func, dst, src, n),
+            // SAFETY: both ranges were checked by the caller (heap and region), never overlapping.
+            None => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) },
         }
     }
 }

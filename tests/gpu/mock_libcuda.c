@@ -363,6 +363,13 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
     return r;
 }
 CUresult cuMemAllocHost_v2(void **p, size_t len) { *p = calloc(1, len); return *p ? OK : E_OOM; }
+/* Page-locks host memory (the staging mailbox): nothing to do on the CPU beyond the checks a
+ * driver makes (a mapped, non-empty range). */
+CUresult cuMemHostRegister_v2(void *p, size_t len, unsigned flags) {
+    (void)flags;
+    if (!p || !len) return E_INVALID_VALUE;
+    return OK;
+}
 CUresult cuMemFreeHost(void *p) {
     ctx_exclusive_begin("cuMemFreeHost");
     free(p);

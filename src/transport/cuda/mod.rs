@@ -410,6 +410,17 @@ impl Gpu {
         p as usize
     }
 
+    /// Page-locks `[addr, addr+len)` of host memory (already mapped, page-aligned) for this
+    /// context, so that the copies between it and the GPU are direct DMA, not staged by the
+    /// driver through its own pinned buffers (the staging mailbox). Runs beside kernels
+    /// (bench/exp/spin_probe.cu: cuMemHostRegister "runs"). Never undone: the memory lives for
+    /// the process.
+    pub fn pin_host(&self, func: &str, addr: usize, len: usize) -> Result<(), String> {
+        let _c = self.enter(func);
+        // SAFETY: the caller passes a mapped range that outlives the context's use of it.
+        driver::ok("cuMemHostRegister", unsafe { sys::cuMemHostRegister_v2(addr as *mut c_void, len, 0) })
+    }
+
     /// Makes the library's context current for the length of a host call.
     #[inline]
     pub fn enter(&self, func: &str) -> CtxGuard {

@@ -407,6 +407,11 @@ pub struct Fabric {
     events: AtomicU64,
     /// Threads inside a wait (they drive progress themselves, so `progress` need not).
     waiting: AtomicUsize,
+    /// How the progress thread's waits ended (`progress_wait`): woken by the wait fd, at the
+    /// timeout, slept a period because work was pending (-FI_EAGAIN), slept a period because
+    /// another thread was waiting on the provider or there is no wait fd. Read by
+    /// [`Fabric::wait_stats`] (`ISHMEMI_PROXY_PROFILE`).
+    wait_ends: [AtomicU64; 4],
     tables: RwLock<Tables>,
     scratch: Scratch,
     valid_cache: Vec<AtomicU8>,
@@ -578,6 +583,7 @@ impl Fabric {
             stall_timeout: opts.stall_timeout,
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
+            wait_ends: Default::default(),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
             scratch,
             valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
@@ -1008,16 +1014,21 @@ impl Fabric {
     /// Takes the calling thread's pending fence on this Fabric, if any.
     #[inline]
     fn take_fence(&self) -> bool {
-        FENCED.with(|f| {
-            let mut f = f.borrow_mut();
-            match f.iter().position(|&id| id == self.id) {
-                Some(i) => {
-                    f.swap_remove(i);
-                    true
+        // After this thread's thread-locals were destroyed (finalize run by the exit hook: glibc
+        // destroys the main thread's before it runs the hooks) the pending fence is unknown:
+        // every write is then taken as fenced (ordered after all earlier ones: safe, slower).
+        FENCED
+            .try_with(|f| {
+                let mut f = f.borrow_mut();
+                match f.iter().position(|&id| id == self.id) {
+                    Some(i) => {
+                        f.swap_remove(i);
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            }
-        })
+            })
+            .unwrap_or(true)
     }
 
     /// Whether the calling thread has a fence pending on this Fabric (tests).
@@ -1036,7 +1047,8 @@ impl Fabric {
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
         if self.info.msg_order & FI_ORDER_WAW == 0 {
-            FENCED.with(|f| {
+            // (Thread-locals destroyed: `take_fence` fences every write then.)
+            let _ = FENCED.try_with(|f| {
                 let mut f = f.borrow_mut();
                 if !f.contains(&self.id) {
                     f.push(self.id);
@@ -1160,17 +1172,70 @@ impl Fabric {
         Ok(())
     }
 
+    /// A put of the staging mailbox (`core::stage`): as [`Fabric::put`], but the target is not
+    /// marked for quiet's flush read (the mailbox's reply tells the sender that the write
+    /// arrived, and a reply is the library's own, not a put of the program that quiet must
+    /// make visible), and, unless `fenced`, the write neither waits for nor consumes a pending
+    /// [`Fabric::fence`] (the server's replies, sent by the progress thread, have no part in
+    /// the program's ordering).
+    ///
+    /// # Safety
+    /// As [`Fabric::put`].
+    pub unsafe fn put_unflushed(&self, pe: usize, src: *const u8, len: usize, at: Remote, fenced: bool) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.tables();
+        let (dest, addr, key) = self.target(&t, pe, at, len)?;
+        let desc = if len <= self.info.inject_size { Some(ptr::null_mut()) } else { self.local_desc(&t, src, len) };
+        drop(t);
+        // The mailbox is registered (region 0), so its sources always have a descriptor; any
+        // other source takes the bounced path of a plain put.
+        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(self.info.max_msg_size);
+            let fence = if fenced {
+                self.fence_flags(CLASS_RMA)?
+            } else {
+                self.classes.fetch_or(CLASS_RMA, Ordering::Relaxed);
+                0
+            };
+            // SAFETY: off < len, within the caller's buffer.
+            self.post_write_flags(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key, fence, false)?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// An 8-byte put of `value` for the staging mailbox (a reply's sequence number), as
+    /// [`Fabric::put_unflushed`] unfenced; its source is free on return.
+    pub fn put_word_unflushed(&self, pe: usize, value: u64, at: Remote) -> Result<(), String> {
+        let v = value;
+        // SAFETY: v lives until the write has read it: injected (copied by the call), or
+        // drained below.
+        unsafe { self.put_unflushed(pe, &v as *const u64 as *const u8, 8, at, false)? };
+        if self.info.inject_size < 8 {
+            return self.drain_writes();
+        }
+        Ok(())
+    }
+
     /// A put of `len` bytes from `body` to `body_at`, then of the 8-byte `flag` to `flag_at`
     /// on the same PE, such that a target that sees the flag sees the whole body: the flag is
     /// FI_FENCE'd where the provider has it, needs nothing where it orders RMA writes
-    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. Thread-safe on its
-    /// own (it does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
+    /// (FI_ORDER_RMA_WAW), else waits for the body to be at the target. The staging
+    /// mailbox's writes: unflushed, the body `fenced` as in [`Fabric::put_unflushed`] (the
+    /// flag itself does not use the shared fence of [`Fabric::fence`]); both complete at quiet.
     ///
     /// # Safety
     /// As [`Fabric::put`] for `body`.
-    pub unsafe fn put_ordered(&self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote) -> Result<(), String> {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_ordered(
+        &self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote, fenced: bool,
+    ) -> Result<(), String> {
         // SAFETY: forwarded contract.
-        unsafe { self.put(pe, body, len, body_at)? };
+        unsafe { self.put_unflushed(pe, body, len, body_at, fenced)? };
         // Ordered writes first: FI_FENCE can deadlock the sockets provider (see `fence`).
         let fence = if self.info.msg_order & FI_ORDER_RMA_WAW != 0 && self.info.inject_size >= 8 {
             0
@@ -1185,10 +1250,10 @@ impl Fabric {
         drop(t);
         let v = flag;
         if self.info.inject_size >= 8 {
-            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, true)
+            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, false)
         } else {
             // SAFETY: v lives until the write completes (drained before return).
-            unsafe { self.put(pe, &v as *const u64 as *const u8, 8, flag_at)? };
+            unsafe { self.put_unflushed(pe, &v as *const u64 as *const u8, 8, flag_at, false)? };
             self.drain_writes()
         }
     }
@@ -1746,6 +1811,7 @@ impl Fabric {
     pub fn progress_wait(&self, idle: Duration, max: Duration) {
         let fd = self.objs.wait_fd;
         if fd < 0 || self.waiting.load(Ordering::Relaxed) > 0 {
+            self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             self.progress();
             std::thread::sleep(idle);
             return;
@@ -1765,18 +1831,27 @@ impl Fabric {
             // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
             // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
             // more than the timer did).
+            self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(idle);
             return;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
         // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+        let woke = unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0;
+        self.wait_ends[usize::from(!woke)].fetch_add(1, Ordering::Relaxed);
+        if woke {
             // Apply what arrived now, so that the caller's checks after this step (abort
             // word, staging mailbox) see it.
             self.completed_w();
             self.poll_cq();
         }
+    }
+
+    /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out,
+    /// slept for pending work, slept while another thread waited or without a wait fd).
+    pub fn wait_stats(&self) -> [u64; 4] {
+        std::array::from_fn(|i| self.wait_ends[i].load(Ordering::Relaxed))
     }
 
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`
