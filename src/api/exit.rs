@@ -41,6 +41,15 @@ pub fn register() {
 extern "C" fn at_exit(status: c_int, _arg: *mut c_void) {
     const F: &str = "ishmem_finalize";
     guard(F, || {
+        // libfabric's shm provider leaves its region file behind otherwise (its endpoint is
+        // never closed); after finalize below, or now where the PE leaves without it.
+        struct Files;
+        impl Drop for Files {
+            fn drop(&mut self) {
+                core::net::remove_provider_files();
+            }
+        }
+        let _files = Files;
         if status != 0 || GLOBAL_EXIT.load(Acquire) || !core::is_running() {
             return;
         }

@@ -46,6 +46,34 @@ fn net_fatal(func: &str, msg: &str) -> ! {
     fatal(func, msg)
 }
 
+/// The shared-memory file of libfabric's shm provider for this PE's endpoint (`/dev/shm/<name>`,
+/// the endpoint name after `fi_shm://`): the provider unlinks it when the endpoint is closed,
+/// which never happens (the fabric stays open until the process ends), so the library unlinks
+/// it when the process leaves (`remove_provider_files`).
+static PROVIDER_FILE: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+
+fn remember_provider_file(name: &[u8]) {
+    if let Some(rest) = name.strip_prefix(b"fi_shm://") {
+        let rest: Vec<u8> = rest.iter().copied().take_while(|&b| b != 0).collect();
+        if !rest.is_empty() && !rest.contains(&b'/') {
+            let mut path = b"/dev/shm/".to_vec();
+            path.extend_from_slice(&rest);
+            if let Ok(c) = std::ffi::CString::new(path) {
+                let _ = PROVIDER_FILE.set(c);
+            }
+        }
+    }
+}
+
+/// Unlinks the shm provider's file of this PE, if any (at exit: every path out of an initialized
+/// process, clean or not). Peers that mapped it keep their mapping.
+pub fn remove_provider_files() {
+    if let Some(p) = PROVIDER_FILE.get() {
+        // SAFETY: p is a NUL-terminated path; unlink of a missing file fails harmlessly.
+        unsafe { libc::unlink(p.as_ptr()) };
+    }
+}
+
 /// Region ids.
 pub const HEAP: usize = 0;
 pub const DATA: usize = 1;
@@ -169,6 +197,7 @@ impl Net {
         };
         debug_assert!(heap.id == HEAP && data.is_none_or(|d| d.id == DATA));
         let mut mine = fab.name()?;
+        remember_provider_file(&mine);
         let name_len = mine.len() as u64;
         for w in [name_len, heap.key, heap.addr, data.map_or(0, |d| d.key), data.map_or(0, |d| d.addr)] {
             mine.extend_from_slice(&w.to_le_bytes());

@@ -187,6 +187,7 @@ pub fn check_global_exit(flag: u64, me: usize) {
 /// Flushes C stdio (the program's own buffered output) and exits without running atexit
 /// handlers, which may call back into the library.
 pub fn exit_now(code: i32) -> ! {
+    crate::core::net::remove_provider_files();
     // SAFETY: fflush(NULL) flushes every open C stream; _exit never returns.
     unsafe {
         libc::fflush(std::ptr::null_mut());

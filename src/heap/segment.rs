@@ -358,11 +358,98 @@ pub fn own_part(start: usize, len: usize, loader: Option<(usize, usize)>) -> (us
     }
 }
 
+/// The range being moved by `share_in_place` (start, end) and the moving thread, for the fault
+/// handler.
+static MOVE_START: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static MOVE_END: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static MOVE_TID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static MOVING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The SIGSEGV action in place before the move (restored after it; read by the handler).
+static OLD_SEGV_RAW: std::sync::atomic::AtomicPtr<libc::sigaction> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// SIGSEGV while the range is read-only: a store of another thread into it waits until the
+/// shared copy is mapped, then returns, and the store runs again, into the new mapping. Any
+/// other fault puts the previous action back and returns, so that it happens again under it.
+extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    use std::sync::atomic::Ordering::Acquire;
+    // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+    if MOVING.load(Acquire) && addr >= MOVE_START.load(Acquire) && addr < MOVE_END.load(Acquire) && tid != MOVE_TID.load(Acquire) {
+        while MOVING.load(Acquire) {
+            // SAFETY: sched_yield is async-signal-safe.
+            unsafe { libc::sched_yield() };
+        }
+        return;
+    }
+    let old = OLD_SEGV_RAW.load(Acquire);
+    if !old.is_null() {
+        // SAFETY: old points to the saved action (kept for the life of the process).
+        unsafe { libc::sigaction(sig, old, std::ptr::null_mut()) };
+    }
+}
+
 /// Moves `[start, start+len)` of this process (page-aligned, read-write) into the shared file
-/// at `path`: copies the bytes into it and maps it over the same addresses. The caller makes
-/// sure no other thread writes the range meanwhile.
+/// at `path`: copies the bytes into it and maps it over the same addresses.
+///
+/// Other threads of the program may be running and storing into the range (their globals):
+/// a store between the copy and the mapping would be lost (issue 27, tests/c/globals_race.c
+/// lost millions of a thread's increments). So the range is made read-only first; a store of
+/// another thread then faults, and a SIGSEGV handler installed for the move (the program's own
+/// action is restored after it) holds that thread until the copy is mapped, then lets the store
+/// run again into it. This thread's signals are blocked meanwhile (its handlers could store
+/// into the range). What it cannot cover: the kernel writing into the range for another thread
+/// during the move (a `read` into a global buffer) fails with EFAULT instead of a fault.
 pub fn share_in_place(path: &str, start: usize, len: usize) -> Result<Fd, String> {
+    use std::sync::atomic::Ordering::Release;
     let fd = create(path, len)?;
+    // SAFETY: set is plain data filled by sigfillset; pthread_sigmask changes this thread only.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: all and old_mask are writable sigsets.
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old_mask);
+    }
+    // SAFETY: gettid has no preconditions.
+    MOVE_TID.store(unsafe { libc::syscall(libc::SYS_gettid) } as i32, Release);
+    MOVE_START.store(start, Release);
+    MOVE_END.store(start + len, Release);
+    // SAFETY: act is plain data; the handler is a valid SA_SIGINFO handler; old is writable.
+    let mut old_act: libc::sigaction = unsafe { std::mem::zeroed() };
+    let installed = unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = on_fault as *const () as usize;
+        act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigemptyset(&mut act.sa_mask);
+        libc::sigaction(libc::SIGSEGV, &act, &mut old_act) == 0
+    };
+    if installed {
+        // (A leaked copy: the handler reads it without a lock.)
+        OLD_SEGV_RAW.store(Box::leak(Box::new(old_act)), Release);
+    }
+    MOVING.store(true, Release);
+    // SAFETY: [start, start+len) is a page-aligned mapping of this process.
+    let protected = installed && unsafe { libc::mprotect(start as *mut libc::c_void, len, libc::PROT_READ) } == 0;
+    let r = copy_and_map(&fd, path, start, len);
+    if r.is_err() && protected {
+        // SAFETY: as above: the range is writable again (the copy was not mapped).
+        unsafe { libc::mprotect(start as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) };
+    }
+    MOVING.store(false, Release);
+    if installed {
+        // SAFETY: old_act is the action saved above.
+        unsafe { libc::sigaction(libc::SIGSEGV, &old_act, std::ptr::null_mut()) };
+    }
+    // SAFETY: old_mask is the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
+    r.map(|_| fd)
+}
+
+/// The copy of `share_in_place` and the mapping over the range.
+fn copy_and_map(fd: &Fd, path: &str, start: usize, len: usize) -> Result<(), String> {
     // The kernel copies the pages into the file (pwrite64 as a raw system call): the range is
     // whole pages of the executable, which under AddressSanitizer hold the poisoned red zones
     // between globals; a copy in user space (memcpy) would be reported, a raw system call is
@@ -392,8 +479,8 @@ pub fn share_in_place(path: &str, start: usize, len: usize) -> Result<Fd, String
         }
         done += n as usize;
     }
-    map(&fd, len, Some(start))?;
-    Ok(fd)
+    map(fd, len, Some(start))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -103,16 +103,21 @@ impl Fabric {
     /// Takes the calling thread's pending fence on this Fabric, if any.
     #[inline]
     pub(super) fn take_fence(&self) -> bool {
-        FENCED.with(|f| {
-            let mut f = f.borrow_mut();
-            match f.iter().position(|&id| id == self.id) {
-                Some(i) => {
-                    f.swap_remove(i);
-                    true
+        // After this thread's thread-locals were destroyed (finalize run by the exit hook: glibc
+        // destroys the main thread's before it runs the hooks) the pending fence is unknown:
+        // every write is then taken as fenced (ordered after all earlier ones: safe, slower).
+        FENCED
+            .try_with(|f| {
+                let mut f = f.borrow_mut();
+                match f.iter().position(|&id| id == self.id) {
+                    Some(i) => {
+                        f.swap_remove(i);
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            }
-        })
+            })
+            .unwrap_or(true)
     }
 
     /// Whether the calling thread has a fence pending on this Fabric (tests).
@@ -131,7 +136,8 @@ impl Fabric {
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
         if self.info.msg_order & FI_ORDER_WAW == 0 {
-            FENCED.with(|f| {
+            // (Thread-locals destroyed: `take_fence` fences every write then.)
+            let _ = FENCED.try_with(|f| {
                 let mut f = f.borrow_mut();
                 if !f.contains(&self.id) {
                     f.push(self.id);
