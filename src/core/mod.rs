@@ -185,6 +185,7 @@ fn set_hooks() {
         abort: abort_job,
         tell_other_nodes,
         tell_global_exit: live::tell_global_exit,
+        before_exit: net::remove_provider_files,
     });
     crate::wait::set_progress(net_progress);
 }

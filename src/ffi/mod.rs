@@ -21,6 +21,9 @@ pub struct Hooks {
     /// Tells the other nodes that PE `pe` called `ishmem_global_exit(status)` (jobs across
     /// nodes: this node's leader does, before its connections close).
     pub tell_global_exit: fn(usize, i32),
+    /// Removes what this process left behind that must not outlive it (the network
+    /// provider's files), before `exit_now` ends the process.
+    pub before_exit: fn(),
 }
 
 static HOOKS: OnceLock<Hooks> = OnceLock::new();
@@ -187,7 +190,9 @@ pub fn check_global_exit(flag: u64, me: usize) {
 /// Flushes C stdio (the program's own buffered output) and exits without running atexit
 /// handlers, which may call back into the library.
 pub fn exit_now(code: i32) -> ! {
-    crate::core::net::remove_provider_files();
+    if let Some(h) = hooks() {
+        (h.before_exit)();
+    }
     // SAFETY: fflush(NULL) flushes every open C stream; _exit never returns.
     unsafe {
         libc::fflush(std::ptr::null_mut());
