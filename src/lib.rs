@@ -1,9 +1,11 @@
 //! libishmem: the Intel SHMEM programming interface as a C-ABI shared library.
 //!
-//! Module map (see docs/ARCHITECTURE.md): `api` holds the exported symbols, `ffi` the C
-//! boundary (panic guard, errors), `core` the runtime state and untyped operations, `heap`
-//! the allocator and shared segments, `transport` the ways of reaching a PE, `bootstrap` how
-//! PEs find each other, `table` and `env` the two tables everything is generated from.
+//! Module map by floor, arrows pointing down only (docs/ARCHITECTURE.md "The floors", checked
+//! by the `floors` unit test): the doors `api` (the exported C symbols) and `proxy` (the GPU's
+//! ring and threads); the engine room `core` (state, init, reach, operations, teams,
+//! collectives); `transport` (shm, copy, cuda, fabric); the leaves `heap`, `wait` (backoff,
+//! comparisons), `ffi` (the C boundary), `op` (the operator vocabulary), `bootstrap`, and the
+//! two tables everything is generated from, `env` and `table`.
 
 pub mod api;
 pub mod bootstrap;

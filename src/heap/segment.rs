@@ -417,8 +417,9 @@ pub fn share_in_place(path: &str, start: usize, len: usize) -> Result<Fd, String
     MOVE_TID.store(unsafe { libc::syscall(libc::SYS_gettid) } as i32, Release);
     MOVE_START.store(start, Release);
     MOVE_END.store(start + len, Release);
-    // SAFETY: act is plain data; the handler is a valid SA_SIGINFO handler; old is writable.
+    // SAFETY: a sigaction is plain data.
     let mut old_act: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: act is plain data; the handler is a valid SA_SIGINFO handler; old is writable.
     let installed = unsafe {
         let mut act: libc::sigaction = std::mem::zeroed();
         act.sa_sigaction = on_fault as *const () as usize;
