@@ -152,7 +152,7 @@ fn job_id_shared_and_well_formed() {
     let ids: HashSet<String> = stdout_lines(&out).into_iter().collect();
     assert_eq!(ids.len(), 1, "PEs disagree on the job id: {ids:?}");
     let id = ids.into_iter().next().unwrap_or_default();
-    assert_eq!(id.len(), 16, "bad job id {id:?}");
+    assert_eq!(id.len(), 32, "bad job id {id:?}");
     assert!(id
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
