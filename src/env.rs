@@ -152,9 +152,7 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
                 'M' => 20,
                 'G' => 30,
                 'T' => 40,
-                _ if t[..i].trim().parse::<usize>().is_ok() => {
-                    return Err(format!("'{s}' has an unknown suffix (use K, M, G or T)"))
-                }
+                _ if t[..i].trim().parse::<usize>().is_ok() => return Err(format!("'{s}' has an unknown suffix (use K, M, G or T)")),
                 _ => return Err(format!("'{s}' is not a byte count")),
             };
             (&t[..i], shift)
@@ -239,19 +237,14 @@ impl Config {
     /// Returns the config and the warnings (unknown `ISHMEM_*` names); a malformed value is an
     /// error naming the variable.
     pub fn from_map(env: &HashMap<String, String>) -> Result<(Config, Vec<String>), String> {
-        let get = |name: &str| -> &str {
-            env.get(name).map(String::as_str).unwrap_or_else(|| var(name).map_or("", |v| v.default))
-        };
+        let get = |name: &str| -> &str { env.get(name).map(String::as_str).unwrap_or_else(|| var(name).map_or("", |v| v.default)) };
         let wrap = |name: &str, r: Result<u64, String>| r.map_err(|e| format!("{name}: {e}"));
         let bool_of = |name: &str| parse_bool(get(name)).map_err(|e| format!("{name}: {e}"));
         let bootstrap = get("ISHMEM_BOOTSTRAP").trim().to_ascii_lowercase();
         if !["auto", "ishmrun", "pmix", "pmi1", "singleton"].contains(&bootstrap.as_str()) {
-            return Err(format!(
-                "ISHMEM_BOOTSTRAP: '{bootstrap}' is not one of auto, ishmrun, pmix, pmi1, singleton"
-            ));
+            return Err(format!("ISHMEM_BOOTSTRAP: '{bootstrap}' is not one of auto, ishmrun, pmix, pmi1, singleton"));
         }
-        let symmetric_size = parse_bytes(get("ISHMEM_SYMMETRIC_SIZE"))
-            .map_err(|e| format!("ISHMEM_SYMMETRIC_SIZE: {e}"))?;
+        let symmetric_size = parse_bytes(get("ISHMEM_SYMMETRIC_SIZE")).map_err(|e| format!("ISHMEM_SYMMETRIC_SIZE: {e}"))?;
         if symmetric_size == 0 {
             return Err("ISHMEM_SYMMETRIC_SIZE: must be greater than 0".into());
         }
@@ -415,7 +408,9 @@ mod tests {
         let (cfg, _) = Config::from_map(&map(&[])).unwrap();
         assert_eq!((cfg.teams_max, cfg.reduce_scatter_min, cfg.bcast_scatter_min), (64, 64 << 10, 1 << 20));
         assert_eq!(cfg.coll_small_max, 4 << 10);
-        let (cfg, _) = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", "3"), ("ISHMEM_REDUCE_SCATTER_MIN", "0"), ("ISHMEM_COLL_SMALL_MAX", "0")])).unwrap();
+        let (cfg, _) =
+            Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", "3"), ("ISHMEM_REDUCE_SCATTER_MIN", "0"), ("ISHMEM_COLL_SMALL_MAX", "0")]))
+                .unwrap();
         assert_eq!((cfg.teams_max, cfg.reduce_scatter_min, cfg.coll_small_max), (3, 0, 0));
         for bad in ["2", "4097", "x"] {
             let e = Config::from_map(&map(&[("ISHMEM_TEAMS_MAX", bad)])).unwrap_err();

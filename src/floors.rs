@@ -205,8 +205,7 @@ pub fn floor(module: &[String]) -> Option<u32> {
 
 /// The graph: file index -> the files it names.
 fn graph(files: &[File]) -> Vec<BTreeSet<usize>> {
-    let by_module: BTreeMap<Vec<String>, usize> =
-        files.iter().enumerate().map(|(i, f)| (f.module.clone(), i)).collect();
+    let by_module: BTreeMap<Vec<String>, usize> = files.iter().enumerate().map(|(i, f)| (f.module.clone(), i)).collect();
     files
         .iter()
         .enumerate()
@@ -292,10 +291,7 @@ fn load() -> Vec<File> {
     let mut paths = Vec::new();
     collect(&src, &mut paths);
     paths.sort();
-    paths
-        .into_iter()
-        .map(|p| File { module: module_of(&src, &p), text: std::fs::read_to_string(&p).unwrap(), path: p })
-        .collect()
+    paths.into_iter().map(|p| File { module: module_of(&src, &p), text: std::fs::read_to_string(&p).unwrap(), path: p }).collect()
 }
 
 fn name(f: &File) -> String {

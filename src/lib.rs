@@ -34,6 +34,6 @@ pub(crate) static MUTANT: [u8; 15 + env!("ISHMEM_MUTATION_NAME").len()] = {
 };
 
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
 mod floors;
+#[cfg(test)]
+mod proptests;

@@ -22,8 +22,7 @@ pub enum AmoOp {
 
 impl AmoOp {
     /// Every operator, in code order.
-    pub const ALL: [AmoOp; 8] =
-        [AmoOp::Fetch, AmoOp::Set, AmoOp::Swap, AmoOp::Cas, AmoOp::Add, AmoOp::And, AmoOp::Or, AmoOp::Xor];
+    pub const ALL: [AmoOp; 8] = [AmoOp::Fetch, AmoOp::Set, AmoOp::Swap, AmoOp::Cas, AmoOp::Add, AmoOp::And, AmoOp::Or, AmoOp::Xor];
 
     /// The byte code of the operator (the device ring's `op`, the staging mailbox's, the host
     /// kernel's).

@@ -276,9 +276,15 @@ enum Mutation {
 
 fn mutation() -> impl Strategy<Value = Mutation> {
     let token = prop_oneof![
-        Just("-1".to_string()), Just("0".to_string()), Just("1".to_string()), Just("".to_string()),
-        Just("99999999999999999999999".to_string()), Just("2".to_string()), Just("=".to_string()),
-        "[ -~]{0,12}".prop_map(|s| s), "\\PC{0,6}",
+        Just("-1".to_string()),
+        Just("0".to_string()),
+        Just("1".to_string()),
+        Just("".to_string()),
+        Just("99999999999999999999999".to_string()),
+        Just("2".to_string()),
+        Just("=".to_string()),
+        "[ -~]{0,12}".prop_map(|s| s),
+        "\\PC{0,6}",
     ];
     prop_oneof![
         3 => Just(Mutation::Keep),
@@ -405,8 +411,17 @@ proptest! {
 // ------------------------------------------------------------------------- environment
 
 fn suffix() -> impl Strategy<Value = (&'static str, u32)> {
-    prop_oneof![Just(("", 0)), Just(("K", 10)), Just(("k", 10)), Just(("M", 20)), Just(("m", 20)),
-                Just(("G", 30)), Just(("g", 30)), Just(("T", 40)), Just(("t", 40))]
+    prop_oneof![
+        Just(("", 0)),
+        Just(("K", 10)),
+        Just(("k", 10)),
+        Just(("M", 20)),
+        Just(("m", 20)),
+        Just(("G", 30)),
+        Just(("g", 30)),
+        Just(("T", 40)),
+        Just(("t", 40))
+    ]
 }
 
 proptest! {

@@ -84,17 +84,50 @@ pub mod osh {
     /// Standard RMA types: put, get, p, g, iput, iget, nbi, put_signal, ibput, ibget (1.6),
     /// broadcast, collect, fcollect, alltoall, alltoalls.
     pub const RMA: &[&str] = &[
-        "float", "double", "longdouble", "char", "schar", "short", "int", "long", "longlong", "uchar", "ushort",
-        "uint", "ulong", "ulonglong", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "size", "ptrdiff",
+        "float",
+        "double",
+        "longdouble",
+        "char",
+        "schar",
+        "short",
+        "int",
+        "long",
+        "longlong",
+        "uchar",
+        "ushort",
+        "uint",
+        "ulong",
+        "ulonglong",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "size",
+        "ptrdiff",
     ];
     /// Standard AMO types: compare_swap, fetch_inc, inc, fetch_add, add (and their nbi forms).
     pub const AMO_STD: &[&str] =
         &["int", "long", "longlong", "uint", "ulong", "ulonglong", "int32", "int64", "uint32", "uint64", "size", "ptrdiff"];
     /// Extended AMO types: fetch, set, swap (and their nbi forms).
     pub const AMO_EXT: &[&str] = &[
-        "float", "double", "int", "long", "longlong", "uint", "ulong", "ulonglong", "int32", "int64", "uint32",
-        "uint64", "size", "ptrdiff",
+        "float",
+        "double",
+        "int",
+        "long",
+        "longlong",
+        "uint",
+        "ulong",
+        "ulonglong",
+        "int32",
+        "int64",
+        "uint32",
+        "uint64",
+        "size",
+        "ptrdiff",
     ];
     /// Bitwise AMO types: and, or, xor and their fetching (and nbi) forms.
     pub const AMO_BIT: &[&str] = &["uint", "ulong", "ulonglong", "int32", "int64", "uint32", "uint64"];
@@ -102,27 +135,82 @@ pub mod osh {
     pub const P2P: &[&str] = AMO_STD;
     /// Team reductions AND, OR, XOR.
     pub const REDUCE_BIT: &[&str] = &[
-        "uchar", "ushort", "uint", "ulong", "ulonglong", "int8", "int16", "int32", "int64", "uint8", "uint16",
-        "uint32", "uint64", "size",
+        "uchar",
+        "ushort",
+        "uint",
+        "ulong",
+        "ulonglong",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "size",
     ];
     /// Team reductions MAX, MIN.
     pub const REDUCE_MINMAX: &[&str] = &[
-        "char", "schar", "short", "int", "long", "longlong", "ptrdiff", "uchar", "ushort", "uint", "ulong",
-        "ulonglong", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "size", "float",
-        "double", "longdouble",
+        "char",
+        "schar",
+        "short",
+        "int",
+        "long",
+        "longlong",
+        "ptrdiff",
+        "uchar",
+        "ushort",
+        "uint",
+        "ulong",
+        "ulonglong",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "size",
+        "float",
+        "double",
+        "longdouble",
     ];
     /// Team reductions SUM, PROD and the scans (1.6): MAX/MIN's types and the complex ones.
     pub const REDUCE_SUM: &[&str] = &[
-        "char", "schar", "short", "int", "long", "longlong", "ptrdiff", "uchar", "ushort", "uint", "ulong",
-        "ulonglong", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "size", "float",
-        "double", "longdouble", "complexd", "complexf",
+        "char",
+        "schar",
+        "short",
+        "int",
+        "long",
+        "longlong",
+        "ptrdiff",
+        "uchar",
+        "ushort",
+        "uint",
+        "ulong",
+        "ulonglong",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "size",
+        "float",
+        "double",
+        "longdouble",
+        "complexd",
+        "complexf",
     ];
     /// Deprecated (1.4) AMO names: fetch, set, swap take these; cswap, finc, inc, fadd, add
     /// the last three.
     pub const AMO_DEPRECATED: &[&str] = &["float", "double", "int", "long", "longlong"];
     /// OpenSHMEM TYPENAMEs with no row in `TYPES`, and their C spelling.
-    pub const OSH_ONLY: &[(&str, &str)] =
-        &[("longdouble", "long double"), ("complexd", "double _Complex"), ("complexf", "float _Complex")];
+    pub const OSH_ONLY: &[(&str, &str)] = &[("longdouble", "long double"), ("complexd", "double _Complex"), ("complexf", "float _Complex")];
 }
 
 /// The types of one family, in table order.

@@ -4,15 +4,15 @@
 //! fails (exit 1) and names each file that differs from what the tables produce.
 //! `--manifest FILE` checks the reference API manifest's plain names against ours.
 
-#[path = "../../src/table.rs"]
-#[allow(dead_code)]
-mod table;
+mod emit;
 #[path = "../../src/env.rs"]
 #[allow(dead_code)]
 mod env;
-mod emit;
 mod ops;
 mod oshmem;
+#[path = "../../src/table.rs"]
+#[allow(dead_code)]
+mod table;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -50,5 +50,9 @@ fn main() -> ExitCode {
             println!("ishmem-gen: wrote {rel}");
         }
     }
-    if bad > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if bad > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -9,9 +9,7 @@
 //! less `const` and the handle typedefs, and the generator stops on any difference). Names that
 //! ishmem has nothing for are listed missing, with the reason.
 
-use crate::emit::{
-    all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params,
-};
+use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params};
 use crate::ops::{Op, FIXED, OPS};
 use crate::table::{self, osh, CType};
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,24 +43,11 @@ const PE_QUIET: &str = "ishmem has no per-PE quiet yet (shmem_quiet completes ev
 const PCONTROL: &str = "the profiling interface is not implemented yet";
 const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
 const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
-const WAIT: &str =
-    "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
+const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
 
 /// Section headings, in header order.
-const SECTIONS: &[&str] = &[
-    "setup",
-    "teams",
-    "memory",
-    "rma",
-    "amo",
-    "signal",
-    "p2p_sync",
-    "ordering",
-    "collectives",
-    "deprecated",
-    "on_queue",
-    "gpu",
-];
+const SECTIONS: &[&str] =
+    &["setup", "teams", "memory", "rma", "amo", "signal", "p2p_sync", "ordering", "collectives", "deprecated", "on_queue", "gpu"];
 
 /// Hand-written OpenSHMEM names with an ishmem target: (spec, section, name, OpenSHMEM
 /// declaration, ishmem target).
@@ -146,7 +131,12 @@ const MISSING: &[(&str, &str, &str, &str)] = &[
     ("1.5-deprecated", "deprecated", "shmem_udcflush", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shmem_udcflush_line", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shmem_wait", WAIT),
-    ("1.5-deprecated", "deprecated", "shmem_wait_until", "deprecated untyped (long) form: the C11 generic shmem_wait_until and shmem_long_wait_until cover it"),
+    (
+        "1.5-deprecated",
+        "deprecated",
+        "shmem_wait_until",
+        "deprecated untyped (long) form: the C11 generic shmem_wait_until and shmem_long_wait_until cover it",
+    ),
     ("1.5-deprecated", "deprecated", "shmem_barrier", ACTIVE_SET),
     ("1.5-deprecated", "deprecated", "shmem_broadcast32", ACTIVE_SET),
     ("1.5-deprecated", "deprecated", "shmem_broadcast64", ACTIVE_SET),
@@ -175,19 +165,13 @@ const AMO_OLD: &[(&str, &str, bool)] = &[
 
 /// `ishmem_X` / `ishmemx_X` -> `shmem_X`.
 fn osh_name(ishmem: &str) -> String {
-    let base = ishmem
-        .strip_prefix("ishmemx_")
-        .or_else(|| ishmem.strip_prefix("ishmem_"))
-        .expect("an ishmem name");
+    let base = ishmem.strip_prefix("ishmemx_").or_else(|| ishmem.strip_prefix("ishmem_")).expect("an ishmem name");
     format!("shmem_{base}")
 }
 
 /// `ishmemx_X_on_queue` -> `shmemx_X_on_queue`.
 fn x_name(ishmemx: &str) -> String {
-    format!(
-        "shmemx_{}",
-        ishmemx.strip_prefix("ishmemx_").expect("an ishmemx name")
-    )
+    format!("shmemx_{}", ishmemx.strip_prefix("ishmemx_").expect("an ishmemx name"))
 }
 
 fn spec_of(op: &Op) -> &'static str {
@@ -269,57 +253,26 @@ fn abi_sig(decl: &str) -> (String, Vec<String>) {
     let close = decl.rfind(')').expect("a declaration");
     let ret = norm(decl[..open].trim_end_matches(ident));
     let inner = decl[open + 1..close].trim();
-    let params = if inner == "void" {
-        Vec::new()
-    } else {
-        inner
-            .split(", ")
-            .map(|p| norm(p.trim_end_matches(ident)))
-            .collect()
-    };
+    let params = if inner == "void" { Vec::new() } else { inner.split(", ").map(|p| norm(p.trim_end_matches(ident))).collect() };
     (ret, params)
 }
 
 /// Stops the generator unless `decl` (the OpenSHMEM name) and its target are ABI-identical.
 fn check_alias(decl: &str, target: &str, ishmem: &BTreeMap<String, String>) {
-    let Some(td) = ishmem.get(target) else {
-        panic!("{decl}: the target {target} is not an ishmem symbol")
-    };
-    assert_eq!(
-        abi_sig(decl),
-        abi_sig(td),
-        "`{decl}` is not ABI-identical to its target `{td}`"
-    );
+    let Some(td) = ishmem.get(target) else { panic!("{decl}: the target {target} is not an ishmem symbol") };
+    assert_eq!(abi_sig(decl), abi_sig(td), "`{decl}` is not ABI-identical to its target `{td}`");
 }
 
 /// Every row, in header order within each section (before sorting by section).
 pub fn rows() -> Vec<Row> {
-    let ishmem: BTreeMap<String, String> =
-        all_decls().into_iter().map(|(_, _, n, d)| (n, d)).collect();
+    let ishmem: BTreeMap<String, String> = all_decls().into_iter().map(|(_, _, n, d)| (n, d)).collect();
     let mut v = Vec::new();
-    let exported = |v: &mut Vec<Row>,
-                    spec: &'static str,
-                    section: &'static str,
-                    name: String,
-                    decl: String,
-                    target: String| {
+    let exported = |v: &mut Vec<Row>, spec: &'static str, section: &'static str, name: String, decl: String, target: String| {
         check_alias(&decl, &target, &ishmem);
-        v.push(Row {
-            name,
-            spec,
-            section,
-            what: What::Exported { target, decl },
-        });
+        v.push(Row { name, spec, section, what: What::Exported { target, decl } });
     };
     for &(spec, section, name, decl, target) in FIXED_OSH {
-        exported(
-            &mut v,
-            spec,
-            section,
-            name.to_string(),
-            decl.to_string(),
-            target.to_string(),
-        );
+        exported(&mut v, spec, section, name.to_string(), decl.to_string(), target.to_string());
     }
     for op in OPS {
         let spec = spec_of(op);
@@ -332,26 +285,11 @@ pub fn rows() -> Vec<Row> {
                 match ishmem_type(op, tn) {
                     Some(t) => {
                         let decl = c_decl_of(&name, op.ret, &params, Some(t));
-                        exported(
-                            &mut v,
-                            spec,
-                            op.section,
-                            name,
-                            decl,
-                            pat.replace("{T}", t.name),
-                        );
+                        exported(&mut v, spec, op.section, name, decl, pat.replace("{T}", t.name));
                     }
                     None => {
-                        assert!(
-                            osh::OSH_ONLY.iter().any(|(n, _)| *n == tn),
-                            "{pat}: ishmem lacks the OpenSHMEM type {tn}"
-                        );
-                        v.push(Row {
-                            name,
-                            spec,
-                            section: op.section,
-                            what: What::Missing(NO_TYPE),
-                        });
+                        assert!(osh::OSH_ONLY.iter().any(|(n, _)| *n == tn), "{pat}: ishmem lacks the OpenSHMEM type {tn}");
+                        v.push(Row { name, spec, section: op.section, what: What::Missing(NO_TYPE) });
                     }
                 }
             }
@@ -361,114 +299,42 @@ pub fn rows() -> Vec<Row> {
                 let target = pat.replace("{S}", &s.to_string());
                 let name = osh_name(&target);
                 names.push(name.clone());
-                exported(
-                    &mut v,
-                    spec,
-                    op.section,
-                    name.clone(),
-                    c_decl_of(&name, op.ret, &params, None),
-                    target,
-                );
+                exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), target);
             }
         }
         if let Some(m) = op.mem {
             let name = osh_name(m);
             names.push(name.clone());
-            exported(
-                &mut v,
-                spec,
-                op.section,
-                name.clone(),
-                c_decl_of(&name, op.ret, &params, None),
-                m.to_string(),
-            );
+            exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), m.to_string());
         }
         if ["rma", "amo", "signal"].contains(&op.section) {
             for n in names {
-                let name = format!(
-                    "shmem_ctx_{}",
-                    n.strip_prefix("shmem_").expect("a shmem name")
-                );
-                v.push(Row {
-                    name,
-                    spec,
-                    section: op.section,
-                    what: What::Missing(CTX),
-                });
+                let name = format!("shmem_ctx_{}", n.strip_prefix("shmem_").expect("a shmem name"));
+                v.push(Row { name, spec, section: op.section, what: What::Missing(CTX) });
             }
         }
     }
     for &tn in osh::RMA {
-        v.push(Row {
-            name: format!("shmem_{tn}_alltoalls"),
-            spec: "1.5",
-            section: "collectives",
-            what: What::Missing(ALLTOALLS),
-        });
+        v.push(Row { name: format!("shmem_{tn}_alltoalls"), spec: "1.5", section: "collectives", what: What::Missing(ALLTOALLS) });
     }
     for &(spec, section, name, why) in MISSING {
-        v.push(Row {
-            name: name.to_string(),
-            spec,
-            section,
-            what: What::Missing(why),
-        });
+        v.push(Row { name: name.to_string(), spec, section, what: What::Missing(why) });
     }
     // deprecated: the 1.4 AMO spellings (aliases), the active-set reductions and typed waits
     for &(old, fam, fp) in AMO_OLD {
-        let op = OPS
-            .iter()
-            .find(|o| o.typed == Some(fam))
-            .expect("the AMO family");
+        let op = OPS.iter().find(|o| o.typed == Some(fam)).expect("the AMO family");
         let params = osh_params(op);
-        for &tn in osh::AMO_DEPRECATED
-            .iter()
-            .filter(|t| fp || !["float", "double"].contains(t))
-        {
+        for &tn in osh::AMO_DEPRECATED.iter().filter(|t| fp || !["float", "double"].contains(t)) {
             let t = ishmem_type(op, tn).expect("ishmem has every deprecated AMO type");
             let name = format!("shmem_{tn}_{old}");
             let decl = c_decl_of(&name, op.ret, &params, Some(t));
-            exported(
-                &mut v,
-                "1.5-deprecated",
-                "deprecated",
-                name,
-                decl,
-                fam.replace("{T}", tn),
-            );
+            exported(&mut v, "1.5-deprecated", "deprecated", name, decl, fam.replace("{T}", tn));
         }
     }
     for (ops, types) in [
-        (
-            &["and", "or", "xor"][..],
-            &["short", "int", "long", "longlong"][..],
-        ),
-        (
-            &["max", "min"][..],
-            &[
-                "short",
-                "int",
-                "long",
-                "longlong",
-                "float",
-                "double",
-                "longdouble",
-            ][..],
-        ),
-        (
-            &["sum", "prod"][..],
-            &[
-                "short",
-                "int",
-                "long",
-                "longlong",
-                "float",
-                "double",
-                "longdouble",
-                "complexd",
-                "complexf",
-            ][..],
-        ),
+        (&["and", "or", "xor"][..], &["short", "int", "long", "longlong"][..]),
+        (&["max", "min"][..], &["short", "int", "long", "longlong", "float", "double", "longdouble"][..]),
+        (&["sum", "prod"][..], &["short", "int", "long", "longlong", "float", "double", "longdouble", "complexd", "complexf"][..]),
     ] {
         for o in ops {
             for t in types {
@@ -482,30 +348,15 @@ pub fn rows() -> Vec<Row> {
         }
     }
     for t in ["short", "int", "long", "longlong"] {
-        v.push(Row {
-            name: format!("shmem_{t}_wait"),
-            spec: "1.5-deprecated",
-            section: "deprecated",
-            what: What::Missing(WAIT),
-        });
+        v.push(Row { name: format!("shmem_{t}_wait"), spec: "1.5-deprecated", section: "deprecated", what: What::Missing(WAIT) });
     }
     // shmemx.h: the CUDA-stream forms and the GPU queries of ishmemx.h
     for op in OPS.iter().filter(|o| has_on_queue(o) || is_coll(o)) {
-        let params: Vec<(&str, &str)> = queue_params(op)
-            .into_iter()
-            .map(|(t, n)| (handle(t), n))
-            .collect();
+        let params: Vec<(&str, &str)> = queue_params(op).into_iter().map(|(t, n)| (handle(t), n)).collect();
         for i in instances(op) {
             let target = queue_name(&i.name);
             let name = x_name(&target);
-            exported(
-                &mut v,
-                "shmemx",
-                "on_queue",
-                name.clone(),
-                c_decl_of(&name, "void", &params, i.ty),
-                target,
-            );
+            exported(&mut v, "shmemx", "on_queue", name.clone(), c_decl_of(&name, "void", &params, i.ty), target);
         }
     }
     for (_, section, n, d) in FIXED.iter().filter(|f| f.1 == "on_queue" || f.1 == "gpu") {
@@ -513,33 +364,21 @@ pub fn rows() -> Vec<Row> {
             continue; /* CUDA module plumbing: ishmemx.h's business */
         }
         let name = x_name(n);
-        let decl = d
-            .replace(n, &name)
-            .replace("ishmemx_queue_t", "shmemx_queue_t")
-            .replace("ishmem_team_t", "shmem_team_t");
+        let decl = d.replace(n, &name).replace("ishmemx_queue_t", "shmemx_queue_t").replace("ishmem_team_t", "shmem_team_t");
         exported(&mut v, "shmemx", section, name, decl, n.to_string());
     }
     let mut seen = BTreeSet::new();
     for r in &v {
         assert!(seen.insert(r.name.clone()), "{} is listed twice", r.name);
     }
-    v.sort_by_key(|r| {
-        SECTIONS
-            .iter()
-            .position(|s| *s == r.section)
-            .unwrap_or(SECTIONS.len())
-    });
+    v.sort_by_key(|r| SECTIONS.iter().position(|s| *s == r.section).unwrap_or(SECTIONS.len()));
     v
 }
 
 /// The `#define ISHMEM*_NAME value` lines of an ishmem header template, as (NAME, value).
 fn template_defines<'a>(pre: &'a str, prefix: &str) -> Vec<(&'a str, &'a str)> {
     pre.lines()
-        .filter_map(|l| {
-            l.strip_prefix("#define ")?
-                .strip_prefix(prefix)?
-                .split_once(' ')
-        })
+        .filter_map(|l| l.strip_prefix("#define ")?.strip_prefix(prefix)?.split_once(' '))
         .filter(|(n, _)| !n.contains('('))
         .collect()
 }
@@ -561,30 +400,13 @@ fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
         };
         let types = table::of_class(op.class).filter(|t| t.classes & table::GENERIC != 0);
         if header == "shmem.h" {
-            let cases: Vec<(&str, String)> = types
-                .map(|t| (t.c, osh_name(&pat.replace("{T}", t.name))))
-                .filter(|(_, f)| exported.contains(f))
-                .collect();
-            v.push(Generic {
-                name: osh_name(g),
-                ret: op.ret,
-                params: osh_params(op),
-                cases,
-            });
+            let cases: Vec<(&str, String)> =
+                types.map(|t| (t.c, osh_name(&pat.replace("{T}", t.name)))).filter(|(_, f)| exported.contains(f)).collect();
+            v.push(Generic { name: osh_name(g), ret: op.ret, params: osh_params(op), cases });
         } else if has_on_queue(op) || is_coll(op) {
-            let cases = types
-                .map(|t| (t.c, x_name(&queue_name(&pat.replace("{T}", t.name)))))
-                .collect();
-            let params = queue_params(op)
-                .into_iter()
-                .map(|(t, n)| (handle(t), n))
-                .collect();
-            v.push(Generic {
-                name: x_name(&queue_name(g)),
-                ret: "void",
-                params,
-                cases,
-            });
+            let cases = types.map(|t| (t.c, x_name(&queue_name(&pat.replace("{T}", t.name))))).collect();
+            let params = queue_params(op).into_iter().map(|(t, n)| (handle(t), n)).collect();
+            v.push(Generic { name: x_name(&queue_name(g)), ret: "void", params, cases });
         }
     }
     v
@@ -592,17 +414,8 @@ fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
 
 fn generic_c(g: &Generic) -> String {
     let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
-    let on = g
-        .params
-        .iter()
-        .find(|(t, _)| t.starts_with("T *") || t.starts_with("const T *"))
-        .expect("a typed pointer")
-        .1;
-    let mut s = format!(
-        "#define {}({}) _Generic(*({on}), \\\n",
-        g.name,
-        args.join(", ")
-    );
+    let on = g.params.iter().find(|(t, _)| t.starts_with("T *") || t.starts_with("const T *")).expect("a typed pointer").1;
+    let mut s = format!("#define {}({}) _Generic(*({on}), \\\n", g.name, args.join(", "));
     for (k, (c, f)) in g.cases.iter().enumerate() {
         let sep = if k + 1 == g.cases.len() { "" } else { "," };
         let _ = writeln!(s, "    {c}: {f}{sep} \\");
@@ -615,16 +428,8 @@ fn generic_cxx(g: &Generic) -> String {
     let mut s = String::new();
     let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
     for (c, f) in &g.cases {
-        let t = table::TYPES
-            .iter()
-            .find(|t| t.c == *c)
-            .expect("a table type");
-        let _ = writeln!(
-            s,
-            "inline {} {{ return {f}({}); }}",
-            c_decl_of(&g.name, g.ret, &g.params, Some(t)),
-            args.join(", ")
-        );
+        let t = table::TYPES.iter().find(|t| t.c == *c).expect("a table type");
+        let _ = writeln!(s, "inline {} {{ return {f}({}); }}", c_decl_of(&g.name, g.ret, &g.params, Some(t)), args.join(", "));
     }
     s
 }
@@ -632,18 +437,12 @@ fn generic_cxx(g: &Generic) -> String {
 /// The constants of shmem.h: ishmem.h's under OpenSHMEM names (one source for the values the
 /// aliased functions take and return), the deprecated `_SHMEM_` spellings, and the pSync sizes.
 fn constants() -> String {
-    let mut s = String::from(
-        "/* Constants: the values of ishmem.h's ISHMEM_* ones (the functions are the same). */\n",
-    );
+    let mut s = String::from("/* Constants: the values of ishmem.h's ISHMEM_* ones (the functions are the same). */\n");
     for (n, val) in template_defines(include_str!("../templates/ishmem_pre.h"), "ISHMEM_") {
         if n == "PATCH_VERSION" {
             continue;
         }
-        let _ = writeln!(
-            s,
-            "#define SHMEM_{n} {}",
-            val.replace("ishmem_team_t", "shmem_team_t")
-        );
+        let _ = writeln!(s, "#define SHMEM_{n} {}", val.replace("ishmem_team_t", "shmem_team_t"));
     }
     s.push_str(
         "\n/* The work-array sizes and value of the deprecated active-set collectives (not provided: the\n \
@@ -691,11 +490,7 @@ fn header(name: &str, pre: &str, rows: &[Row]) -> String {
     let mut s = String::from(pre);
     if x {
         for (n, val) in template_defines(include_str!("../templates/ishmemx_pre.h"), "ISHMEMX_") {
-            let _ = writeln!(
-                s,
-                "#define SHMEMX_{n} {}",
-                val.replace("ishmem_team_t", "shmem_team_t")
-            );
+            let _ = writeln!(s, "#define SHMEMX_{n} {}", val.replace("ishmem_team_t", "shmem_team_t"));
         }
     } else {
         s.push_str(&constants());
@@ -744,10 +539,7 @@ pub fn shmemx_h(rows: &[Row]) -> String {
 pub fn symbols(rows: &[Row]) -> String {
     let mut sorted: Vec<&Row> = rows.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let n_exp = rows
-        .iter()
-        .filter(|r| matches!(r.what, What::Exported { .. }))
-        .count();
+    let n_exp = rows.iter().filter(|r| matches!(r.what, What::Exported { .. })).count();
     let n_osh = rows.iter().filter(|r| r.spec != "shmemx").count();
     let mut s = format!(
         "# The OpenSHMEM names of libishmem: every C name of OpenSHMEM 1.5 (deprecated ones included), the 1.6\n\

@@ -81,13 +81,7 @@ struct Partial {
 
 impl Partial {
     fn finish(self, program: OsString, args: Vec<OsString>) -> Action {
-        Action::Run(Options {
-            np: self.np,
-            tag_output: self.tag_output,
-            timeout: self.timeout,
-            program,
-            args,
-        })
+        Action::Run(Options { np: self.np, tag_output: self.tag_output, timeout: self.timeout, program, args })
     }
 }
 
@@ -146,11 +140,7 @@ fn split_inline_value(text: &str) -> (&str, Option<&str>) {
 
 /// Applies one option. Returns an action when the option ends parsing
 /// (help, version).
-fn apply_option<I>(
-    text: &str,
-    rest: &mut I,
-    opts: &mut Partial,
-) -> Result<Option<Action>, UsageError>
+fn apply_option<I>(text: &str, rest: &mut I, opts: &mut Partial) -> Result<Option<Action>, UsageError>
 where
     I: Iterator<Item = OsString>,
 {
@@ -199,28 +189,20 @@ where
     if let Some(value) = inline {
         return Ok(value.to_string());
     }
-    rest.next()
-        .map(|v| v.to_string_lossy().into_owned())
-        .ok_or_else(|| UsageError(format!("option '{name}' requires a value")))
+    rest.next().map(|v| v.to_string_lossy().into_owned()).ok_or_else(|| UsageError(format!("option '{name}' requires a value")))
 }
 
 /// Parses the number of PEs: a decimal integer >= 1.
 pub fn parse_np(value: &str) -> Result<usize, UsageError> {
     match value.trim().parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(UsageError(format!(
-            "invalid number of PEs '{value}': expected an integer >= 1"
-        ))),
+        _ => Err(UsageError(format!("invalid number of PEs '{value}': expected an integer >= 1"))),
     }
 }
 
 /// Parses a timeout: a finite, positive number of seconds (fractions allowed).
 pub fn parse_timeout(value: &str) -> Result<Duration, UsageError> {
-    let bad = || {
-        UsageError(format!(
-            "invalid timeout '{value}': expected a positive number of seconds"
-        ))
-    };
+    let bad = || UsageError(format!("invalid timeout '{value}': expected a positive number of seconds"));
     let secs: f64 = value.trim().parse().map_err(|_| bad())?;
     if !(secs.is_finite() && secs > 0.0) {
         return Err(bad());

@@ -66,10 +66,7 @@ enum Exit {
 impl Exit {
     fn from_wait_status(status: libc::c_int) -> Self {
         if libc::WIFSIGNALED(status) {
-            Exit::Signal {
-                sig: libc::WTERMSIG(status),
-                core: libc::WCOREDUMP(status),
-            }
+            Exit::Signal { sig: libc::WTERMSIG(status), core: libc::WCOREDUMP(status) }
         } else {
             Exit::Code(libc::WEXITSTATUS(status))
         }
@@ -111,17 +108,9 @@ fn spawn_all(spec: &JobSpec, drain: &Drain, reports: Option<&ReportPipe>) -> Res
     let mut pes = Vec::with_capacity(spec.plan.pes.len());
     for (index, pe) in spec.plan.pes.iter().enumerate() {
         match spawn_pe(spec, pe, index == 0, drain, reports) {
-            Ok(pid) => pes.push(Pe {
-                rank: pe.rank,
-                pid,
-                alive: true,
-            }),
+            Ok(pid) => pes.push(Pe { rank: pe.rank, pid, alive: true }),
             Err(e) => {
-                report(&format!(
-                    "cannot execute '{}': {}",
-                    spec.argv0.to_string_lossy(),
-                    crate::resolve::error_text(&e)
-                ));
+                report(&format!("cannot execute '{}': {}", spec.argv0.to_string_lossy(), crate::resolve::error_text(&e)));
                 kill_and_reap(&mut pes);
                 return Err(START_FAILURE_STATUS);
             }
@@ -131,9 +120,7 @@ fn spawn_all(spec: &JobSpec, drain: &Drain, reports: Option<&ReportPipe>) -> Res
 }
 
 /// Starts one PE and, with `--tag-output`, its output pumps.
-fn spawn_pe(
-    spec: &JobSpec, pe: &PeSpec, first: bool, drain: &Drain, reports: Option<&ReportPipe>,
-) -> io::Result<libc::pid_t> {
+fn spawn_pe(spec: &JobSpec, pe: &PeSpec, first: bool, drain: &Drain, reports: Option<&ReportPipe>) -> io::Result<libc::pid_t> {
     let mut cmd = Command::new(&spec.program);
     cmd.arg0(&spec.argv0).args(&spec.args);
     for name in &spec.plan.remove_env {
@@ -157,11 +144,7 @@ fn spawn_pe(
         }
     }
     // Like mpirun: only the first PE reads our stdin.
-    cmd.stdin(if first {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
-    });
+    cmd.stdin(if first { Stdio::inherit() } else { Stdio::null() });
     if spec.tag_output {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
@@ -445,11 +428,9 @@ impl Monitor {
 fn failure_message(rank: usize, pid: libc::pid_t, exit: Exit) -> String {
     match exit {
         Exit::Code(c) => format!("PE {rank} (pid {pid}) exited with status {c}"),
-        Exit::Signal { sig, core } => format!(
-            "PE {rank} (pid {pid}) was killed by signal {}{}",
-            signals::describe(sig),
-            if core { " (core dumped)" } else { "" }
-        ),
+        Exit::Signal { sig, core } => {
+            format!("PE {rank} (pid {pid}) was killed by signal {}{}", signals::describe(sig), if core { " (core dumped)" } else { "" })
+        }
     }
 }
 
@@ -466,62 +447,23 @@ mod tests {
     fn exit_status_mapping() {
         assert_eq!(Exit::Code(0).status(), 0);
         assert_eq!(Exit::Code(3).status(), 3);
-        assert_eq!(
-            Exit::Signal {
-                sig: 9,
-                core: false
-            }
-            .status(),
-            137
-        );
+        assert_eq!(Exit::Signal { sig: 9, core: false }.status(), 137);
     }
 
     #[test]
     fn decode_wait_status() {
         // Linux encoding: exit code in bits 8..16, signal in the low 7 bits.
         assert_eq!(Exit::from_wait_status(3 << 8), Exit::Code(3));
-        assert_eq!(
-            Exit::from_wait_status(9),
-            Exit::Signal {
-                sig: 9,
-                core: false
-            }
-        );
-        assert_eq!(
-            Exit::from_wait_status(11 | 0x80),
-            Exit::Signal {
-                sig: 11,
-                core: true
-            }
-        );
+        assert_eq!(Exit::from_wait_status(9), Exit::Signal { sig: 9, core: false });
+        assert_eq!(Exit::from_wait_status(11 | 0x80), Exit::Signal { sig: 11, core: true });
     }
 
     #[test]
     fn messages() {
+        assert_eq!(failure_message(2, 1234, Exit::Signal { sig: 9, core: false }), "PE 2 (pid 1234) was killed by signal 9 (SIGKILL)");
+        assert_eq!(failure_message(1, 1233, Exit::Code(3)), "PE 1 (pid 1233) exited with status 3");
         assert_eq!(
-            failure_message(
-                2,
-                1234,
-                Exit::Signal {
-                    sig: 9,
-                    core: false
-                }
-            ),
-            "PE 2 (pid 1234) was killed by signal 9 (SIGKILL)"
-        );
-        assert_eq!(
-            failure_message(1, 1233, Exit::Code(3)),
-            "PE 1 (pid 1233) exited with status 3"
-        );
-        assert_eq!(
-            failure_message(
-                0,
-                7,
-                Exit::Signal {
-                    sig: 11,
-                    core: true
-                }
-            ),
+            failure_message(0, 7, Exit::Signal { sig: 11, core: true }),
             "PE 0 (pid 7) was killed by signal 11 (SIGSEGV) (core dumped)"
         );
         assert_eq!(terminating_message(3), "terminating the remaining 3 PEs");

@@ -68,11 +68,7 @@ fn launch(opts: Options) -> i32 {
     let program = match resolve::find_in_env(&opts.program) {
         Ok(p) => p,
         Err(e) => {
-            report(&format!(
-                "cannot execute '{}': {}",
-                opts.program.to_string_lossy(),
-                resolve::error_text(&e)
-            ));
+            report(&format!("cannot execute '{}': {}", opts.program.to_string_lossy(), resolve::error_text(&e)));
             return USAGE_STATUS;
         }
     };
@@ -110,14 +106,7 @@ fn launch(opts: Options) -> i32 {
         report(&format!("cannot install signal handlers: {e}"));
         return USAGE_STATUS;
     }
-    let spec = job::JobSpec {
-        program,
-        argv0: opts.program,
-        args: opts.args,
-        plan,
-        tag_output: opts.tag_output,
-        timeout: opts.timeout,
-    };
+    let spec = job::JobSpec { program, argv0: opts.program, args: opts.args, plan, tag_output: opts.tag_output, timeout: opts.timeout };
     let status = job::run(&spec);
     if own_job {
         remove_left_files(&job_id);

@@ -46,9 +46,7 @@ impl Drain {
     fn enter(&self) -> ActiveGuard {
         let (count, _) = &*self.active;
         *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        ActiveGuard {
-            active: Arc::clone(&self.active),
-        }
+        ActiveGuard { active: Arc::clone(&self.active) }
     }
 
     /// Starts a thread copying `reader` to `stream`, prefixing each line.
@@ -135,10 +133,7 @@ mod tests {
     #[test]
     fn tag_line_adds_prefix_and_newline() {
         assert_eq!(tag_line(b"[PE 3] ", b"hi\n"), b"[PE 3] hi\n".to_vec());
-        assert_eq!(
-            tag_line(b"[PE 3] ", b"partial"),
-            b"[PE 3] partial\n".to_vec()
-        );
+        assert_eq!(tag_line(b"[PE 3] ", b"partial"), b"[PE 3] partial\n".to_vec());
         assert_eq!(tag_line(b"[PE 0] ", b"\n"), b"[PE 0] \n".to_vec());
     }
 

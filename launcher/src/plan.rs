@@ -16,15 +16,7 @@ pub const ENV_UID: &str = "ISHMRUN_UID";
 
 /// All `ISHMRUN_*` variables; removed from the environment in wrapper mode so
 /// that stale values from an outer job cannot confuse the library.
-pub const ALL_ENV: [&str; 7] = [
-    ENV_UID,
-    ENV_RANK,
-    ENV_SIZE,
-    ENV_LOCAL_RANK,
-    ENV_LOCAL_SIZE,
-    ENV_JOBID,
-    ENV_LAUNCHER_PID,
-];
+pub const ALL_ENV: [&str; 7] = [ENV_UID, ENV_RANK, ENV_SIZE, ENV_LOCAL_RANK, ENV_LOCAL_SIZE, ENV_JOBID, ENV_LAUNCHER_PID];
 
 /// Variables through which other launchers announce a process's rank, in
 /// order of preference.
@@ -52,10 +44,7 @@ pub fn foreign_rank<F>(lookup: F) -> Option<usize>
 where
     F: Fn(&str) -> Option<OsString>,
 {
-    FOREIGN_RANK_VARS
-        .iter()
-        .filter_map(|name| lookup(name))
-        .find_map(|value| value.to_str().and_then(|v| v.trim().parse().ok()))
+    FOREIGN_RANK_VARS.iter().filter_map(|name| lookup(name)).find_map(|value| value.to_str().and_then(|v| v.trim().parse().ok()))
 }
 
 /// Builds the plan. With an explicit `np`, or without a foreign launcher,
@@ -63,25 +52,11 @@ where
 /// process runs as the foreign launcher's rank with no `ISHMRUN_*` variables.
 pub fn make(np: Option<usize>, foreign: Option<usize>, job_id: &str, launcher_pid: u32) -> Plan {
     match (np, foreign) {
-        (None, Some(rank)) => Plan {
-            pes: vec![PeSpec {
-                rank,
-                env: Vec::new(),
-            }],
-            remove_env: ALL_ENV.to_vec(),
-        },
+        (None, Some(rank)) => Plan { pes: vec![PeSpec { rank, env: Vec::new() }], remove_env: ALL_ENV.to_vec() },
         (np, _) => {
             let size = np.unwrap_or(1);
-            let pes = (0..size)
-                .map(|rank| PeSpec {
-                    rank,
-                    env: pe_env(rank, size, job_id, launcher_pid),
-                })
-                .collect();
-            Plan {
-                pes,
-                remove_env: Vec::new(),
-            }
+            let pes = (0..size).map(|rank| PeSpec { rank, env: pe_env(rank, size, job_id, launcher_pid) }).collect();
+            Plan { pes, remove_env: Vec::new() }
         }
     }
 }
@@ -112,10 +87,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
-        let map: HashMap<String, OsString> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), OsString::from(v)))
-            .collect();
+        let map: HashMap<String, OsString> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
         move |k| map.get(k).cloned()
     }
 
@@ -124,9 +96,7 @@ mod tests {
         let a = new_job_id().unwrap();
         let b = new_job_id().unwrap();
         assert_eq!(a.len(), 32);
-        assert!(a
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_ne!(a, b);
     }
 
@@ -134,18 +104,9 @@ mod tests {
     fn foreign_rank_detection() {
         assert_eq!(foreign_rank(lookup(&[])), None);
         assert_eq!(foreign_rank(lookup(&[("PMI_RANK", "3")])), Some(3));
-        assert_eq!(
-            foreign_rank(lookup(&[("PMIX_RANK", "2"), ("PMI_RANK", "3")])),
-            Some(2)
-        );
-        assert_eq!(
-            foreign_rank(lookup(&[("OMPI_COMM_WORLD_RANK", "7"), ("PMIX_RANK", "2")])),
-            Some(7)
-        );
-        assert_eq!(
-            foreign_rank(lookup(&[("OMPI_COMM_WORLD_RANK", "x"), ("PMI_RANK", "4")])),
-            Some(4)
-        );
+        assert_eq!(foreign_rank(lookup(&[("PMIX_RANK", "2"), ("PMI_RANK", "3")])), Some(2));
+        assert_eq!(foreign_rank(lookup(&[("OMPI_COMM_WORLD_RANK", "7"), ("PMIX_RANK", "2")])), Some(7));
+        assert_eq!(foreign_rank(lookup(&[("OMPI_COMM_WORLD_RANK", "x"), ("PMI_RANK", "4")])), Some(4));
         assert_eq!(foreign_rank(lookup(&[("PMI_RANK", "garbage")])), None);
         assert_eq!(foreign_rank(lookup(&[("SLURM_PROCID", "5")])), Some(5));
     }
@@ -167,10 +128,7 @@ mod tests {
     #[test]
     fn explicit_np_wins_over_foreign_launcher() {
         let p = make(Some(2), Some(5), "id", 1);
-        assert_eq!(
-            p.pes.iter().map(|pe| pe.rank).collect::<Vec<_>>(),
-            vec![0, 1]
-        );
+        assert_eq!(p.pes.iter().map(|pe| pe.rank).collect::<Vec<_>>(), vec![0, 1]);
     }
 
     #[test]
@@ -184,13 +142,7 @@ mod tests {
     #[test]
     fn wrapper_mode() {
         let p = make(None, Some(5), "id", 1);
-        assert_eq!(
-            p.pes,
-            vec![PeSpec {
-                rank: 5,
-                env: Vec::new()
-            }]
-        );
+        assert_eq!(p.pes, vec![PeSpec { rank: 5, env: Vec::new() }]);
         assert_eq!(p.remove_env.len(), 7);
         assert!(p.remove_env.contains(&ENV_UID));
     }

@@ -24,10 +24,7 @@ pub fn find_program(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf
         let path = PathBuf::from(program);
         return check_executable(&path).map(|()| path);
     }
-    let in_path = search_path(
-        program,
-        path_var.unwrap_or_else(|| OsStr::new(DEFAULT_PATH)),
-    );
+    let in_path = search_path(program, path_var.unwrap_or_else(|| OsStr::new(DEFAULT_PATH)));
     match in_path {
         Ok(p) => Ok(p),
         Err(e) => {
@@ -47,11 +44,7 @@ pub fn find_program(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf
 fn search_path(program: &OsStr, path_var: &OsStr) -> Result<PathBuf, io::Error> {
     let mut saw_denied = false;
     for dir in std::env::split_paths(path_var) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         let candidate = dir.join(program);
         match check_executable(&candidate) {
             Ok(()) => return Ok(candidate),
@@ -59,11 +52,7 @@ fn search_path(program: &OsStr, path_var: &OsStr) -> Result<PathBuf, io::Error> 
             Err(_) => {}
         }
     }
-    let errno = if saw_denied {
-        libc::EACCES
-    } else {
-        libc::ENOENT
-    };
+    let errno = if saw_denied { libc::EACCES } else { libc::ENOENT };
     Err(io::Error::from_raw_os_error(errno))
 }
 
@@ -73,8 +62,7 @@ fn check_executable(path: &Path) -> Result<(), io::Error> {
     if meta.is_dir() {
         return Err(io::Error::from_raw_os_error(libc::EACCES));
     }
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
     // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call;
     // access(2) only reads it.
     let rc = unsafe { libc::access(c_path.as_ptr(), libc::X_OK) };
@@ -107,18 +95,14 @@ mod tests {
 
     #[test]
     fn finds_sh_in_path() {
-        let found = find_program(
-            OsStr::new("sh"),
-            Some(OsStr::new("/nonexistent:/bin:/usr/bin")),
-        );
+        let found = find_program(OsStr::new("sh"), Some(OsStr::new("/nonexistent:/bin:/usr/bin")));
         let path = found.expect("sh should be found");
         assert!(path.ends_with("sh"));
     }
 
     #[test]
     fn missing_program_is_enoent() {
-        let e = find_program(OsStr::new("no-such-prog-ishmrun"), Some(OsStr::new("/bin")))
-            .expect_err("must fail");
+        let e = find_program(OsStr::new("no-such-prog-ishmrun"), Some(OsStr::new("/bin"))).expect_err("must fail");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
         assert_eq!(error_text(&e), "No such file or directory");
     }

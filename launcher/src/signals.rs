@@ -29,10 +29,7 @@ pub fn install() -> io::Result<()> {
     set_disposition(libc::SIGCHLD, libc::SIG_DFL)?;
     for &sig in &FORWARDED {
         if current_disposition(sig)? != libc::SIG_IGN {
-            set_disposition(
-                sig,
-                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )?;
+            set_disposition(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t)?;
         }
     }
     Ok(())

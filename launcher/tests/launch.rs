@@ -29,17 +29,11 @@ fn ishmrun() -> Command {
 }
 
 fn run(args: &[&str]) -> Output {
-    ishmrun()
-        .args(args)
-        .output()
-        .expect("failed to run ishmrun")
+    ishmrun().args(args).output().expect("failed to run ishmrun")
 }
 
 fn stdout_lines(out: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
 }
 
 fn sorted_lines(out: &Output) -> Vec<String> {
@@ -88,10 +82,7 @@ fn wait_for_pids(dir: &Path, n: usize) -> Vec<libc::pid_t> {
         if pids.len() == n {
             return pids;
         }
-        assert!(
-            Instant::now() < deadline,
-            "PEs did not write their pid files"
-        );
+        assert!(Instant::now() < deadline, "PEs did not write their pid files");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -118,23 +109,14 @@ fn ranks_and_size() {
 #[test]
 fn local_rank_size_and_launcher_pid() {
     let child = ishmrun()
-        .args([
-            "-n",
-            "2",
-            "sh",
-            "-c",
-            "echo $ISHMRUN_RANK:$ISHMRUN_LOCAL_RANK:$ISHMRUN_LOCAL_SIZE:$ISHMRUN_LAUNCHER_PID",
-        ])
+        .args(["-n", "2", "sh", "-c", "echo $ISHMRUN_RANK:$ISHMRUN_LOCAL_RANK:$ISHMRUN_LOCAL_SIZE:$ISHMRUN_LAUNCHER_PID"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn");
     let pid = child.id();
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        sorted_lines(&out),
-        vec![format!("0:0:2:{pid}"), format!("1:1:2:{pid}")]
-    );
+    assert_eq!(sorted_lines(&out), vec![format!("0:0:2:{pid}"), format!("1:1:2:{pid}")]);
 }
 
 #[test]
@@ -153,30 +135,14 @@ fn job_id_shared_and_well_formed() {
     assert_eq!(ids.len(), 1, "PEs disagree on the job id: {ids:?}");
     let id = ids.into_iter().next().unwrap_or_default();
     assert_eq!(id.len(), 32, "bad job id {id:?}");
-    assert!(id
-        .bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    assert!(id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     let again = run(&["-n", "1", "sh", "-c", script]);
-    assert_ne!(
-        stdout_lines(&again),
-        vec![id],
-        "job ids must differ between runs"
-    );
+    assert_ne!(stdout_lines(&again), vec![id], "job ids must differ between runs");
 }
 
 #[test]
 fn arguments_after_program_are_passed_through() {
-    let out = run(&[
-        "-n",
-        "1",
-        "sh",
-        "-c",
-        "echo \"$0|$*\"",
-        "zero",
-        "-n",
-        "5",
-        "--help",
-    ]);
+    let out = run(&["-n", "1", "sh", "-c", "echo \"$0|$*\"", "zero", "-n", "5", "--help"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout_lines(&out), vec!["zero|-n 5 --help"]);
 }
@@ -190,21 +156,11 @@ fn tag_output_prefixes_lines() {
 
 #[test]
 fn tag_output_stderr_and_partial_lines() {
-    let out = run(&[
-        "--tag-output",
-        "-n",
-        "2",
-        "sh",
-        "-c",
-        "echo err >&2; printf partial",
-    ]);
+    let out = run(&["--tag-output", "-n", "2", "sh", "-c", "echo err >&2; printf partial"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(sorted_lines(&out), vec!["[PE 0] partial", "[PE 1] partial"]);
     assert!(out.stdout.ends_with(b"\n"));
-    let mut err: Vec<&str> = std::str::from_utf8(&out.stderr)
-        .unwrap_or("")
-        .lines()
-        .collect();
+    let mut err: Vec<&str> = std::str::from_utf8(&out.stderr).unwrap_or("").lines().collect();
     err.sort();
     assert_eq!(err, vec!["[PE 0] err", "[PE 1] err"]);
 }
@@ -228,12 +184,7 @@ fn tag_output_lines_do_not_interleave() {
 
 #[test]
 fn stdin_goes_to_first_pe_only() {
-    let mut child = ishmrun()
-        .args(["-n", "3", "sh", "-c", "cat"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = ishmrun().args(["-n", "3", "sh", "-c", "cat"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn");
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(b"hello\n").expect("write stdin");
     }
@@ -254,22 +205,12 @@ fn killed_pe_terminates_job() {
         let out = run(&args);
         // The other PEs sleep 30 s; finishing well before that means they
         // were terminated (a hang guard, not a speed check).
-        assert!(
-            start.elapsed() < Duration::from_secs(25),
-            "took {:?}",
-            start.elapsed()
-        );
+        assert!(start.elapsed() < Duration::from_secs(25), "took {:?}", start.elapsed());
         assert_eq!(out.status.code(), Some(137));
         let err = stderr(&out);
         assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
-        assert!(
-            err.contains("was killed by signal 9 (SIGKILL)"),
-            "stderr: {err}"
-        );
-        assert!(
-            err.contains("ishmrun: terminating the remaining 2 PEs"),
-            "stderr: {err}"
-        );
+        assert!(err.contains("was killed by signal 9 (SIGKILL)"), "stderr: {err}");
+        assert!(err.contains("ishmrun: terminating the remaining 2 PEs"), "stderr: {err}");
     }
 }
 
@@ -285,11 +226,7 @@ fn failing_pe_exit_status() {
     assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
     assert!(err.contains(") exited with status 3"), "stderr: {err}");
     // Only the first failure is reported, not the PEs we terminated.
-    assert_eq!(
-        err.matches("exited with status").count(),
-        1,
-        "stderr: {err}"
-    );
+    assert_eq!(err.matches("exited with status").count(), 1, "stderr: {err}");
     assert!(!err.contains("was killed"), "stderr: {err}");
 }
 
@@ -326,10 +263,7 @@ fn timeout_kills_job() {
     let out = run(&["--timeout", "1", "-n", "2", "sleep", "30"]);
     let elapsed = start.elapsed();
     assert_eq!(out.status.code(), Some(124));
-    assert!(
-        elapsed >= Duration::from_millis(900),
-        "too early: {elapsed:?}"
-    );
+    assert!(elapsed >= Duration::from_millis(900), "too early: {elapsed:?}");
     // Hang guard: the PEs would sleep 30 s unless killed.
     assert!(elapsed < Duration::from_secs(25), "too late: {elapsed:?}");
     assert!(stderr(&out).contains("ishmrun: job timed out after 1 s; killing the PEs"));
@@ -350,23 +284,13 @@ fn usage_errors_exit_2() {
         (&["-n", "0", "true"], "invalid number of PEs '0'"),
         (&["--frobnicate", "true"], "unknown option '--frobnicate'"),
         (&["--timeout", "soon", "true"], "invalid timeout 'soon'"),
-        (
-            &["-n", "2", "no-such-program-ishmrun-test"],
-            "ishmrun: cannot execute 'no-such-program-ishmrun-test': No such file or directory",
-        ),
-        (
-            &["./does/not/exist"],
-            "ishmrun: cannot execute './does/not/exist': No such file or directory",
-        ),
+        (&["-n", "2", "no-such-program-ishmrun-test"], "ishmrun: cannot execute 'no-such-program-ishmrun-test': No such file or directory"),
+        (&["./does/not/exist"], "ishmrun: cannot execute './does/not/exist': No such file or directory"),
     ];
     for (args, message) in cases {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "args {args:?}");
-        assert!(
-            stderr(&out).contains(message),
-            "args {args:?}: {}",
-            stderr(&out)
-        );
+        assert!(stderr(&out).contains(message), "args {args:?}: {}", stderr(&out));
         assert!(out.stdout.is_empty());
     }
 }
@@ -381,11 +305,7 @@ fn non_executable_program_is_rejected() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(2));
     // Running as root makes access(X_OK) fail only when no x bit is set.
-    assert!(
-        stderr(&out).contains(&format!("cannot execute '{path}': Permission denied")),
-        "stderr: {}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains(&format!("cannot execute '{path}': Permission denied")), "stderr: {}", stderr(&out));
 }
 
 #[test]
@@ -401,15 +321,8 @@ fn help_and_version() {
 #[test]
 fn sigterm_to_launcher_terminates_pes() {
     let dir = scratch_dir("sigterm");
-    let script = format!(
-        "echo $$ > {}/pid.$ISHMRUN_RANK; exec sleep 30",
-        dir.display()
-    );
-    let mut child = ishmrun()
-        .args(["-n", "3", "sh", "-c", &script])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let script = format!("echo $$ > {}/pid.$ISHMRUN_RANK; exec sleep 30", dir.display());
+    let mut child = ishmrun().args(["-n", "3", "sh", "-c", &script]).stderr(Stdio::piped()).spawn().expect("spawn");
     let pids = wait_for_pids(&dir, 3);
     assert!(pids.iter().all(|&p| process_exists(p)));
     let launcher = libc::pid_t::try_from(child.id()).expect("pid fits");
@@ -426,14 +339,8 @@ fn sigterm_to_launcher_terminates_pes() {
 #[test]
 fn sigkill_to_launcher_kills_pes() {
     let dir = scratch_dir("sigkill");
-    let script = format!(
-        "echo $$ > {}/pid.$ISHMRUN_RANK; exec sleep 30",
-        dir.display()
-    );
-    let mut child = ishmrun()
-        .args(["-n", "2", "sh", "-c", &script])
-        .spawn()
-        .expect("spawn");
+    let script = format!("echo $$ > {}/pid.$ISHMRUN_RANK; exec sleep 30", dir.display());
+    let mut child = ishmrun().args(["-n", "2", "sh", "-c", &script]).spawn().expect("spawn");
     let pids = wait_for_pids(&dir, 2);
     let _ = child.kill();
     let _ = child.wait();
@@ -444,22 +351,14 @@ fn sigkill_to_launcher_kills_pes() {
         std::thread::sleep(Duration::from_millis(20));
     }
     for pid in pids {
-        assert!(
-            !process_exists(pid),
-            "PE pid {pid} outlived a killed launcher"
-        );
+        assert!(!process_exists(pid), "PE pid {pid} outlived a killed launcher");
     }
 }
 
 #[test]
 fn wrapper_mode_under_foreign_launcher() {
     let out = ishmrun()
-        .args([
-            "-t",
-            "sh",
-            "-c",
-            "echo rank=$ISHMRUN_RANK size=$ISHMRUN_SIZE; exit 7",
-        ])
+        .args(["-t", "sh", "-c", "echo rank=$ISHMRUN_RANK size=$ISHMRUN_SIZE; exit 7"])
         .env("OMPI_COMM_WORLD_RANK", "5")
         .env("ISHMRUN_RANK", "9")
         .output()
@@ -470,19 +369,11 @@ fn wrapper_mode_under_foreign_launcher() {
 
 #[test]
 fn wrapper_mode_pmi_rank_and_explicit_np() {
-    let out = ishmrun()
-        .args(["-t", "sh", "-c", "echo ok"])
-        .env("PMI_RANK", "2")
-        .output()
-        .expect("run");
+    let out = ishmrun().args(["-t", "sh", "-c", "echo ok"]).env("PMI_RANK", "2").output().expect("run");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout_lines(&out), vec!["[PE 2] ok"]);
     // An explicit -n launches a normal job even under another launcher.
-    let out = ishmrun()
-        .args(["-n", "2", "sh", "-c", "echo $ISHMRUN_RANK"])
-        .env("PMIX_RANK", "3")
-        .output()
-        .expect("run");
+    let out = ishmrun().args(["-n", "2", "sh", "-c", "echo $ISHMRUN_RANK"]).env("PMIX_RANK", "3").output().expect("run");
     assert_eq!(sorted_lines(&out), vec!["0", "1"]);
 }
 
@@ -543,10 +434,7 @@ exit 1"#;
     let out = run(&["-n", "3", "sh", "-c", script]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert!(
-        err.contains(") exited with status 0 while the other PEs were running; they ended because of it"),
-        "stderr: {err}"
-    );
+    assert!(err.contains(") exited with status 0 while the other PEs were running; they ended because of it"), "stderr: {err}");
     assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
     assert!(!err.contains("PE 0 (pid") && !err.contains("PE 2 (pid"), "stderr: {err}");
 }

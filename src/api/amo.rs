@@ -1,10 +1,10 @@
 //! Atomic memory operations: the shims' cores check the PE and hand the target to
 //! `core::amo`, which reaches it (host atomics on mapped memory, GPU atomic kernels).
 
-use crate::core::{amo, state};
 pub use crate::core::amo::{Atom, AtomInt};
-pub use crate::op::Rmw as Op;
+use crate::core::{amo, state};
 use crate::ffi::fatal;
+pub use crate::op::Rmw as Op;
 use std::ffi::c_int;
 
 /// # Safety
@@ -84,4 +84,3 @@ pub unsafe fn nbi<T: Copy>(func: &str, fetch: *mut T, op: impl FnOnce() -> T) {
     // SAFETY: fetch is non-NULL and writable per the caller.
     unsafe { fetch.write_volatile(v) };
 }
-

@@ -3,9 +3,9 @@
 //! with cuModuleLoad*, and two queries. Declared in ishmemx.h; they work on any backend
 //! (queries say "no GPU", binders are recorded and never run on the CPU backend).
 
+use crate::core::device::{self, Binder};
 use crate::core::{is_running, my_pe_if_running, state};
 use crate::ffi::{emit, guard, pe_tag};
-use crate::core::device::{self, Binder};
 use std::ffi::{c_int, c_void};
 
 /// `void ishmemx_cuda_register_binder(int (*bind)(const void *state, size_t bytes))`: called

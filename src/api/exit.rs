@@ -33,7 +33,10 @@ pub fn register() {
     }
     // SAFETY: on_exit stores a function pointer with static lifetime and a null argument.
     if unsafe { on_exit(at_exit, std::ptr::null_mut()) } != 0 {
-        crate::ffi::warn("ishmem_init", "cannot register the exit hook: a PE that ends without ishmem_finalize will end the job as a failure");
+        crate::ffi::warn(
+            "ishmem_init",
+            "cannot register the exit hook: a PE that ends without ishmem_finalize will end the job as a failure",
+        );
     }
 }
 

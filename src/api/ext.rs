@@ -17,7 +17,7 @@
 //! - nop: the reference's do-nothing proxy request (with or without a reply), for measuring the
 //!   proxy path; nothing on this backend goes through a proxy, so both return at once.
 
-use crate::core::{rma, state, is_running};
+use crate::core::{is_running, rma, state};
 use crate::ffi::{debug_on, emit, exit_now, fatal, guard, pe_tag};
 use std::ffi::{c_char, c_int, c_long, CStr};
 

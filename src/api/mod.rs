@@ -10,6 +10,7 @@ pub mod cuda;
 pub mod exit;
 pub mod ext;
 pub mod fair;
+#[rustfmt::skip]
 pub mod generated;
 pub mod memory;
 pub mod order;

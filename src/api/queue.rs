@@ -2,11 +2,10 @@
 //! symbols. The stream-ordered engine (kernels and copies enqueued on the caller's queue) is
 //! `core::queue`; the typed shims in `generated.rs` call it through the names re-exported here.
 
-pub use crate::core::queue::{
-    get, ibget, ibput, iget, iput, put, put_signal, wait_until, wait_until_all, wait_until_any, wait_until_some, Queue, Values,
-    WaitType,
-};
 use crate::core::queue;
+pub use crate::core::queue::{
+    get, ibget, ibput, iget, iput, put, put_signal, wait_until, wait_until_all, wait_until_any, wait_until_some, Queue, Values, WaitType,
+};
 use crate::ffi::guard;
 use std::ffi::c_int;
 

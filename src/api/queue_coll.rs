@@ -1,8 +1,8 @@
 //! The exported symbols of the `_on_queue` collectives; the engine is `core::queue_coll`, which
 //! the typed shims in `generated.rs` call through the names re-exported here.
 
-pub use crate::core::queue_coll::{data, reduce, Move, QElem};
 use crate::core::queue::Queue;
+pub use crate::core::queue_coll::{data, reduce, Move, QElem};
 use std::ffi::c_int;
 
 #[no_mangle]

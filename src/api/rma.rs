@@ -17,7 +17,14 @@ fn check_ptr(func: &str, what: &str, p: *const u8) {
 /// The checks every contiguous put and get makes: the state, PE `pe` in range, the byte count
 /// (None when it is 0: nothing to do), the local buffer (`what`) not NULL.
 #[inline(always)]
-fn contiguous(func: &str, nelems: usize, elem: usize, pe: c_int, what: &str, local: *const u8) -> Option<(&'static crate::core::State, usize, usize)> {
+fn contiguous(
+    func: &str,
+    nelems: usize,
+    elem: usize,
+    pe: c_int,
+    what: &str,
+    local: *const u8,
+) -> Option<(&'static crate::core::State, usize, usize)> {
     let st = state(func);
     let pe = st.check_pe(func, pe);
     let n = bytes(func, nelems, elem);
@@ -105,8 +112,16 @@ enum Dir {
 /// The local side must be valid for the strided range; the symmetric side is checked.
 #[allow(clippy::too_many_arguments)]
 unsafe fn strided(
-    func: &str, dir: Dir, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize,
-    elem: usize, pe: c_int,
+    func: &str,
+    dir: Dir,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
 ) {
     let st = state(func);
     let pe = st.check_pe(func, pe);
@@ -121,11 +136,17 @@ unsafe fn strided(
     let (sym, local) = match dir {
         Dir::Put => {
             check_ptr(func, "source", src);
-            (Strided { addr: dest as usize, stride: dst * elem, span: dspan }, Strided { addr: src as usize, stride: sst * elem, span: sspan })
+            (
+                Strided { addr: dest as usize, stride: dst * elem, span: dspan },
+                Strided { addr: src as usize, stride: sst * elem, span: sspan },
+            )
         }
         Dir::Get => {
             check_ptr(func, "dest", dest);
-            (Strided { addr: src as usize, stride: sst * elem, span: sspan }, Strided { addr: dest as usize, stride: dst * elem, span: dspan })
+            (
+                Strided { addr: src as usize, stride: sst * elem, span: sspan },
+                Strided { addr: dest as usize, stride: dst * elem, span: dspan },
+            )
         }
     };
     // SAFETY: the local side is valid over its span per the caller.
@@ -152,7 +173,15 @@ pub unsafe fn iget(func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: i
 /// See `strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ibput(
-    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
 ) {
     // SAFETY: forwarded contract.
     unsafe { strided(func, Dir::Put, dest, src, dst, sst, bsize, nblocks, elem, pe) }
@@ -162,7 +191,15 @@ pub unsafe fn ibput(
 /// See `strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ibget(
-    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
 ) {
     // SAFETY: forwarded contract.
     unsafe { strided(func, Dir::Get, dest, src, dst, sst, bsize, nblocks, elem, pe) }

@@ -4,8 +4,8 @@
 //! word with an 8-byte device-to-host copy per poll.
 
 use crate::api::amo;
-use crate::api::rma::check_align;
 use crate::api::rma;
+use crate::api::rma::check_align;
 use crate::core::state;
 use crate::ffi::{fatal, guard};
 use std::ffi::c_int;
@@ -59,8 +59,15 @@ unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe:
 /// As `rma::put` and `update`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn put_signal(
-    func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, sig_addr: *mut u64, signal: u64,
-    sig_op: c_int, pe: c_int,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    nelems: usize,
+    elem: usize,
+    sig_addr: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
 ) {
     check_sig_op(func, sig_op);
     check_sig(func, sig_addr, pe);

@@ -6,9 +6,9 @@
 use crate::api::amo::Atom;
 use crate::api::rma::check_align;
 use crate::core::{bytes, state, State};
-use crate::wait::{self, check_cmp, compare};
-pub use crate::wait::Values;
 use crate::ffi::fatal;
+pub use crate::wait::Values;
+use crate::wait::{self, check_cmp, compare};
 use std::cell::RefCell;
 use std::ffi::c_int;
 
@@ -71,7 +71,13 @@ impl<'a, T: Atom> Ivars<'a, T> {
         // SAFETY: ivars has n symmetric, aligned entries (checked); values likewise by contract.
         let (v, t) = unsafe {
             let v = if self.gpu { self.snap.borrow()[i] } else { T::load(self.p.add(i)) };
-            (v, match self.vals { Values::One(t) => t, Values::Many(v) => *v.add(i) })
+            (
+                v,
+                match self.vals {
+                    Values::One(t) => t,
+                    Values::Many(v) => *v.add(i),
+                },
+            )
         };
         compare(v, self.cmp, t)
     }
@@ -143,7 +149,13 @@ pub unsafe fn test_any<T: Atom>(func: &str, p: *mut T, n: usize, status: *const 
 /// Pointers per the API; ivars are checked.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn test_some<T: Atom>(
-    func: &str, p: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>,
+    func: &str,
+    p: *mut T,
+    n: usize,
+    indices: *mut usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
 ) -> usize {
     let st = state(func);
     check_indices(func, indices, n);
@@ -186,7 +198,13 @@ pub unsafe fn wait_until_any<T: Atom>(func: &str, p: *mut T, n: usize, status: *
 /// Pointers per the API; ivars are checked.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn wait_until_some<T: Atom>(
-    func: &str, p: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>,
+    func: &str,
+    p: *mut T,
+    n: usize,
+    indices: *mut usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
 ) -> usize {
     let st = state(func);
     check_indices(func, indices, n);

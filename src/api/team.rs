@@ -162,7 +162,12 @@ fn join(st: &State, func: &str, slot: usize, p: Progression, num_contexts: c_int
 
 #[no_mangle]
 pub unsafe extern "C" fn ishmem_team_split_strided(
-    parent_team: c_int, start: c_int, stride: c_int, size: c_int, config: *const TeamConfig, config_mask: c_long,
+    parent_team: c_int,
+    start: c_int,
+    stride: c_int,
+    size: c_int,
+    config: *const TeamConfig,
+    config_mask: c_long,
     new_team: *mut c_int,
 ) -> c_int {
     const F: &str = "ishmem_team_split_strided";
@@ -196,8 +201,14 @@ pub unsafe extern "C" fn ishmem_team_split_strided(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn ishmem_team_split_2d(
-    parent_team: c_int, xrange: c_int, xaxis_config: *const TeamConfig, xaxis_mask: c_long, xaxis_team: *mut c_int,
-    yaxis_config: *const TeamConfig, yaxis_mask: c_long, yaxis_team: *mut c_int,
+    parent_team: c_int,
+    xrange: c_int,
+    xaxis_config: *const TeamConfig,
+    xaxis_mask: c_long,
+    xaxis_team: *mut c_int,
+    yaxis_config: *const TeamConfig,
+    yaxis_mask: c_long,
+    yaxis_team: *mut c_int,
 ) -> c_int {
     const F: &str = "ishmem_team_split_2d";
     guard(F, || {

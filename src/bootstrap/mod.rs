@@ -274,13 +274,7 @@ impl Bootstrap {
             }
             "singleton" => Ok(Bootstrap {
                 exchange: None,
-                info: JobInfo {
-                    rank: 0,
-                    size: 1,
-                    local_size: 1,
-                    key: format!("s{}", std::process::id()),
-                    runtime: Runtime::Singleton,
-                },
+                info: JobInfo { rank: 0, size: 1, local_size: 1, key: format!("s{}", std::process::id()), runtime: Runtime::Singleton },
                 secret: Some(random_hex(16)?),
             }),
             other => Err(format!("unknown bootstrap '{other}'")),

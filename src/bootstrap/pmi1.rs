@@ -71,10 +71,7 @@ struct Reply {
 
 impl Reply {
     fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }
 
@@ -93,10 +90,7 @@ impl Pmi1 {
         let var = |name: &str| -> Result<Option<String>, String> {
             match get(name) {
                 None => Ok(None),
-                Some(v) => v
-                    .into_string()
-                    .map(Some)
-                    .map_err(|v| format!("PMI-1: {name}={v:?} is not valid UTF-8")),
+                Some(v) => v.into_string().map(Some).map_err(|v| format!("PMI-1: {name}={v:?} is not valid UTF-8")),
             }
         };
         if let Some(fd) = var("PMI_FD")? {
@@ -108,8 +102,7 @@ impl Pmi1 {
             return Self::connect_fd(fd, rank, size).map(Some);
         }
         if let Some(port) = var("PMI_PORT")? {
-            let id = var("PMI_ID")?
-                .ok_or("PMI-1: PMI_PORT is set without PMI_ID (singleton init is not supported)")?;
+            let id = var("PMI_ID")?.ok_or("PMI-1: PMI_PORT is set without PMI_ID (singleton init is not supported)")?;
             let id: u64 = parse_env_num("PMI_ID", &id)?;
             return Self::connect_port(&port, id).map(Some);
         }
@@ -142,8 +135,7 @@ impl Pmi1 {
     /// `initack` exchange for PMI id `id` (which yields rank and size), then
     /// the regular handshake.
     fn connect_port(addr: &str, id: u64) -> Result<Pmi1, String> {
-        let stream = TcpStream::connect(addr)
-            .map_err(|e| format!("PMI-1: cannot connect to PMI_PORT {addr}: {e}"))?;
+        let stream = TcpStream::connect(addr).map_err(|e| format!("PMI-1: cannot connect to PMI_PORT {addr}: {e}"))?;
         // Best effort: the protocol is strictly request/response anyway.
         let _ = stream.set_nodelay(true);
         // std creates sockets close-on-exec already.
@@ -193,27 +185,16 @@ impl Pmi1 {
             broken: None,
             finalized: false,
         };
-        let r = p.request(
-            "init",
-            "cmd=init pmi_version=1 pmi_subversion=1\n",
-            "response_to_init",
-        )?;
+        let r = p.request("init", "cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init")?;
         check_rc(&r, "init")?;
         if let Some(v) = r.get("pmi_version") {
             if v != "1" {
-                return Err(format!(
-                    "PMI-1: init: process manager speaks PMI version {v}, not 1 (reply '{}')",
-                    r.line
-                ));
+                return Err(format!("PMI-1: init: process manager speaks PMI version {v}, not 1 (reply '{}')", r.line));
             }
         }
 
         let r = p.request("get_maxes", "cmd=get_maxes\n", "maxes")?;
-        for (key, slot) in [
-            ("kvsname_max", &mut p.kvsname_max),
-            ("keylen_max", &mut p.keylen_max),
-            ("vallen_max", &mut p.vallen_max),
-        ] {
+        for (key, slot) in [("kvsname_max", &mut p.kvsname_max), ("keylen_max", &mut p.keylen_max), ("vallen_max", &mut p.vallen_max)] {
             if let Some(v) = r.get(key) {
                 let n: usize = parse_reply_num(&r, key, v)?;
                 if n < 2 {
@@ -226,10 +207,7 @@ impl Pmi1 {
         let r = p.request("get_my_kvsname", "cmd=get_my_kvsname\n", "my_kvsname")?;
         let name = r.get("kvsname").unwrap_or("");
         if name.is_empty() || !name.bytes().all(is_token_byte) {
-            return Err(format!(
-                "PMI-1: get_my_kvsname: missing or unusable kvsname in reply '{}'",
-                r.line
-            ));
+            return Err(format!("PMI-1: get_my_kvsname: missing or unusable kvsname in reply '{}'", r.line));
         }
         p.kvsname = name.to_string();
         Ok(p)
@@ -285,12 +263,7 @@ impl Pmi1 {
         let line = format!("cmd=get kvsname={} key={key}\n", self.kvsname);
         let r = self.request("get", &line, "get_result")?;
         check_rc(&r, &format!("get of key '{key}'"))?;
-        r.get("value").map(str::to_string).ok_or_else(|| {
-            format!(
-                "PMI-1: malformed reply to get of key '{key}': no value in '{}'",
-                r.line
-            )
-        })
+        r.get("value").map(str::to_string).ok_or_else(|| format!("PMI-1: malformed reply to get of key '{key}': no value in '{}'", r.line))
     }
 
     /// Puts `value` under `"<key_prefix>-<rank>"`, runs a barrier, and returns
@@ -320,11 +293,7 @@ impl Pmi1 {
     /// and never blocks for more than about a second. The client is unusable
     /// afterwards.
     pub fn abort(&mut self, code: i32, msg: &str) {
-        let _ = writeln!(
-            io::stderr(),
-            "PMI-1: rank {} aborting job: {msg}",
-            self.rank
-        );
+        let _ = writeln!(io::stderr(), "PMI-1: rank {} aborting job: {msg}", self.rank);
         let line = format!("cmd=abort exitcode={code}\n");
         let _ = send_nonblocking(&self.conn, line.as_bytes(), ABORT_SEND_TIMEOUT);
         self.broken = Some("the job was aborted".to_string());
@@ -349,9 +318,7 @@ impl Pmi1 {
             return Err(format!("PMI-1: {what}: empty key"));
         }
         if let Some(c) = key.bytes().find(|&b| !is_token_byte(b)) {
-            return Err(format!(
-                "PMI-1: {what}: key {key:?} contains byte {c:#04x}; keys must be printable ASCII without spaces or '='"
-            ));
+            return Err(format!("PMI-1: {what}: key {key:?} contains byte {c:#04x}; keys must be printable ASCII without spaces or '='"));
         }
         if key.len() > self.max_key_len() {
             return Err(format!(
@@ -410,14 +377,8 @@ impl Pmi1 {
         let r = parse_reply(&line, what)?;
         match r.get("cmd") {
             Some(c) if c == expect => Ok(r),
-            Some(c) => Err(format!(
-                "PMI-1: unexpected reply to {what}: expected cmd={expect}, got cmd={c} in '{}'",
-                r.line
-            )),
-            None => Err(format!(
-                "PMI-1: malformed reply to {what}: no cmd key in '{}'",
-                r.line
-            )),
+            Some(c) => Err(format!("PMI-1: unexpected reply to {what}: expected cmd={expect}, got cmd={c} in '{}'", r.line)),
+            None => Err(format!("PMI-1: malformed reply to {what}: no cmd key in '{}'", r.line)),
         }
     }
 
@@ -438,33 +399,26 @@ impl Pmi1 {
                     continue;
                 }
                 return String::from_utf8(text.to_vec()).map_err(|_| {
-                    format!(
-                        "PMI-1: malformed reply to {what}: not valid UTF-8: {}",
-                        super::clip(&String::from_utf8_lossy(text))
-                    )
+                    format!("PMI-1: malformed reply to {what}: not valid UTF-8: {}", super::clip(&String::from_utf8_lossy(text)))
                 });
             }
             scanned = self.buf.len();
             if self.buf.len() > MAX_LINE {
-                let msg =
-                    format!("PMI-1: malformed reply to {what}: no newline within {MAX_LINE} bytes");
+                let msg = format!("PMI-1: malformed reply to {what}: no newline within {MAX_LINE} bytes");
                 self.broken = Some(msg.clone());
                 return Err(msg);
             }
             let mut chunk = [0u8; 4096];
             match self.conn.read(&mut chunk) {
                 Ok(0) => {
-                    let msg = format!(
-                        "PMI-1: {what}: connection closed by the process manager while waiting for a reply"
-                    );
+                    let msg = format!("PMI-1: {what}: connection closed by the process manager while waiting for a reply");
                     self.broken = Some(msg.clone());
                     return Err(msg);
                 }
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    let msg =
-                        format!("PMI-1: {what}: reading from the process manager failed: {e}");
+                    let msg = format!("PMI-1: {what}: reading from the process manager failed: {e}");
                     self.broken = Some(msg.clone());
                     return Err(msg);
                 }
@@ -485,18 +439,11 @@ fn parse_reply(line: &str, what: &str) -> Result<Reply, String> {
         match tok.split_once('=') {
             Some((k, v)) if !k.is_empty() => pairs.push((k.to_string(), v.to_string())),
             _ => {
-                return Err(format!(
-                    "PMI-1: malformed reply to {what}: '{}' is not key=value in '{}'",
-                    super::clip(tok),
-                    super::clip(line)
-                ))
+                return Err(format!("PMI-1: malformed reply to {what}: '{}' is not key=value in '{}'", super::clip(tok), super::clip(line)))
             }
         }
     }
-    Ok(Reply {
-        line: line.to_string(),
-        pairs,
-    })
+    Ok(Reply { line: line.to_string(), pairs })
 }
 
 /// Fails when the reply carries `rc` other than 0 (a missing `rc` is fine).
@@ -511,18 +458,11 @@ fn check_rc(r: &Reply, what: &str) -> Result<(), String> {
 }
 
 fn parse_reply_num<T: std::str::FromStr>(r: &Reply, key: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| {
-        format!(
-            "PMI-1: malformed reply: {key}={v} is not a valid number in '{}'",
-            r.line
-        )
-    })
+    v.parse().map_err(|_| format!("PMI-1: malformed reply: {key}={v} is not a valid number in '{}'", r.line))
 }
 
 fn parse_env_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
-    v.trim()
-        .parse()
-        .map_err(|_| format!("PMI-1: {name}={v:?} is not a valid non-negative number"))
+    v.trim().parse().map_err(|_| format!("PMI-1: {name}={v:?} is not a valid non-negative number"))
 }
 
 fn check_rank_size(rank: usize, size: usize) -> Result<(), String> {
@@ -530,9 +470,7 @@ fn check_rank_size(rank: usize, size: usize) -> Result<(), String> {
         return Err("PMI-1: job size is 0".to_string());
     }
     if rank >= size {
-        return Err(format!(
-            "PMI-1: rank {rank} is out of range for job size {size}"
-        ));
+        return Err(format!("PMI-1: rank {rank} is out of range for job size {size}"));
     }
     Ok(())
 }
@@ -543,10 +481,7 @@ fn check_is_socket(fd: i32) -> Result<(), String> {
     // fstat writes; fstat has no other preconditions (a bad fd gives EBADF).
     let rc = unsafe { libc::fstat(fd, st.as_mut_ptr()) };
     if rc != 0 {
-        return Err(format!(
-            "PMI-1: PMI_FD {fd} is not an open file descriptor: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(format!("PMI-1: PMI_FD {fd} is not an open file descriptor: {}", io::Error::last_os_error()));
     }
     // SAFETY: fstat returned 0, so it fully initialised `st`.
     let st = unsafe { st.assume_init() };
@@ -568,10 +503,7 @@ fn set_cloexec(fd: i32) -> Result<(), String> {
         }
     };
     if rc < 0 {
-        return Err(format!(
-            "PMI-1: cannot mark PMI_FD {fd} close-on-exec: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(format!("PMI-1: cannot mark PMI_FD {fd} close-on-exec: {}", io::Error::last_os_error()));
     }
     Ok(())
 }
@@ -581,14 +513,7 @@ fn set_cloexec(fd: i32) -> Result<(), String> {
 fn send_once(conn: &File, data: &[u8], extra_flags: i32) -> io::Result<usize> {
     // SAFETY: `data` is a live, initialised slice of `data.len()` bytes for the
     // duration of the call, and `conn` keeps the descriptor open.
-    let n = unsafe {
-        libc::send(
-            conn.as_raw_fd(),
-            data.as_ptr().cast(),
-            data.len(),
-            libc::MSG_NOSIGNAL | extra_flags,
-        )
-    };
+    let n = unsafe { libc::send(conn.as_raw_fd(), data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL | extra_flags) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {

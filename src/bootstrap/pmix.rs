@@ -459,9 +459,7 @@ impl Env {
         ["PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]
             .iter()
             .find_map(|n| self.get(n).map(|v| (*n, v)))
-            .or_else(|| {
-                self.vars.iter().find(|(k, _)| k.starts_with("PMIX_SERVER_URI")).map(|(k, v)| (k.as_str(), v.as_str()))
-            })
+            .or_else(|| self.vars.iter().find(|(k, _)| k.starts_with("PMIX_SERVER_URI")).map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
     /// Names the launcher for messages, e.g. `OpenMPI's mpirun (PMIX_NAMESPACE=..., rank 2)`.
@@ -559,10 +557,7 @@ impl Pmix {
         .collect();
         if !missing.is_empty() {
             let verb = if missing.len() == 1 { "is" } else { "are" };
-            return Err(format!(
-                "PMIx: started by {who}, but {} {verb} not set, so no PMIx server can be reached",
-                missing.join(" and ")
-            ));
+            return Err(format!("PMIx: started by {who}, but {} {verb} not set, so no PMIx server can be reached", missing.join(" and ")));
         }
         let (uri_name, uri) = uri.unwrap_or_default();
         let server = format!("{uri_name}={uri}");
@@ -619,7 +614,8 @@ impl Pmix {
         p.size = p.get_uint(&job_first, PMIX_JOB_SIZE)? as usize;
         p.local_size = p.get_uint(&job_first, PMIX_LOCAL_SIZE)? as usize;
         p.local_rank = p.get_uint(&proc_first, PMIX_LOCAL_RANK)? as usize;
-        p.node_id = u32::try_from(p.get_uint(&proc_first, PMIX_NODEID)?).map_err(|_| "PMIx: the node id does not fit 32 bits".to_string())?;
+        p.node_id =
+            u32::try_from(p.get_uint(&proc_first, PMIX_NODEID)?).map_err(|_| "PMIx: the node id does not fit 32 bits".to_string())?;
         p.hostname = p.get_string(&proc_first, PMIX_HOSTNAME)?;
         if p.size == 0 || p.rank() >= p.size || p.local_size == 0 || p.local_rank >= p.local_size || p.local_size > p.size {
             return Err(format!(
@@ -792,10 +788,7 @@ impl Exchange for Pmix {
     fn allgather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         let full = format!("{KEY_PREFIX}{key}");
         if key.is_empty() || key.contains('\0') || full.len() > PMIX_MAX_KEYLEN {
-            return Err(format!(
-                "PMIx: allgather key {key:?} is unusable (1 to {} bytes, no NUL)",
-                PMIX_MAX_KEYLEN - KEY_PREFIX.len()
-            ));
+            return Err(format!("PMIx: allgather key {key:?} is unusable (1 to {} bytes, no NUL)", PMIX_MAX_KEYLEN - KEY_PREFIX.len()));
         }
         if self.used_keys.contains(&full) {
             return Err(format!(
@@ -843,9 +836,8 @@ impl Exchange for Pmix {
         for r in 0..self.size {
             let peer = PmixProc::new(&self.me.nspace, r as PmixRank);
             let got = self.get_raw(&peer, &ckey, &format!("'{key}'"))?;
-            let bytes = got
-                .as_bytes()
-                .ok_or_else(|| format!("PMIx: rank {r}'s '{key}' has type {}, not a byte object", got.value().type_))?;
+            let bytes =
+                got.as_bytes().ok_or_else(|| format!("PMIx: rank {r}'s '{key}' has type {}, not a byte object", got.value().type_))?;
             out.push(bytes);
         }
         Ok(out)

@@ -467,7 +467,8 @@ impl Client {
         p.extend_from_slice(key.as_bytes());
         p.extend_from_slice(value);
         let deadline = Instant::now() + self.timeout + GRACE;
-        write_by(&mut self.sock, &frame(T_ROUND, &p), deadline).map_err(|e| format!("{PREFIX}: sending allgather('{key}') to the server at {addr} failed: {e}"))?;
+        write_by(&mut self.sock, &frame(T_ROUND, &p), deadline)
+            .map_err(|e| format!("{PREFIX}: sending allgather('{key}') to the server at {addr} failed: {e}"))?;
         let max = (9 + self.nranks as u64 * (4 + MAX_VALUE as u64)).min(u32::MAX as u64) as usize;
         let (ty, t) = match read_frame(&mut self.sock, max, deadline) {
             Ok(f) => f,
@@ -545,9 +546,9 @@ impl Drop for Client {
 }
 
 mod serve;
-pub use serve::{get_uniqueid, stop_servers, Server};
 #[cfg(test)]
 use serve::*;
+pub use serve::{get_uniqueid, stop_servers, Server};
 
 #[cfg(test)]
 mod tests;

@@ -47,10 +47,7 @@ pub fn describe(kind: u64, a: u64, b: u64) -> String {
 
 /// Record words of one memory call.
 const WORDS: usize = 4;
-const _: () = assert!(
-    team::W_MEMCALL + 2 * WORDS <= team::W_SPLIT
-        && team::W_ENTRY + team::ENTRY_WORDS <= team::W_MEMCALL
-);
+const _: () = assert!(team::W_MEMCALL + 2 * WORDS <= team::W_SPLIT && team::W_ENTRY + team::ENTRY_WORDS <= team::W_MEMCALL);
 
 /// Records this PE's memory call (`kind`; `a` the size, for free the heap offset; `b` the
 /// alignment, 0 for free), waits for every PE (the job barrier) and
@@ -92,10 +89,7 @@ fn mismatch(func: &str, mine: &[u64; WORDS], j: usize, theirs: &[u64; WORDS]) ->
             theirs[1]
         )
     } else {
-        format!(
-            "PE {j} called {}",
-            describe(theirs[0], theirs[2], theirs[3])
-        )
+        format!("PE {j} called {}", describe(theirs[0], theirs[2], theirs[3]))
     };
     fatal(
         func,
@@ -133,10 +127,7 @@ pub fn common_align(st: &State, func: &str) -> usize {
 
 /// The settings every PE must share, as this PE sends them (`NAME=value` lines).
 pub fn settings_text(same: &[(&'static str, String)]) -> String {
-    same.iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    same.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join("\n")
 }
 
 /// PE numbers as ranges: `0-1, 4, 6-7`.
@@ -148,11 +139,7 @@ fn ranges(pes: &[usize]) -> String {
         while k + 1 < pes.len() && pes[k + 1] == pes[k] + 1 {
             k += 1;
         }
-        out.push(if k == i {
-            pes[i].to_string()
-        } else {
-            format!("{}-{}", pes[i], pes[k])
-        });
+        out.push(if k == i { pes[i].to_string() } else { format!("{}-{}", pes[i], pes[k]) });
         i = k + 1;
     }
     out.join(", ")
@@ -161,39 +148,22 @@ fn ranges(pes: &[usize]) -> String {
 /// The first setting whose value differs between PEs (`all`: every PE's `settings_text`),
 /// described with the PEs of each value, or `None` when they agree.
 pub fn settings_differ(all: &[String]) -> Option<String> {
-    let parsed: Vec<Vec<(&str, &str)>> = all
-        .iter()
-        .map(|t| t.lines().filter_map(|l| l.split_once('=')).collect())
-        .collect();
+    let parsed: Vec<Vec<(&str, &str)>> = all.iter().map(|t| t.lines().filter_map(|l| l.split_once('=')).collect()).collect();
     let names: Vec<&str> = parsed.first()?.iter().map(|(n, _)| *n).collect();
     for name in names {
         // Values in the order their lowest PE has them, each with its PEs.
         let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
         for (pe, p) in parsed.iter().enumerate() {
-            let v = p
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or("(not sent: another version of libishmem?)", |(_, v)| *v);
+            let v = p.iter().find(|(n, _)| *n == name).map_or("(not sent: another version of libishmem?)", |(_, v)| *v);
             match groups.iter_mut().find(|(g, _)| *g == v) {
                 Some((_, pes)) => pes.push(pe),
                 None => groups.push((v, vec![pe])),
             }
         }
         if groups.len() > 1 {
-            let list: Vec<String> = groups
-                .iter()
-                .map(|(v, pes)| {
-                    format!(
-                        "{v} on PE{} {}",
-                        if pes.len() > 1 { "s" } else { "" },
-                        ranges(pes)
-                    )
-                })
-                .collect();
-            return Some(format!(
-                "{name} differs between PEs: {}; every PE must use the same value",
-                list.join(", ")
-            ));
+            let list: Vec<String> =
+                groups.iter().map(|(v, pes)| format!("{v} on PE{} {}", if pes.len() > 1 { "s" } else { "" }, ranges(pes))).collect();
+            return Some(format!("{name} differs between PEs: {}; every PE must use the same value", list.join(", ")));
         }
     }
     None
@@ -221,26 +191,15 @@ mod tests {
             settings_differ(&[a.clone(), c]).unwrap(),
             "ISHMEM_COLL_SMALL_MAX differs between PEs: 4096 on PE 0, 0 on PE 1; every PE must use the same value"
         );
-        assert!(settings_differ(&[a, String::new()])
-            .unwrap()
-            .contains("not sent"));
+        assert!(settings_differ(&[a, String::new()]).unwrap().contains("not sent"));
         assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
     }
 
     #[test]
     fn memory_calls_are_described() {
-        assert_eq!(
-            describe(MemKind::Malloc as u64, 64, 1),
-            "ishmem_malloc(size 64)"
-        );
-        assert_eq!(
-            describe(5 << 8 | MemKind::Align as u64, 64, 4096),
-            "ishmem_align(alignment 4096, size 64)"
-        );
-        assert_eq!(
-            describe(MemKind::Free as u64, u64::MAX, 0),
-            "ishmem_free(NULL)"
-        );
+        assert_eq!(describe(MemKind::Malloc as u64, 64, 1), "ishmem_malloc(size 64)");
+        assert_eq!(describe(5 << 8 | MemKind::Align as u64, 64, 4096), "ishmem_align(alignment 4096, size 64)");
+        assert_eq!(describe(MemKind::Free as u64, u64::MAX, 0), "ishmem_free(NULL)");
         assert_eq!(describe(0, 0, 0), "no symmetric memory call");
     }
 }

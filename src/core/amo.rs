@@ -185,9 +185,7 @@ pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, va
 #[inline]
 pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Rmw, value: T, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
-        Reach::Gpu(g, r) => {
-            on_gpu(g, func, r, op.amo(), value, value)
-        }
+        Reach::Gpu(g, r) => on_gpu(g, func, r, op.amo(), value, value),
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::rmw(r as *mut T, op, value) },
         Reach::Net(n, pe, at) => from_net(n.fetch_rmw(func, pe, at, size_of::<T>(), op, value.to_bits64())),

@@ -35,10 +35,7 @@ fn overlap(a: usize, alen: usize, b: usize, blen: usize) -> bool {
 fn check_overlap(func: &str, dest: usize, dlen: usize, src: usize, slen: usize, same_ok: bool) {
     if overlap(dest, dlen, src, slen) && !(same_ok && dest == src && dlen == slen) {
         let rule = if same_ok { " (they may be the same array, not partly overlap)" } else { "" };
-        fatal(
-            func,
-            &format!("dest {dest:#x} ({dlen} bytes) and source {src:#x} ({slen} bytes) overlap{rule}"),
-        );
+        fatal(func, &format!("dest {dest:#x} ({dlen} bytes) and source {src:#x} ({slen} bytes) overlap{rule}"));
     }
 }
 

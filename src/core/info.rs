@@ -34,8 +34,13 @@ pub fn info_text(st: Option<&State>) -> String {
         s.push_str(&cuda_line());
         s.push('\n');
         s.push_str(&match crate::transport::fabric::usable_providers() {
-            Ok(((ma, mi), p)) if p.is_empty() => format!("network: libfabric {ma}.{mi}, no provider with FI_EP_RDM+FI_RMA+FI_ATOMIC (jobs of one node only)\n"),
-            Ok(((ma, mi), p)) => format!("network: libfabric {ma}.{mi}; providers with FI_EP_RDM+FI_RMA+FI_ATOMIC (the first is the default): {}\n", p.join(", ")),
+            Ok(((ma, mi), p)) if p.is_empty() => {
+                format!("network: libfabric {ma}.{mi}, no provider with FI_EP_RDM+FI_RMA+FI_ATOMIC (jobs of one node only)\n")
+            }
+            Ok(((ma, mi), p)) => format!(
+                "network: libfabric {ma}.{mi}; providers with FI_EP_RDM+FI_RMA+FI_ATOMIC (the first is the default): {}\n",
+                p.join(", ")
+            ),
             Err(e) => format!("network: {e} (jobs of one node only)\n"),
         });
     }

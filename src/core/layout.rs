@@ -92,10 +92,7 @@ fn rust_side() -> Vec<(String, i128)> {
         ("ISHMEMI_TEAM_PUSH_CLASSES", team::PUSH_CLASSES as i128),
         ("ISHMEMI_TEAM_PUSH_READY", team::W_PUSH_READY as i128),
         ("ISHMEMI_TEAM_PUSH_SCRATCH", team::PUSH_SCRATCH as i128),
-        (
-            "ISHMEMI_TEAM_PUSH_SCRATCH_BYTES",
-            team::PUSH_SCRATCH_BYTES as i128,
-        ),
+        ("ISHMEMI_TEAM_PUSH_SCRATCH_BYTES", team::PUSH_SCRATCH_BYTES as i128),
         ("ISHMEMI_TEAM_BCAST_SCRATCH", team::BCAST_SCRATCH as i128),
         ("ISHMEMI_TEAM_BCAST_SLOT", team::BCAST_SLOT as i128),
     ];
@@ -105,11 +102,7 @@ fn rust_side() -> Vec<(String, i128)> {
 
 /// The header's text without comments.
 fn header() -> String {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/include/ishmem/device_state.h"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/ishmem/device_state.h")).unwrap();
     let (mut out, mut rest) = (String::new(), text.as_str());
     while let Some(i) = rest.find("/*") {
         out.push_str(&rest[..i]);
@@ -131,45 +124,23 @@ fn layout_of_device_state_and_team_area_matches_the_header() {
         .collect();
     let known: Vec<&str> = rust.iter().map(|(n, _)| n.as_str()).collect();
     let unknown: Vec<&&str> = defines.iter().filter(|d| !known.contains(d)).collect();
-    assert!(
-        unknown.is_empty(),
-        "device_state.h defines constants this test does not compare: {unknown:?}"
-    );
+    assert!(unknown.is_empty(), "device_state.h defines constants this test does not compare: {unknown:?}");
     // Every field of every struct of the header is compared.
     let mut fields = Vec::new();
     let mut rest = h.as_str();
     while let Some(i) = rest.find("typedef struct") {
         let body = &rest[i..];
         let (open, close) = (body.find('{').unwrap(), body.find('}').unwrap());
-        let name = body[close + 1..]
-            .split(';')
-            .next()
-            .unwrap()
-            .trim()
-            .to_string();
-        for decl in body[open + 1..close]
-            .split(';')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
+        let name = body[close + 1..].split(';').next().unwrap().trim().to_string();
+        for decl in body[open + 1..close].split(';').map(str::trim).filter(|d| !d.is_empty()) {
             let f = decl.split_whitespace().last().unwrap();
             fields.push(format!("{name}.{} offset", f.split('[').next().unwrap()));
         }
         rest = &body[close..];
     }
-    assert!(
-        fields.len() >= 17,
-        "found only {} fields in device_state.h",
-        fields.len()
-    );
-    let missing: Vec<&String> = fields
-        .iter()
-        .filter(|f| !known.contains(&f.as_str()) && !f.starts_with("ishmemi_proxy_slot_t."))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "device_state.h has fields this test does not compare: {missing:?}"
-    );
+    assert!(fields.len() >= 17, "found only {} fields in device_state.h", fields.len());
+    let missing: Vec<&String> = fields.iter().filter(|f| !known.contains(&f.as_str()) && !f.starts_with("ishmemi_proxy_slot_t.")).collect();
+    assert!(missing.is_empty(), "device_state.h has fields this test does not compare: {missing:?}");
 
     // What the C compiler makes of the header.
     let mut src = String::from(
@@ -196,25 +167,14 @@ fn layout_of_device_state_and_team_area_matches_the_header() {
     let (c_file, exe) = (dir.join("layout.c"), dir.join("layout"));
     std::fs::write(&c_file, &src).unwrap();
     let include = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
-    let cc = match std::process::Command::new("cc")
-        .arg("-I")
-        .arg(include)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c_file)
-        .output()
-    {
+    let cc = match std::process::Command::new("cc").arg("-I").arg(include).arg("-o").arg(&exe).arg(&c_file).output() {
         Ok(o) => o,
         Err(e) => {
             println!("skipped: no C compiler (cc: {e})");
             return;
         }
     };
-    assert!(
-        cc.status.success(),
-        "cc failed:\n{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    assert!(cc.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&cc.stderr));
     let out = std::process::Command::new(&exe).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success());
@@ -228,15 +188,8 @@ fn layout_of_device_state_and_team_area_matches_the_header() {
         .filter(|(e, g)| e.as_str() != **g)
         .map(|(e, g)| format!("Rust {e} / C {g}"))
         .collect();
-    assert!(
-        bad.is_empty(),
-        "device_state.h and the Rust side differ:\n{}",
-        bad.join("\n")
-    );
-    println!(
-        "{} offsets, sizes and constants of device_state.h match",
-        rust.len()
-    );
+    assert!(bad.is_empty(), "device_state.h and the Rust side differ:\n{}", bad.join("\n"));
+    println!("{} offsets, sizes and constants of device_state.h match", rust.len());
 }
 
 /// The team area's words (core::team), the header's and the Rust-only ones, do not overlap:
@@ -261,22 +214,10 @@ fn layout_of_team_area_words_do_not_overlap() {
         ("W_BCAST_PAR", team::W_BCAST_PAR, 1),
         ("W_BCAST_ANN_ROOT", team::W_BCAST_ANN_ROOT, 1),
         ("W_BCAST_ANN_COUNT", team::W_BCAST_ANN_COUNT, 1),
-        (
-            "W_PUSH_FLAGS..",
-            team::W_PUSH_FLAGS,
-            team::PUSH_PES * team::PUSH_CLASSES,
-        ),
+        ("W_PUSH_FLAGS..", team::W_PUSH_FLAGS, team::PUSH_PES * team::PUSH_CLASSES),
         ("W_PUSH_READY..", team::W_PUSH_READY, team::PUSH_PES * 2),
-        (
-            "PUSH_SCRATCH..",
-            team::PUSH_SCRATCH / 8,
-            team::PUSH_SCRATCH_BYTES / 8,
-        ),
-        (
-            "BCAST_SCRATCH..",
-            team::BCAST_SCRATCH / 8,
-            2 * team::BCAST_SLOT / 8,
-        ),
+        ("PUSH_SCRATCH..", team::PUSH_SCRATCH / 8, team::PUSH_SCRATCH_BYTES / 8),
+        ("BCAST_SCRATCH..", team::BCAST_SCRATCH / 8, 2 * team::BCAST_SLOT / 8),
     ];
     uses.sort_by_key(|u| u.1);
     for w in uses.windows(2) {
@@ -291,9 +232,5 @@ fn layout_of_team_area_words_do_not_overlap() {
         );
     }
     let last = uses.last().unwrap();
-    assert!(
-        (last.1 + last.2) * 8 <= team::AREA_BYTES,
-        "team area: {} ends past AREA_BYTES",
-        last.0
-    );
+    assert!((last.1 + last.2) * 8 <= team::AREA_BYTES, "team area: {} ends past AREA_BYTES", last.0);
 }

@@ -79,7 +79,12 @@ fn rec(kind: u32, pe: usize, a: u64, b: u64) -> [u8; REC] {
 
 fn parse(r: &[u8]) -> (u32, usize, u64, u64) {
     let w = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().unwrap_or([0; 8]));
-    (u32::from_le_bytes(r[..4].try_into().unwrap_or([0; 4])), u32::from_le_bytes(r[4..8].try_into().unwrap_or([0; 4])) as usize, w(8), w(16))
+    (
+        u32::from_le_bytes(r[..4].try_into().unwrap_or([0; 4])),
+        u32::from_le_bytes(r[4..8].try_into().unwrap_or([0; 4])) as usize,
+        w(8),
+        w(16),
+    )
 }
 
 /// This host's IPv4 addresses, those of loopback last (a leader of another host tries them in
@@ -99,7 +104,11 @@ fn addresses() -> Vec<Ipv4Addr> {
                 // SAFETY: an AF_INET address is a sockaddr_in.
                 let a = unsafe { &*(e.ifa_addr as *const libc::sockaddr_in) };
                 let ip = Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-                if ip.is_loopback() { lo.push(ip) } else { out.push(ip) }
+                if ip.is_loopback() {
+                    lo.push(ip)
+                } else {
+                    out.push(ip)
+                }
             }
             p = e.ifa_next;
         }
@@ -164,9 +173,8 @@ pub fn start(x: &mut dyn Exchange, p: &Params) -> Result<(), String> {
                 Err(e) => errs.push(format!("{ip}:{port}: {e}")),
             }
         }
-        let s = got.ok_or_else(|| {
-            format!("liveness connections: cannot connect to PE {l} (the first PE of node {n}): {}", errs.join("; "))
-        })?;
+        let s =
+            got.ok_or_else(|| format!("liveness connections: cannot connect to PE {l} (the first PE of node {n}): {}", errs.join("; ")))?;
         let _ = s.set_nodelay(true);
         let mut hello = rec(0, p.me, their, token).to_vec();
         hello.extend_from_slice(&MAGIC.to_le_bytes());

@@ -31,7 +31,7 @@ use crate::ffi::fatal;
 use crate::heap::alloc::SymAlloc;
 use crate::transport::cuda::{self, Gpu};
 use crate::transport::shm::{self, JoinParams, ShmJob};
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -348,7 +348,9 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     } else {
         0
     };
-    for (what, off, len) in [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })] {
+    for (what, off, len) in
+        [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })]
+    {
         crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
     }
     lib_blocks.push((area_base, areas, "team sync areas (ISHMEM_TEAMS_MAX x 12 KiB)"));
@@ -482,7 +484,11 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         let t = std::time::Instant::now();
         queue::preload(func, g, state.proxy_ring.is_some());
         if state.cfg.debug {
-            crate::ffi::emit(&format!("[PE {}] DEBUG: the library's kernel modules loaded in {:.1} ms", state.me, t.elapsed().as_secs_f64() * 1e3));
+            crate::ffi::emit(&format!(
+                "[PE {}] DEBUG: the library's kernel modules loaded in {:.1} ms",
+                state.me,
+                t.elapsed().as_secs_f64() * 1e3
+            ));
         }
         // Every kernel's view of the heaps, before init returns.
         let failed = cuda::binders::publish(g.dev_state());
@@ -515,7 +521,11 @@ fn effective_spin(spin: u64, local_pes: usize) -> u64 {
     let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
     // SAFETY: CPU_COUNT reads the set filled above.
     let cores = if ok { (unsafe { libc::CPU_COUNT(&set) }) as usize } else { 0 };
-    if cores > 0 && local_pes > cores { spin.min(64) } else { spin }
+    if cores > 0 && local_pes > cores {
+        spin.min(64)
+    } else {
+        spin
+    }
 }
 
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.

@@ -23,9 +23,9 @@
 //! too) is a request in that PE's mailbox, applied by its progress thread; AMOs on the heap of
 //! a PE of this node then stay on the node (GPU or CPU atomics, as the server's).
 
+use super::stage::{self, Stage};
 use crate::bootstrap::Exchange;
 use crate::ffi::fatal;
-use super::stage::{self, Stage};
 use crate::op::{AmoOp, Rmw};
 use crate::transport::fabric::{AtomicKind, AtomicOp, Dtype, Fabric, Options, Remote};
 use std::sync::atomic::{AtomicBool, Ordering::*};
@@ -95,7 +95,11 @@ const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
 /// (a measuring aid), else by whether the heap is a staged GPU heap.
 fn progress_wait_max(gpu_staged: bool) -> Duration {
     let default = if gpu_staged { PROGRESS_WAIT_MAX_GPU } else { PROGRESS_WAIT_MAX };
-    std::env::var("ISHMEMI_PROGRESS_WAIT_US").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&us| us > 0).map_or(default, Duration::from_micros)
+    std::env::var("ISHMEMI_PROGRESS_WAIT_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&us| us > 0)
+        .map_or(default, Duration::from_micros)
 }
 
 /// The running network side of a PE.
@@ -160,12 +164,8 @@ impl Net {
     /// Opens the provider, registers the regions and exchanges names and keys with every PE
     /// through `x`; returns once every PE can reach every other.
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
-        let opts = Options {
-            provider: p.provider.map(str::to_owned),
-            npes_hint: p.npes,
-            stall_timeout: p.peer_timeout,
-            ..Options::default()
-        };
+        let opts =
+            Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, stall_timeout: p.peer_timeout, ..Options::default() };
         let fab = Fabric::open_with(&opts)?;
         let stage = if p.staged {
             let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
@@ -239,7 +239,11 @@ impl Net {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
             // The mailbox is served by this thread whatever the provider's progress.
-            let period = if manual || stage.is_some() { Duration::from_micros(p.progress_us.max(1)) } else { Duration::from_millis(p.check_ms.max(1)) };
+            let period = if manual || stage.is_some() {
+                Duration::from_micros(p.progress_us.max(1))
+            } else {
+                Duration::from_millis(p.check_ms.max(1))
+            };
             let me = p.me;
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
@@ -263,7 +267,10 @@ impl Net {
                         let failed = unsafe { std::sync::atomic::AtomicU64::from_ptr(abort_word as *mut u64) }.load(Acquire);
                         if failed != 0 && failed as usize - 1 != me && d.load(Acquire) == u64::MAX {
                             let pe = failed as usize - 1;
-                            crate::ffi::exit_after_peer(&format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"), pe);
+                            crate::ffi::exit_after_peer(
+                                &format!("[PE {me}] ERROR: ending the job because PE {pe} failed (on another node; see its message)"),
+                                pe,
+                            );
                         }
                     }
                 })
@@ -619,7 +626,10 @@ impl Net {
     fn emulate(&self, func: &str, pe: usize, at: Remote, width: usize, f: impl Fn(u64) -> u64) -> u64 {
         let dt = Self::dtype(func, width);
         if !self.fab.atomic_valid(AtomicOp::Cswap, dt, AtomicKind::Compare) {
-            fatal(func, &format!("provider {} has no compare-swap on {width}-byte words to emulate this AMO with", self.fab.info().provider));
+            fatal(
+                func,
+                &format!("provider {} has no compare-swap on {width}-byte words to emulate this AMO with", self.fab.info().provider),
+            );
         }
         let mask = if width == 8 { u64::MAX } else { (1u64 << (8 * width)) - 1 };
         let mut old = self.fetch(func, pe, at, width);
@@ -737,7 +747,11 @@ impl Net {
         ] {
             for (w, dt) in [(4, Dtype::U32), (8, Dtype::U64)] {
                 let s = format!("{name}/{}", 8 * w);
-                if self.fab.atomic_valid(op, dt, kind) { native.push(s) } else { emulated.push(s) }
+                if self.fab.atomic_valid(op, dt, kind) {
+                    native.push(s)
+                } else {
+                    emulated.push(s)
+                }
             }
         }
         format!(

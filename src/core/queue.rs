@@ -273,11 +273,7 @@ pub(crate) fn memory_type(addr: usize) -> Option<u32> {
     count(Ev::PtrQuery);
     // SAFETY: the attribute query writes one u32; an unknown pointer returns an error.
     let r = unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut t as *mut u32).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            addr as u64,
-        )
+        sys::cuPointerGetAttribute((&mut t as *mut u32).cast(), sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr as u64)
     };
     (r == CUresult::CUDA_SUCCESS).then_some(t)
 }
@@ -368,8 +364,17 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
 /// Strided blocks on the copy engines: `nblocks` rows of `bsize` elements.
 #[allow(clippy::too_many_arguments)]
 unsafe fn strided(
-    func: &str, is_put: bool, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize,
-    elem: usize, pe: c_int, q: Queue,
+    func: &str,
+    is_put: bool,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
+    q: Queue,
 ) {
     let (st, gpu, _) = ctx(func);
     let pe = st.check_pe(func, pe);
@@ -419,7 +424,16 @@ pub unsafe fn iget(func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: i
 /// See `strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ibput(
-    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int, q: Queue,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
+    q: Queue,
 ) {
     // SAFETY: forwarded contract.
     unsafe { strided(func, true, dest, src, dst, sst, bsize, nblocks, elem, pe, q) }
@@ -429,7 +443,16 @@ pub unsafe fn ibput(
 /// See `strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ibget(
-    func: &str, dest: *mut u8, src: *const u8, dst: isize, sst: isize, bsize: usize, nblocks: usize, elem: usize, pe: c_int, q: Queue,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    elem: usize,
+    pe: c_int,
+    q: Queue,
 ) {
     // SAFETY: forwarded contract.
     unsafe { strided(func, false, dest, src, dst, sst, bsize, nblocks, elem, pe, q) }
@@ -449,8 +472,16 @@ fn check_signal(func: &str, st: &State, sig: *mut u64, sig_op: c_int, pe: usize)
 /// `src` must be readable for the length, as the stream reaches it.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn put_signal(
-    func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, sig: *mut u64, signal: u64, sig_op: c_int,
-    pe: c_int, q: Queue,
+    func: &str,
+    dest: *mut u8,
+    src: *const u8,
+    nelems: usize,
+    elem: usize,
+    sig: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    q: Queue,
 ) {
     let (st, gpu, k) = ctx(func);
     let p = st.check_pe(func, pe);
@@ -493,8 +524,16 @@ wait_type!(i32 => wait_i32, u32 => wait_u32, i64 => wait_i64, u64 => wait_u64, i
 /// Enqueues a wait: mode 0 all, 1 any, 2 some.
 #[allow(clippy::too_many_arguments)]
 fn wait<T: WaitType + Default>(
-    func: &str, ivars: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>, mode: c_int,
-    ret: *mut usize, q: Queue,
+    func: &str,
+    ivars: *mut T,
+    n: usize,
+    indices: *mut usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
+    mode: c_int,
+    ret: *mut usize,
+    q: Queue,
 ) {
     let (st, gpu, k) = ctx(func);
     crate::wait::check_cmp(func, cmp);
@@ -513,8 +552,7 @@ fn wait<T: WaitType + Default>(
             (T::default(), p as u64)
         }
     };
-    let (mut iv, mut nn, mut idx, mut stt, mut c, mut m, mut r) =
-        (ivars as u64, n, indices as u64, status as u64, cmp, mode, ret as u64);
+    let (mut iv, mut nn, mut idx, mut stt, mut c, mut m, mut r) = (ivars as u64, n, indices as u64, status as u64, cmp, mode, ret as u64);
     launch(func, gpu, T::kernel(k), 1, 1, &mut args!(iv, nn, idx, stt, c, value, values, m, r), q);
 }
 
@@ -527,7 +565,13 @@ pub unsafe fn wait_until<T: WaitType + Default>(func: &str, ivar: *mut T, cmp: c
 /// # Safety
 /// Pointers device-accessible as the stream reaches them; ivars are checked.
 pub unsafe fn wait_until_all<T: WaitType + Default>(
-    func: &str, ivars: *mut T, n: usize, status: *const c_int, cmp: c_int, v: Values<T>, q: Queue,
+    func: &str,
+    ivars: *mut T,
+    n: usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
+    q: Queue,
 ) {
     wait(func, ivars, n, std::ptr::null_mut(), status, cmp, v, 0, std::ptr::null_mut(), q)
 }
@@ -536,7 +580,14 @@ pub unsafe fn wait_until_all<T: WaitType + Default>(
 /// Pointers device-accessible as the stream reaches them; ivars are checked.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn wait_until_any<T: WaitType + Default>(
-    func: &str, ivars: *mut T, n: usize, status: *const c_int, cmp: c_int, v: Values<T>, ret: *mut usize, q: Queue,
+    func: &str,
+    ivars: *mut T,
+    n: usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
+    ret: *mut usize,
+    q: Queue,
 ) {
     wait(func, ivars, n, std::ptr::null_mut(), status, cmp, v, 1, ret, q)
 }
@@ -545,8 +596,15 @@ pub unsafe fn wait_until_any<T: WaitType + Default>(
 /// Pointers device-accessible as the stream reaches them; ivars are checked.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn wait_until_some<T: WaitType + Default>(
-    func: &str, ivars: *mut T, n: usize, indices: *mut usize, status: *const c_int, cmp: c_int, v: Values<T>,
-    ret: *mut usize, q: Queue,
+    func: &str,
+    ivars: *mut T,
+    n: usize,
+    indices: *mut usize,
+    status: *const c_int,
+    cmp: c_int,
+    v: Values<T>,
+    ret: *mut usize,
+    q: Queue,
 ) {
     wait(func, ivars, n, indices, status, cmp, v, 2, ret, q)
 }

@@ -16,9 +16,9 @@
 
 use super::queue::stats::{count, Ev};
 use super::queue::{args, copy_async, enter, gpu_of, launch, memory_type, Module, Queue};
+use crate::core::team::{TeamDesc, F_REMOTE};
 use crate::core::{bytes, State};
 use crate::ffi::fatal;
-use crate::core::team::{TeamDesc, F_REMOTE};
 use crate::transport::cuda::{driver, Gpu};
 use cudarc::driver::sys::{self, CUfunction};
 use std::collections::HashMap;
@@ -109,12 +109,7 @@ fn kernels(func: &str) -> (&'static State, &'static Gpu, &'static CollKernels) {
 /// only, not symmetric globals).
 fn check_heap(st: &State, func: &str, what: &str, addr: usize, len: usize) {
     if len > 0 && st.heap.offset(addr, len).is_none() {
-        fatal(
-            func,
-            &format!(
-                "{what} {addr:#x} (+{len} bytes) is not in the symmetric heap (collectives on a queue reach the heap only)"
-            ),
-        );
+        fatal(func, &format!("{what} {addr:#x} (+{len} bytes) is not in the symmetric heap (collectives on a queue reach the heap only)"));
     }
 }
 
@@ -158,8 +153,16 @@ pub enum Move {
 /// the collective (checked against the heap; the caller keeps them alive).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn data(
-    func: &str, what: Move, team: c_int, dest: *mut c_void, src: *const c_void, nelems: usize, elem: usize, root: c_int,
-    ret: *mut c_int, q: Queue,
+    func: &str,
+    what: Move,
+    team: c_int,
+    dest: *mut c_void,
+    src: *const c_void,
+    nelems: usize,
+    elem: usize,
+    root: c_int,
+    ret: *mut c_int,
+    q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
     let d = st.team_desc(func, team);
@@ -207,8 +210,19 @@ pub unsafe fn data(
 /// As for `data`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn copy_engines(
-    st: &State, gpu: &Gpu, k: &CollKernels, func: &str, what: Move, team: c_int, d: &TeamDesc, dest: usize, src: usize,
-    nb: usize, root: c_int, ret: *mut c_int, q: Queue,
+    st: &State,
+    gpu: &Gpu,
+    k: &CollKernels,
+    func: &str,
+    what: Move,
+    team: c_int,
+    d: &TeamDesc,
+    dest: usize,
+    src: usize,
+    nb: usize,
+    root: c_int,
+    ret: *mut c_int,
+    q: Queue,
 ) {
     let sync = || sync_kernel(func, gpu, k, team, q);
     sync();
@@ -290,8 +304,18 @@ fn slice_grid(len: usize) -> u32 {
 /// As for `reduce`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn reduce_split<T: QElem>(
-    st: &State, gpu: &Gpu, k: &CollKernels, func: &str, slice: CUfunction, team: c_int, d: &TeamDesc, dest: *mut T,
-    src: *const T, n: usize, ret: *mut c_int, q: Queue,
+    st: &State,
+    gpu: &Gpu,
+    k: &CollKernels,
+    func: &str,
+    slice: CUfunction,
+    team: c_int,
+    d: &TeamDesc,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    ret: *mut c_int,
+    q: Queue,
 ) {
     let es = size_of::<T>();
     let (np, me) = (d.n(), d.my_pe as usize);
@@ -327,8 +351,18 @@ unsafe fn reduce_split<T: QElem>(
 /// (every PE's dest complete).
 #[allow(clippy::too_many_arguments)]
 fn scan_split<T: QElem>(
-    gpu: &Gpu, k: &CollKernels, func: &str, f: CUfunction, team: c_int, d: &TeamDesc, dest: *mut T, src: *const T,
-    n: usize, inclusive: bool, ret: *mut c_int, q: Queue,
+    gpu: &Gpu,
+    k: &CollKernels,
+    func: &str,
+    f: CUfunction,
+    team: c_int,
+    d: &TeamDesc,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    inclusive: bool,
+    ret: *mut c_int,
+    q: Queue,
 ) {
     sync_kernel(func, gpu, k, team, q);
     let (lo, len) = crate::core::coll::slice(n, d.n(), d.my_pe as usize);
@@ -348,7 +382,15 @@ fn scan_split<T: QElem>(
 /// As for `data`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn reduce<T: QElem>(
-    func: &str, op: &str, team: c_int, dest: *mut T, src: *const T, n: usize, mode: c_int, ret: *mut c_int, q: Queue,
+    func: &str,
+    op: &str,
+    team: c_int,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    mode: c_int,
+    ret: *mut c_int,
+    q: Queue,
 ) {
     let (st, gpu, k) = kernels(func);
     let d = st.team_desc(func, team);

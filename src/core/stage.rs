@@ -33,8 +33,8 @@
 //! waits for the replies of the staged operations issued before the fence (`wait_fenced`).
 
 use super::amo::AtomInt;
-use crate::op::{AmoOp, Rmw};
 use crate::ffi::fatal;
+use crate::op::{AmoOp, Rmw};
 use crate::transport::cuda::Gpu;
 use crate::transport::fabric::{Fabric, Remote};
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -65,9 +65,14 @@ fn amo_of(code: u8) -> Option<Amo> {
 
 /// How this PE's own heap is read and written by the server.
 enum Mem {
-    Host { base: usize },
+    Host {
+        base: usize,
+    },
     /// The GPU of the (leaked, process-lifetime) state; `base` the heap's device address.
-    Gpu { gpu: &'static Gpu, base: usize },
+    Gpu {
+        gpu: &'static Gpu,
+        base: usize,
+    },
 }
 
 /// The requests in flight to one target.
@@ -247,7 +252,14 @@ impl Stage {
             if spins > 1000 {
                 std::thread::yield_now();
                 if started.elapsed() > fab.stall_limit() {
-                    fatal(func, &format!("network (staged heap): PE {t} has not answered for {:?} (request {upto}, {} in flight)", started.elapsed(), o.next - o.done));
+                    fatal(
+                        func,
+                        &format!(
+                            "network (staged heap): PE {t} has not answered for {:?} (request {upto}, {} in flight)",
+                            started.elapsed(),
+                            o.next - o.done
+                        ),
+                    );
                 }
             }
         }
@@ -267,7 +279,21 @@ impl Stage {
     /// Writes the header of outbox slot `i` to `t` and posts header and `len` payload bytes,
     /// then the sequence number, to `t`'s inbox slot.
     #[allow(clippy::too_many_arguments)]
-    fn send(&self, fab: &Fabric, func: &str, t: usize, i: usize, seq: u64, kind: Kind, width: usize, amo: u8, off: usize, len: usize, a: u64, b: u64) {
+    fn send(
+        &self,
+        fab: &Fabric,
+        func: &str,
+        t: usize,
+        i: usize,
+        seq: u64,
+        kind: Kind,
+        width: usize,
+        amo: u8,
+        off: usize,
+        len: usize,
+        a: u64,
+        b: u64,
+    ) {
         let o = self.lay.outbox(t, i);
         self.word(o + 8).store(kind as u64 | (width as u64) << 8 | (amo as u64) << 16, Relaxed);
         self.word(o + 16).store(off as u64, Relaxed);
@@ -475,7 +501,10 @@ impl Stage {
         let len = self.word(slot + 24).load(Relaxed) as usize;
         let (a, b) = (self.word(slot + 32).load(Relaxed), self.word(slot + 40).load(Relaxed));
         let bad = |why: &str| -> ! {
-            fatal(func, &format!("network (staged heap): malformed request {seq} from PE {src} ({why}: op {kind}, offset {off:#x}, {len} bytes)"))
+            fatal(
+                func,
+                &format!("network (staged heap): malformed request {seq} from PE {src} ({why}: op {kind}, offset {off:#x}, {len} bytes)"),
+            )
         };
         if off.checked_add(len).is_none_or(|e| e > self.heap_len) {
             bad("outside the heap");

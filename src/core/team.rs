@@ -75,7 +75,12 @@ pub const BCAST_SLOT: usize = 1024;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);
 const _: () = assert!(W_MEMCALL + 8 <= W_SPLIT && W_VALUE < W_HEAP_BASE && W_HEAP_BASE < W_ABORT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
-const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_NODE_ARRIVE && W_NODE_RELEASE < W_BCAST_RING && W_BCAST_PAR < W_BCAST_ANN_ROOT && W_BCAST_ANN_COUNT < W_PUSH_FLAGS);
+const _: () = assert!(
+    W_PUSH_COUNT + PUSH_CLASSES <= W_NODE_ARRIVE
+        && W_NODE_RELEASE < W_BCAST_RING
+        && W_BCAST_PAR < W_BCAST_ANN_ROOT
+        && W_BCAST_ANN_COUNT < W_PUSH_FLAGS
+);
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);
 const _: () = assert!(AREA_BYTES == 12288);
@@ -260,9 +265,8 @@ impl TeamPool {
     /// teams of a job of `npes` PEs in which this PE is `me` (one node: shared and node are
     /// the world).
     pub fn new(max: usize, area_base: usize, me: usize, npes: usize) -> TeamPool {
-        let mut descs: Vec<TeamDesc> = (0..max)
-            .map(|t| TeamDesc { sync_offset: (area_base + t * AREA_BYTES) as u64, ..TeamDesc::default() })
-            .collect();
+        let mut descs: Vec<TeamDesc> =
+            (0..max).map(|t| TeamDesc { sync_offset: (area_base + t * AREA_BYTES) as u64, ..TeamDesc::default() }).collect();
         for d in descs.iter_mut().take(PREDEFINED) {
             d.start = 0;
             d.stride = 1;

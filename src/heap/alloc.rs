@@ -48,13 +48,9 @@ impl fmt::Display for AllocError {
                 write!(f, "symmetric heap: alignment {a} is not a power of two")
             }
             AllocError::Overflow => write!(f, "symmetric heap: allocation size overflows"),
-            AllocError::Exhausted {
-                requested,
-                largest_free,
-            } => write!(
-                f,
-                "symmetric heap exhausted: requested {requested} bytes, largest free block is {largest_free} bytes"
-            ),
+            AllocError::Exhausted { requested, largest_free } => {
+                write!(f, "symmetric heap exhausted: requested {requested} bytes, largest free block is {largest_free} bytes")
+            }
         }
     }
 }
@@ -72,10 +68,7 @@ pub enum FreeError {
 impl fmt::Display for FreeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FreeError::NotAllocated(off) => write!(
-                f,
-                "symmetric heap: offset {off:#x} is not the start of a live allocation"
-            ),
+            FreeError::NotAllocated(off) => write!(f, "symmetric heap: offset {off:#x} is not the start of a live allocation"),
         }
     }
 }
@@ -108,13 +101,7 @@ impl SymAlloc {
     /// out); [`Self::capacity`] reports the rounded value.
     pub fn new(capacity: usize) -> SymAlloc {
         let capacity = capacity & !(Self::MIN_ALIGN - 1);
-        let mut a = SymAlloc {
-            capacity,
-            free: BTreeMap::new(),
-            free_sizes: BTreeMap::new(),
-            live: BTreeMap::new(),
-            used: 0,
-        };
+        let mut a = SymAlloc { capacity, free: BTreeMap::new(), free_sizes: BTreeMap::new(), live: BTreeMap::new(), used: 0 };
         if capacity > 0 {
             a.insert_free(0, capacity);
         }
@@ -155,10 +142,7 @@ impl SymAlloc {
         let skew = ((align - origin % align) % align) & !(Self::MIN_ALIGN - 1);
         // Cannot overflow: size + MIN_ALIGN - 1 <= size + align - 1.
         let rsize = (size + Self::MIN_ALIGN - 1) & !(Self::MIN_ALIGN - 1);
-        let exhausted = AllocError::Exhausted {
-            requested: size,
-            largest_free: self.largest_free(),
-        };
+        let exhausted = AllocError::Exhausted { requested: size, largest_free: self.largest_free() };
         if rsize > self.largest_free() {
             return Err(exhausted);
         }
@@ -198,10 +182,7 @@ impl SymAlloc {
     /// (rounded) size. The freed range is merged with free neighbours. On
     /// error the allocator is unchanged.
     pub fn free(&mut self, offset: usize) -> Result<usize, FreeError> {
-        let size = self
-            .live
-            .remove(&offset)
-            .ok_or(FreeError::NotAllocated(offset))?;
+        let size = self.live.remove(&offset).ok_or(FreeError::NotAllocated(offset))?;
         self.used -= size;
 
         let mut start = offset;
@@ -263,12 +244,8 @@ impl SymAlloc {
             return Err(format!("capacity {} not a multiple of {m}", self.capacity));
         }
         // Merge both maps in address order and walk them.
-        let mut ranges: Vec<(usize, usize, bool)> = self
-            .free
-            .iter()
-            .map(|(&o, &l)| (o, l, true))
-            .chain(self.live.iter().map(|(&o, &l)| (o, l, false)))
-            .collect();
+        let mut ranges: Vec<(usize, usize, bool)> =
+            self.free.iter().map(|(&o, &l)| (o, l, true)).chain(self.live.iter().map(|(&o, &l)| (o, l, false))).collect();
         ranges.sort_unstable();
         let mut cursor = 0usize;
         let mut prev_free_end: Option<usize> = None;
@@ -282,19 +259,13 @@ impl SymAlloc {
                 return Err(format!("{kind} {off:#x}+{len:#x} not {m}-aligned"));
             }
             if off < cursor {
-                return Err(format!(
-                    "{kind} at {off:#x} overlaps range ending at {cursor:#x}"
-                ));
+                return Err(format!("{kind} at {off:#x} overlaps range ending at {cursor:#x}"));
             }
-            let end = off
-                .checked_add(len)
-                .filter(|&e| e <= self.capacity)
-                .ok_or_else(|| format!("{kind} {off:#x}+{len:#x} exceeds capacity"))?;
+            let end =
+                off.checked_add(len).filter(|&e| e <= self.capacity).ok_or_else(|| format!("{kind} {off:#x}+{len:#x} exceeds capacity"))?;
             if is_free {
                 if prev_free_end == Some(off) {
-                    return Err(format!(
-                        "free range at {off:#x} not coalesced with predecessor"
-                    ));
+                    return Err(format!("free range at {off:#x} not coalesced with predecessor"));
                 }
                 prev_free_end = Some(end);
                 free_sum += len;
@@ -304,16 +275,10 @@ impl SymAlloc {
             cursor = end;
         }
         if live_sum != self.used {
-            return Err(format!(
-                "used counter {} != sum of live blocks {live_sum}",
-                self.used
-            ));
+            return Err(format!("used counter {} != sum of live blocks {live_sum}", self.used));
         }
         if free_sum + live_sum != self.capacity {
-            return Err(format!(
-                "used {live_sum} + free {free_sum} != capacity {}",
-                self.capacity
-            ));
+            return Err(format!("used {live_sum} + free {free_sum} != capacity {}", self.capacity));
         }
         let mut expect: BTreeMap<usize, usize> = BTreeMap::new();
         for &l in self.free.values() {
@@ -401,10 +366,7 @@ mod tests {
         assert_eq!(a.alloc(8, 96), Err(AllocError::BadAlignment(96)));
         assert_eq!(a.alloc(usize::MAX, 1), Err(AllocError::Overflow));
         assert_eq!(a.alloc(usize::MAX - 10, 64), Err(AllocError::Overflow));
-        assert!(matches!(
-            a.alloc(usize::MAX - 100, 64),
-            Err(AllocError::Exhausted { .. })
-        ));
+        assert!(matches!(a.alloc(usize::MAX - 100, 64), Err(AllocError::Exhausted { .. })));
         assert_eq!(a.alloc(8, 1usize << 63), Ok(0));
         assert_eq!(a.free(0), Ok(64));
         assert_eq!(a.alloc(2, 1usize << 63), Ok(0));
@@ -499,32 +461,14 @@ mod tests {
         // Free: [1024,2048) and [3072,4096): 2048 bytes free, largest 1024.
         assert_eq!(a.free_bytes(), 2048);
         let before = a.clone();
-        assert_eq!(
-            a.alloc(1500, 64),
-            Err(AllocError::Exhausted {
-                requested: 1500,
-                largest_free: 1024
-            })
-        );
+        assert_eq!(a.alloc(1500, 64), Err(AllocError::Exhausted { requested: 1500, largest_free: 1024 }));
         assert_eq!(a, before);
         // Fits by size but not by alignment.
-        assert_eq!(
-            a.alloc(1024, 2048),
-            Err(AllocError::Exhausted {
-                requested: 1024,
-                largest_free: 1024
-            })
-        );
+        assert_eq!(a.alloc(1024, 2048), Err(AllocError::Exhausted { requested: 1024, largest_free: 1024 }));
         assert_eq!(a, before);
         assert_eq!(a.alloc(1024, 1024), Ok(1024));
         assert_eq!(a.alloc(1024, 1024), Ok(3072));
-        assert_eq!(
-            a.alloc(1, 1),
-            Err(AllocError::Exhausted {
-                requested: 1,
-                largest_free: 0
-            })
-        );
+        assert_eq!(a.alloc(1, 1), Err(AllocError::Exhausted { requested: 1, largest_free: 0 }));
         a.check_invariants().unwrap();
     }
 
@@ -611,10 +555,7 @@ mod tests {
         assert_eq!(o, 32usize << 30);
         assert_eq!(
             a.alloc(40usize << 30, 64),
-            Err(AllocError::Exhausted {
-                requested: 40usize << 30,
-                largest_free: cap - (32usize << 30) - 64
-            })
+            Err(AllocError::Exhausted { requested: 40usize << 30, largest_free: cap - (32usize << 30) - 64 })
         );
         a.free(big).unwrap();
         a.free(o).unwrap();
@@ -629,10 +570,7 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             self.0 >> 33
         }
     }

@@ -13,7 +13,11 @@ fn cpath(path: &str) -> Result<CString, String> {
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as usize } else { 4096 }
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
 }
 
 /// Rounds down to a page boundary.
@@ -112,10 +116,7 @@ pub fn open_checked(path: &str, len: usize) -> Result<Fd, String> {
     if fd < 0 {
         let e = Error::last_os_error();
         if e.raw_os_error() == Some(libc::ELOOP) {
-            return Err(format!(
-                "{path} is {}, not a file of this job; another user may have planted it: ending the job",
-                describe(path)
-            ));
+            return Err(format!("{path} is {}, not a file of this job; another user may have planted it: ending the job", describe(path)));
         }
         return Err(format!("cannot open {path}: {e}"));
     }
@@ -459,15 +460,7 @@ fn copy_and_map(fd: &Fd, path: &str, start: usize, len: usize) -> Result<(), Str
     while done < len {
         // SAFETY: [start+done, start+len) is mapped and readable (the caller's range); fd is
         // open for writing and sized to len.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_pwrite64,
-                fd.0,
-                (start + done) as *const libc::c_void,
-                len - done,
-                done as libc::off_t,
-            )
-        };
+        let n = unsafe { libc::syscall(libc::SYS_pwrite64, fd.0, (start + done) as *const libc::c_void, len - done, done as libc::off_t) };
         if n < 0 {
             let e = Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -533,8 +526,7 @@ mod tests {
         let len = 3 * page_size();
         // SAFETY: a fresh anonymous mapping; nothing is overwritten.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
         assert_ne!(p, libc::MAP_FAILED);
         let a = p as usize;
@@ -548,9 +540,7 @@ mod tests {
         let other = map(&open_checked(&path, len).unwrap(), len, None).unwrap();
         unlink(&path);
         // SAFETY: both mappings are len bytes long.
-        let (s, o) = unsafe {
-            (std::slice::from_raw_parts_mut(a as *mut u8, len), std::slice::from_raw_parts(other as *const u8, len))
-        };
+        let (s, o) = unsafe { (std::slice::from_raw_parts_mut(a as *mut u8, len), std::slice::from_raw_parts(other as *const u8, len)) };
         assert!(s.iter().enumerate().all(|(i, &b)| b == (i * 7 % 251) as u8), "bytes changed by the move");
         assert_eq!(s, o);
         s[len - 1] = 0xab;

@@ -119,7 +119,9 @@ impl Proxy {
                     serve::serve(st, ring, &s, &b, epoch, fault)
                 })
             })
-            .unwrap_or_else(|e| fatal("ishmem_init", &format!("cannot start the proxy thread (kernels reach other nodes through it): {e}")));
+            .unwrap_or_else(|e| {
+                fatal("ishmem_init", &format!("cannot start the proxy thread (kernels reach other nodes through it): {e}"))
+            });
         let mut threads = vec![thread];
         let limit = st.cfg.proxy_stall_s;
         if limit > 0 {
@@ -206,27 +208,51 @@ mod tests {
         let w1 = |width: u64, op: u64, pe: u64| PROXY_COLL as u64 | width << 8 | op << 16 | PROXY_REPLY | pe << 32;
         let w6 = |team: u32, what: u8, class: u8| team as u64 | (what as u64) << 32 | (class as u64) << 40;
         let cases = [
-            ([w1(4, COLL_OP_SUM as u64, 3), 0x7000_1000, 0x7000_2000, 17, 0, w6(5, COLL_REDUCE, COLL_T_SIGNED)],
-             Coll { team: 5, what: COLL_REDUCE, class: COLL_T_SIGNED, width: 4, op: COLL_OP_SUM, root: 0, dest: 0x7000_1000, src: 0x7000_2000, n: 17 },
-             "a device int32 sum_reduce (through the proxy)"),
-            ([w1(1, 0, 0), 0x10, 0x20, 4096, 3, w6(0, COLL_BROADCAST, 0)],
-             Coll { team: 0, what: COLL_BROADCAST, class: 0, width: 1, op: 0, root: 3, dest: 0x10, src: 0x20, n: 4096 },
-             "a device broadcast (through the proxy)"),
-            ([w1(8, COLL_OP_SUM as u64, 1), 8, 8, 2, 0, w6(63, COLL_EXSCAN, COLL_T_FLOAT)],
-             Coll { team: 63, what: COLL_EXSCAN, class: COLL_T_FLOAT, width: 8, op: COLL_OP_SUM, root: 0, dest: 8, src: 8, n: 2 },
-             "a device double sum_exscan (through the proxy)"),
-            ([w1(1, COLL_OP_XOR as u64, 0), 1, 2, 3, 0, w6(2, COLL_REDUCE, COLL_T_UNSIGNED)],
-             Coll { team: 2, what: COLL_REDUCE, class: COLL_T_UNSIGNED, width: 1, op: COLL_OP_XOR, root: 0, dest: 1, src: 2, n: 3 },
-             "a device uint8 xor_reduce (through the proxy)"),
-            ([w1(1, 0, 0), 0, 0, 0, 0, w6(1, COLL_SYNC, 0)],
-             Coll { team: 1, what: COLL_SYNC, class: 0, width: 1, op: 0, root: 0, dest: 0, src: 0, n: 0 },
-             "a device team sync (through the proxy)"),
-            ([w1(2, COLL_OP_MIN as u64, 0), 0, 0, 1, 0, w6(0, COLL_INSCAN, COLL_T_SIGNED)],
-             Coll { team: 0, what: COLL_INSCAN, class: COLL_T_SIGNED, width: 2, op: COLL_OP_MIN, root: 0, dest: 0, src: 0, n: 1 },
-             "a device int16 min_inscan (through the proxy)"),
-            ([w1(3, 0, 0), 0, 0, 1, 0, w6(0, COLL_REDUCE, COLL_T_FLOAT)],
-             Coll { team: 0, what: COLL_REDUCE, class: COLL_T_FLOAT, width: 3, op: 0, root: 0, dest: 0, src: 0, n: 1 },
-             "a device reduction or scan (through the proxy)"),
+            (
+                [w1(4, COLL_OP_SUM as u64, 3), 0x7000_1000, 0x7000_2000, 17, 0, w6(5, COLL_REDUCE, COLL_T_SIGNED)],
+                Coll {
+                    team: 5,
+                    what: COLL_REDUCE,
+                    class: COLL_T_SIGNED,
+                    width: 4,
+                    op: COLL_OP_SUM,
+                    root: 0,
+                    dest: 0x7000_1000,
+                    src: 0x7000_2000,
+                    n: 17,
+                },
+                "a device int32 sum_reduce (through the proxy)",
+            ),
+            (
+                [w1(1, 0, 0), 0x10, 0x20, 4096, 3, w6(0, COLL_BROADCAST, 0)],
+                Coll { team: 0, what: COLL_BROADCAST, class: 0, width: 1, op: 0, root: 3, dest: 0x10, src: 0x20, n: 4096 },
+                "a device broadcast (through the proxy)",
+            ),
+            (
+                [w1(8, COLL_OP_SUM as u64, 1), 8, 8, 2, 0, w6(63, COLL_EXSCAN, COLL_T_FLOAT)],
+                Coll { team: 63, what: COLL_EXSCAN, class: COLL_T_FLOAT, width: 8, op: COLL_OP_SUM, root: 0, dest: 8, src: 8, n: 2 },
+                "a device double sum_exscan (through the proxy)",
+            ),
+            (
+                [w1(1, COLL_OP_XOR as u64, 0), 1, 2, 3, 0, w6(2, COLL_REDUCE, COLL_T_UNSIGNED)],
+                Coll { team: 2, what: COLL_REDUCE, class: COLL_T_UNSIGNED, width: 1, op: COLL_OP_XOR, root: 0, dest: 1, src: 2, n: 3 },
+                "a device uint8 xor_reduce (through the proxy)",
+            ),
+            (
+                [w1(1, 0, 0), 0, 0, 0, 0, w6(1, COLL_SYNC, 0)],
+                Coll { team: 1, what: COLL_SYNC, class: 0, width: 1, op: 0, root: 0, dest: 0, src: 0, n: 0 },
+                "a device team sync (through the proxy)",
+            ),
+            (
+                [w1(2, COLL_OP_MIN as u64, 0), 0, 0, 1, 0, w6(0, COLL_INSCAN, COLL_T_SIGNED)],
+                Coll { team: 0, what: COLL_INSCAN, class: COLL_T_SIGNED, width: 2, op: COLL_OP_MIN, root: 0, dest: 0, src: 0, n: 1 },
+                "a device int16 min_inscan (through the proxy)",
+            ),
+            (
+                [w1(3, 0, 0), 0, 0, 1, 0, w6(0, COLL_REDUCE, COLL_T_FLOAT)],
+                Coll { team: 0, what: COLL_REDUCE, class: COLL_T_FLOAT, width: 3, op: 0, root: 0, dest: 0, src: 0, n: 1 },
+                "a device reduction or scan (through the proxy)",
+            ),
         ];
         for (words, want, name) in cases {
             let t = p.post(words);

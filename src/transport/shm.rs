@@ -381,8 +381,7 @@ impl ShmJob {
         let mut b = crate::wait::Backoff::new(p.spin, 1000);
         let mut last_look = Instant::now();
         loop {
-            let missing: Vec<usize> =
-                (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
+            let missing: Vec<usize> = (0..p.npes).filter(|&q| job.slot(q).state.load(Acquire) < JOINED).map(|q| p.members[q]).collect();
             if missing.is_empty() {
                 break;
             }
@@ -394,7 +393,9 @@ impl ShmJob {
                 let list: Vec<String> = missing.iter().take(16).map(|q| q.to_string()).collect();
                 return Err(format!(
                     "timed out after {} s waiting for PEs {} of this node ({} PEs) to start (ISHMEM_BOOTSTRAP_TIMEOUT)",
-                    p.timeout.as_secs(), list.join(", "), p.npes
+                    p.timeout.as_secs(),
+                    list.join(", "),
+                    p.npes
                 ));
             }
             b.snooze();
@@ -545,19 +546,25 @@ impl ShmJob {
         } else {
             let period = if check_ms == 0 { FINALIZING_CHECK_MS } else { check_ms.min(FINALIZING_CHECK_MS) };
             let (mut last_check, mut seen) = (Instant::now(), None);
-            crate::wait::until_checked(self.spin, self.sleep_max_us, period, || h.bar_gen.load(Acquire) != gen, || {
-                if check_ms > 0 && last_check.elapsed() >= Duration::from_millis(check_ms) {
-                    last_check = Instant::now();
-                    check();
-                }
-                // (Any PE in finalize: one that arrived here left only after every PE did.)
-                let now = self.finalizing_peer(|_| true);
-                if now.is_some() && now == seen && h.bar_gen.load(Acquire) == gen {
-                    let (pe, pid, _) = now.unwrap_or_default();
-                    self.peer_finalizing("a barrier", pe, pid);
-                }
-                seen = now;
-            });
+            crate::wait::until_checked(
+                self.spin,
+                self.sleep_max_us,
+                period,
+                || h.bar_gen.load(Acquire) != gen,
+                || {
+                    if check_ms > 0 && last_check.elapsed() >= Duration::from_millis(check_ms) {
+                        last_check = Instant::now();
+                        check();
+                    }
+                    // (Any PE in finalize: one that arrived here left only after every PE did.)
+                    let now = self.finalizing_peer(|_| true);
+                    if now.is_some() && now == seen && h.bar_gen.load(Acquire) == gen {
+                        let (pe, pid, _) = now.unwrap_or_default();
+                        self.peer_finalizing("a barrier", pe, pid);
+                    }
+                    seen = now;
+                },
+            );
         }
     }
 
@@ -657,8 +664,7 @@ impl ShmJob {
         let stop2 = stop.clone();
         let ctl = self.ctl;
         let (me, local, npes, world) = (self.me, self.local, self.npes, self.world.clone());
-        let pids: Vec<(usize, i32)> =
-            (0..npes).filter(|&q| q != local).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
+        let pids: Vec<(usize, i32)> = (0..npes).filter(|&q| q != local).map(|q| (q, self.slot(q).pid.load(Relaxed))).collect();
         let spawn = std::thread::Builder::new().name("ishmem-watchdog".into()).spawn(move || {
             let view = ShmJob {
                 me,
@@ -736,15 +742,14 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
         if failed != 0 {
             let pe = (failed - 1) as usize;
             let where_ = if job.world.contains(&pe) { "" } else { "on another node; " };
-            crate::ffi::exit_after_peer(&format!("[PE {}] ERROR: ending the job because PE {pe} failed ({where_}see its message)", job.me), pe);
+            crate::ffi::exit_after_peer(
+                &format!("[PE {}] ERROR: ending the job because PE {pe} failed ({where_}see its message)", job.me),
+                pe,
+            );
         }
         let mut gone = Vec::new();
         for (i, &(q, pid, fd)) in fds.iter().enumerate() {
-            let dead = if fd >= 0 {
-                polls.iter().any(|p| p.fd == fd && p.revents != 0)
-            } else {
-                !alive(pid)
-            };
+            let dead = if fd >= 0 { polls.iter().any(|p| p.fd == fd && p.revents != 0) } else { !alive(pid) };
             if !dead {
                 continue;
             }
@@ -756,10 +761,13 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
                 return;
             }
             crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
-            crate::ffi::exit_after_peer(&format!(
-                "[PE {}] ERROR: PE {} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
-                job.me, job.world[q]
-            ), job.world[q]);
+            crate::ffi::exit_after_peer(
+                &format!(
+                    "[PE {}] ERROR: PE {} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
+                    job.me, job.world[q]
+                ),
+                job.world[q],
+            );
         }
         for i in gone.into_iter().rev() {
             let (_, _, fd) = fds.remove(i);

@@ -42,20 +42,13 @@ impl Fake {
 fn fake(script: impl FnOnce(&mut Fake) + Send + 'static) -> (i32, JoinHandle<()>) {
     let (client, server) = UnixStream::pair().unwrap();
     let h = thread::spawn(move || {
-        let mut f = Fake {
-            r: BufReader::new(Box::new(server.try_clone().unwrap())),
-            w: Box::new(server),
-        };
+        let mut f = Fake { r: BufReader::new(Box::new(server.try_clone().unwrap())), w: Box::new(server) };
         script(&mut f);
     });
     (client.into_raw_fd(), h)
 }
 
-fn connect(
-    script: impl FnOnce(&mut Fake) + Send + 'static,
-    rank: usize,
-    size: usize,
-) -> (Pmi1, JoinHandle<()>) {
+fn connect(script: impl FnOnce(&mut Fake) + Send + 'static, rank: usize, size: usize) -> (Pmi1, JoinHandle<()>) {
     let (fd, h) = fake(script);
     (Pmi1::connect_fd(fd, rank, size).unwrap(), h)
 }
@@ -71,8 +64,7 @@ fn kvs_server(pre: Vec<(String, String)>) -> impl FnOnce(&mut Fake) + Send + 'st
             if s.r.read_line(&mut line).unwrap() == 0 {
                 break;
             }
-            let f: std::collections::HashMap<&str, &str> =
-                line.trim_end().split(' ').filter_map(|p| p.split_once('=')).collect();
+            let f: std::collections::HashMap<&str, &str> = line.trim_end().split(' ').filter_map(|p| p.split_once('=')).collect();
             match f["cmd"] {
                 "put" => {
                     kv.insert(f["key"].to_string(), f.get("value").unwrap_or(&"").to_string());
@@ -161,10 +153,7 @@ fn happy_path() {
     p.finalize().unwrap();
     p.finalize().unwrap();
     let e = p.put("k", "v").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: ") && e.contains("after finalize"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: ") && e.contains("after finalize"), "{e}");
     drop(p);
     h.join().unwrap();
 }
@@ -195,9 +184,7 @@ fn two_replies_in_one_write() {
     let (mut p, h) = connect(
         |s| {
             s.expect("cmd=init pmi_version=1 pmi_subversion=1");
-            s.send(
-                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\ncmd=maxes kvsname_max=256 keylen_max=16 vallen_max=32\n",
-            );
+            s.send("cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\ncmd=maxes kvsname_max=256 keylen_max=16 vallen_max=32\n");
             s.expect("cmd=get_maxes");
             s.expect("cmd=get_my_kvsname");
             // Extra keys, CRLF, a blank line and key order are tolerated.
@@ -235,10 +222,7 @@ fn missing_key_is_an_error_and_connection_survives() {
         1,
     );
     let e = p.get("nope").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: get of key 'nope' failed: rc=-1"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: get of key 'nope' failed: rc=-1"), "{e}");
     assert!(e.contains("key_nope_not_found"), "{e}");
     assert_eq!(p.get("yes").unwrap(), "1");
     let e = p.put("x", "y").unwrap_err();
@@ -268,32 +252,15 @@ fn malformed_replies_give_clear_errors() {
         1,
     );
     let e = p.get("a").unwrap_err();
-    assert_eq!(
-        e,
-        "PMI-1: malformed reply to get: 'garbage' is not key=value in 'garbage here'"
-    );
+    assert_eq!(e, "PMI-1: malformed reply to get: 'garbage' is not key=value in 'garbage here'");
     let e = p.get("b").unwrap_err();
-    assert!(
-        e.starts_with(
-            "PMI-1: unexpected reply to get: expected cmd=get_result, got cmd=put_result"
-        ),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: unexpected reply to get: expected cmd=get_result, got cmd=put_result"), "{e}");
     let e = p.get("c").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: malformed reply to get of key 'c': no value"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: malformed reply to get of key 'c': no value"), "{e}");
     let e = p.get("d").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: malformed reply to get: no cmd key"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: malformed reply to get: no cmd key"), "{e}");
     let e = p.get("e").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: malformed reply to get: not valid UTF-8"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: malformed reply to get: not valid UTF-8"), "{e}");
     drop(p);
     h.join().unwrap();
 }
@@ -328,23 +295,14 @@ fn bad_keys_and_values_are_rejected_without_sending() {
     ];
     for (k, v, want) in cases {
         let e = p.put(k, v).unwrap_err();
-        assert!(
-            e.starts_with("PMI-1: put") && e.contains(want),
-            "{k:?} {v:?}: {e}"
-        );
+        assert!(e.starts_with("PMI-1: put") && e.contains(want), "{k:?} {v:?}: {e}");
     }
     assert!(p.get(&long_key).unwrap_err().contains("keylen_max"));
     assert!(p.get("a b").unwrap_err().starts_with("PMI-1: get: key"));
     // allgather checks the longest key of any rank ("<prefix>-10").
     let e = p.allgather(&ok_key[..61], "v").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: allgather: key") && e.contains("is 64 bytes"),
-        "{e}"
-    );
-    assert!(p
-        .allgather("x", "bad value")
-        .unwrap_err()
-        .contains("value contains"));
+    assert!(e.starts_with("PMI-1: allgather: key") && e.contains("is 64 bytes"), "{e}");
+    assert!(p.allgather("x", "bad value").unwrap_err().contains("value contains"));
     p.finalize().unwrap();
     drop(p);
     h.join().unwrap();
@@ -362,20 +320,14 @@ fn eof_and_broken_connection() {
         1,
     );
     let e = p.barrier().unwrap_err();
-    assert_eq!(
-        e,
-        "PMI-1: barrier: connection closed by the process manager while waiting for a reply"
-    );
+    assert_eq!(e, "PMI-1: barrier: connection closed by the process manager while waiting for a reply");
     h.join().unwrap();
     let e = p.get("k").unwrap_err();
     assert!(e.starts_with("PMI-1: get: connection unusable"), "{e}");
     // Writing to the closed peer must give EPIPE, not SIGPIPE.
     p.broken = None;
     let e = p.put("k", "v").unwrap_err();
-    assert!(
-        e.starts_with("PMI-1: put: sending to the process manager failed"),
-        "{e}"
-    );
+    assert!(e.starts_with("PMI-1: put: sending to the process manager failed"), "{e}");
     p.abort(1, "test abort on a dead connection");
     assert!(p.finalize().is_err());
 }
@@ -401,10 +353,7 @@ fn abort_sends_line_and_does_not_wait() {
     p.abort(3, "unit test abort");
     let _ = done_tx.send(());
     h.join().unwrap();
-    assert!(
-        returned_first.load(std::sync::atomic::Ordering::SeqCst),
-        "abort() waited for the PMI server"
-    );
+    assert!(returned_first.load(std::sync::atomic::Ordering::SeqCst), "abort() waited for the PMI server");
     assert!(p.barrier().unwrap_err().contains("aborted"));
 }
 
@@ -456,40 +405,19 @@ fn bad_arguments_leave_fd_alone() {
 }
 
 fn vars(list: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
-    let list: Vec<(String, String)> = list
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |name| {
-        list.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| OsString::from(v))
-    }
+    let list: Vec<(String, String)> = list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |name| list.iter().find(|(k, _)| k == name).map(|(_, v)| OsString::from(v))
 }
 
 #[test]
 fn environment_parsing() {
     assert!(Pmi1::from_vars(vars(&[])).unwrap().is_none());
-    assert!(
-        Pmi1::from_vars(vars(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")]))
-            .unwrap()
-            .is_none()
-    );
+    assert!(Pmi1::from_vars(vars(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")])).unwrap().is_none());
     let e = Pmi1::from_vars(vars(&[("PMI_FD", "5"), ("PMI_SIZE", "1")])).unwrap_err();
     assert_eq!(e, "PMI-1: PMI_FD is set but PMI_RANK is missing");
-    let e = Pmi1::from_vars(vars(&[
-        ("PMI_FD", "x"),
-        ("PMI_RANK", "0"),
-        ("PMI_SIZE", "1"),
-    ]))
-    .unwrap_err();
+    let e = Pmi1::from_vars(vars(&[("PMI_FD", "x"), ("PMI_RANK", "0"), ("PMI_SIZE", "1")])).unwrap_err();
     assert_eq!(e, "PMI-1: PMI_FD=\"x\" is not a valid non-negative number");
-    let e = Pmi1::from_vars(vars(&[
-        ("PMI_FD", "5"),
-        ("PMI_RANK", "-1"),
-        ("PMI_SIZE", "1"),
-    ]))
-    .unwrap_err();
+    let e = Pmi1::from_vars(vars(&[("PMI_FD", "5"), ("PMI_RANK", "-1"), ("PMI_SIZE", "1")])).unwrap_err();
     assert!(e.starts_with("PMI-1: PMI_RANK=\"-1\""), "{e}");
     let e = Pmi1::from_vars(vars(&[("PMI_PORT", "localhost:1")])).unwrap_err();
     assert!(e.contains("without PMI_ID"), "{e}");
@@ -499,13 +427,7 @@ fn environment_parsing() {
         s.expect_eof();
     });
     let fd = fd.to_string();
-    let p = Pmi1::from_vars(vars(&[
-        ("PMI_FD", &fd),
-        ("PMI_RANK", "2"),
-        ("PMI_SIZE", "4"),
-    ]))
-    .unwrap()
-    .unwrap();
+    let p = Pmi1::from_vars(vars(&[("PMI_FD", &fd), ("PMI_RANK", "2"), ("PMI_SIZE", "4")])).unwrap().unwrap();
     assert_eq!((p.rank(), p.size(), p.kvsname()), (2, 4, "kvs_123_0"));
     drop(p);
     h.join().unwrap();
@@ -517,10 +439,7 @@ fn pmi_port_handshake() {
     let addr = listener.local_addr().unwrap().to_string();
     let h = thread::spawn(move || {
         let (sock, _) = listener.accept().unwrap();
-        let mut s = Fake {
-            r: BufReader::new(Box::new(sock.try_clone().unwrap())),
-            w: Box::new(sock),
-        };
+        let mut s = Fake { r: BufReader::new(Box::new(sock.try_clone().unwrap())), w: Box::new(sock) };
         s.expect("cmd=initack pmiid=7");
         s.send("cmd=initack\ncmd=set size=8\n");
         s.send("cmd=set rank=7\ncmd=set debug=0\n");
@@ -529,9 +448,7 @@ fn pmi_port_handshake() {
         s.send("cmd=finalize_ack\n");
         s.expect_eof();
     });
-    let mut p = Pmi1::from_vars(vars(&[("PMI_PORT", &addr), ("PMI_ID", "7")]))
-        .unwrap()
-        .unwrap();
+    let mut p = Pmi1::from_vars(vars(&[("PMI_PORT", &addr), ("PMI_ID", "7")])).unwrap().unwrap();
     assert_eq!((p.rank(), p.size(), p.kvsname()), (7, 8, "kvs_123_0"));
     p.finalize().unwrap();
     drop(p);
@@ -541,10 +458,7 @@ fn pmi_port_handshake() {
     let addr = listener.local_addr().unwrap().to_string();
     let h = thread::spawn(move || {
         let (sock, _) = listener.accept().unwrap();
-        let mut s = Fake {
-            r: BufReader::new(Box::new(sock.try_clone().unwrap())),
-            w: Box::new(sock),
-        };
+        let mut s = Fake { r: BufReader::new(Box::new(sock.try_clone().unwrap())), w: Box::new(sock) };
         s.expect("cmd=initack pmiid=0");
         s.send("cmd=initack\ncmd=set size=2\ncmd=set rank=5\ncmd=set debug=0\n");
         s.expect_eof();

@@ -30,13 +30,18 @@ fn half_set_variables_name_launcher_and_what_is_missing() {
     );
     let e = env(&[("PMIX_NAMESPACE", "slurm.pmix.5.0"), ("PMIX_RANK", "0"), ("SLURM_STEP_ID", "0")]);
     let err = Pmix::from_parts(&e, no_lib, Duration::from_secs(1)).unwrap_err();
-    assert!(err.starts_with("PMIx: started by Slurm's srun --mpi=pmix (PMIX_NAMESPACE=slurm.pmix.5.0, PMIX_RANK=0), but PMIX_SERVER_URI*"), "{err}");
+    assert!(
+        err.starts_with("PMIx: started by Slurm's srun --mpi=pmix (PMIX_NAMESPACE=slurm.pmix.5.0, PMIX_RANK=0), but PMIX_SERVER_URI*"),
+        "{err}"
+    );
 }
 
 #[test]
 fn launcher_names() {
     assert!(env(&[("OMPI_COMM_WORLD_SIZE", "2"), ("SLURM_JOB_ID", "3")]).launcher().starts_with("OpenMPI's mpirun ("));
-    assert!(env(&[("OMPI_COMM_WORLD_SIZE", "2"), ("PMIX_NAMESPACE", "prterun-vm-1@1")]).launcher().starts_with("OpenMPI 5's mpirun (PRRTE)"));
+    assert!(env(&[("OMPI_COMM_WORLD_SIZE", "2"), ("PMIX_NAMESPACE", "prterun-vm-1@1")])
+        .launcher()
+        .starts_with("OpenMPI 5's mpirun (PRRTE)"));
     assert!(env(&[("SLURM_STEP_ID", "0")]).launcher().starts_with("Slurm's srun --mpi=pmix"));
     assert!(env(&[("PRTE_LAUNCHED", "1")]).launcher().starts_with("PRRTE's prterun"));
     assert_eq!(env(&[("PMIX_RANK", "3")]).launcher(), "a PMIx launcher (PMIX_NAMESPACE=?, PMIX_RANK=3)");
@@ -100,10 +105,16 @@ fn pmix_include_dir() -> Option<String> {
             }
         }
     }
-    ["/usr/lib/x86_64-linux-gnu/pmix2/include", "/usr/lib/aarch64-linux-gnu/pmix2/include", "/usr/include/pmix", "/usr/include", "/usr/local/include"]
-        .iter()
-        .find(|d| std::path::Path::new(d).join("pmix_common.h").exists())
-        .map(|d| d.to_string())
+    [
+        "/usr/lib/x86_64-linux-gnu/pmix2/include",
+        "/usr/lib/aarch64-linux-gnu/pmix2/include",
+        "/usr/include/pmix",
+        "/usr/include",
+        "/usr/local/include",
+    ]
+    .iter()
+    .find(|d| std::path::Path::new(d).join("pmix_common.h").exists())
+    .map(|d| d.to_string())
 }
 
 #[test]

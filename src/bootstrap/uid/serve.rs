@@ -182,11 +182,7 @@ impl Serve {
             }
             let mut fds = vec![
                 libc::pollfd { fd: self.wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd {
-                    fd: self.listener.as_raw_fd(),
-                    events: if self.failed.is_some() { 0 } else { libc::POLLIN },
-                    revents: 0,
-                },
+                libc::pollfd { fd: self.listener.as_raw_fd(), events: if self.failed.is_some() { 0 } else { libc::POLLIN }, revents: 0 },
             ];
             let mut slots = Vec::new();
             for (i, c) in self.conns.iter().enumerate() {
@@ -315,15 +311,8 @@ impl Serve {
                         continue;
                     }
                     let _ = sock.set_nodelay(true);
-                    let conn = Conn {
-                        sock,
-                        peer,
-                        inbuf: Vec::new(),
-                        out: VecDeque::new(),
-                        rank: None,
-                        since: Instant::now(),
-                        closing: false,
-                    };
+                    let conn =
+                        Conn { sock, peer, inbuf: Vec::new(), out: VecDeque::new(), rank: None, since: Instant::now(), closing: false };
                     let pending: Vec<usize> =
                         (0..self.conns.len()).filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.rank.is_none())).collect();
                     if pending.len() >= MAX_PENDING {
@@ -551,12 +540,15 @@ impl Serve {
     pub(super) fn handle_hello(&mut self, i: usize, ty: u8, p: &[u8]) {
         let peer = self.conns[i].as_ref().map_or(self.id.addr, |c| c.peer);
         if ty != T_HELLO || p.len() != HELLO_LEN || &p[..8] != MAGIC {
-            let msg = format!("{PREFIX}: {peer} did not start with a hello of this protocol ({}); connection refused", MAGIC.escape_ascii());
+            let msg =
+                format!("{PREFIX}: {peer} did not start with a hello of this protocol ({}); connection refused", MAGIC.escape_ascii());
             return self.refuse(i, &msg);
         }
         let version = be32(&p[8..12]);
         if version != VERSION {
-            let msg = format!("{PREFIX}: protocol version {version} from {peer}, this server speaks {VERSION}: every PE must use the same libishmem");
+            let msg = format!(
+                "{PREFIX}: protocol version {version} from {peer}, this server speaks {VERSION}: every PE must use the same libishmem"
+            );
             return self.refuse(i, &msg);
         }
         if &p[12..12 + KEY_LEN] != self.id.key.as_bytes() {
@@ -580,7 +572,9 @@ impl Serve {
         }
         match self.nranks {
             Some((n, by)) if n != nranks => {
-                let msg = format!("{PREFIX}: rank {rank} says the job has {nranks} PEs, but rank {by} said {n}: every PE must pass the same nranks");
+                let msg = format!(
+                    "{PREFIX}: rank {rank} says the job has {nranks} PEs, but rank {by} said {n}: every PE must pass the same nranks"
+                );
                 return self.fail(&msg, Some(i));
             }
             Some(_) => {}

@@ -56,10 +56,15 @@ fn bad_ids_are_refused_with_reasons() {
     let id = UniqueId { key: "0123456789abcdef0123456789abcdef".into(), addr: "127.0.0.1:4242".parse().unwrap() };
     let good = id.to_bytes();
     let e = UniqueId::parse(&[0u8; UID_BYTES]).unwrap_err();
-    assert_eq!(e, "unique-id bootstrap: the unique id was not made by ishmemx_get_uniqueid (bad magic \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\")");
+    assert_eq!(
+        e,
+        "unique-id bootstrap: the unique id was not made by ishmemx_get_uniqueid (bad magic \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\")"
+    );
     let mut old = good;
     old[..8].copy_from_slice(b"ISHMUID1");
-    assert!(UniqueId::parse(&old).unwrap_err().starts_with("unique-id bootstrap: the unique id has the format ISHMUID1 of an older libishmem"));
+    assert!(UniqueId::parse(&old)
+        .unwrap_err()
+        .starts_with("unique-id bootstrap: the unique id has the format ISHMUID1 of an older libishmem"));
     let mut flipped = good;
     flipped[57] ^= 1;
     assert!(UniqueId::parse(&flipped).unwrap_err().contains("corrupt (checksum mismatch)"));
@@ -245,12 +250,20 @@ fn strangers_are_refused_and_the_job_goes_on() {
     let (ty, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
     let p = String::from_utf8(p).unwrap();
     assert_eq!(ty, T_ERROR);
-    assert!(p.starts_with("unique-id bootstrap: 127.0.0.1:") && p.ends_with("did not start with a hello of this protocol (a first frame of 4294967280 bytes, a hello has 61); connection refused"), "{p}");
+    assert!(
+        p.starts_with("unique-id bootstrap: 127.0.0.1:")
+            && p.ends_with(
+                "did not start with a hello of this protocol (a first frame of 4294967280 bytes, a hello has 61); connection refused"
+            ),
+        "{p}"
+    );
     assert!(matches!(read_frame(&mut s, 1 << 16, deadline()), Err(ReadErr::Eof)));
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(b"\0\0\0\x05GET /").unwrap();
     let (_, p) = read_frame(&mut s, 1 << 16, deadline()).ok().unwrap();
-    assert!(String::from_utf8(p).unwrap().ends_with("did not start with a hello of this protocol (a first frame of 5 bytes, a hello has 61); connection refused"));
+    assert!(String::from_utf8(p)
+        .unwrap()
+        .ends_with("did not start with a hello of this protocol (a first frame of 5 bytes, a hello has 61); connection refused"));
     let mut hv = hello(server.key(), 0, 2, Duration::from_secs(1));
     hv[8..12].copy_from_slice(&3u32.to_be_bytes());
     let mut s = TcpStream::connect(addr).unwrap();
@@ -345,10 +358,7 @@ fn unreachable_server_fails_within_the_timeout() {
     let id = UniqueId { key: "a".repeat(32), addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port) };
     let t0 = Instant::now();
     let e = Client::connect(&id.to_bytes(), 0, 2, Duration::from_millis(500)).unwrap_err();
-    assert!(
-        e.starts_with(&format!("unique-id bootstrap: cannot connect to 127.0.0.1:{port} within 0.5 s: Connection refused")),
-        "{e}"
-    );
+    assert!(e.starts_with(&format!("unique-id bootstrap: cannot connect to 127.0.0.1:{port} within 0.5 s: Connection refused")), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
 }
 

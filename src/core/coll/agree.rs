@@ -5,7 +5,6 @@
 
 use super::*;
 
-
 /// The head of a PE's entry record (`team::W_ENTRY`): `count << 8 | kind`, two arguments, and
 /// a hash of the function's name (`name_hash`); the name itself follows in the team area.
 pub type Head = [u64; HEAD_WORDS];
@@ -390,7 +389,10 @@ mod tests {
 
     #[test]
     fn calls_are_described_with_their_arguments() {
-        assert_eq!(describe_call(&head(1, Kind::Broadcast, 64, 2, ""), "ishmem_broadcastmem"), "ishmem_broadcastmem (64 bytes from root 2)");
+        assert_eq!(
+            describe_call(&head(1, Kind::Broadcast, 64, 2, ""), "ishmem_broadcastmem"),
+            "ishmem_broadcastmem (64 bytes from root 2)"
+        );
         assert_eq!(describe_call(&head(1, Kind::Fcollect, 8, 0, ""), "f"), "f (8 bytes per PE)");
         let split = head(1, Kind::Split, (-2i32 as u32 as u64) << 32 | 1, 3, "");
         assert_eq!(describe_call(&split, "s"), "s (start 1, stride -2, size 3)");

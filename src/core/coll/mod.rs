@@ -101,16 +101,16 @@ mod algo;
 mod push;
 mod sync;
 
-pub use agree::{Head, Watch};
 use agree::*;
+pub use agree::{Head, Watch};
 
 use crate::core::team::{self, TeamDesc};
 use crate::core::State;
-use crate::wait;
 use crate::ffi::fatal;
-use crate::transport::copy;
 use crate::op::AmoOp;
+use crate::transport::copy;
 use crate::transport::cuda::Gpu;
+use crate::wait;
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
@@ -186,7 +186,9 @@ pub enum Kind {
 impl Kind {
     fn from_word(w: u64) -> Option<Kind> {
         use Kind::*;
-        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy].into_iter().find(|k| *k as u64 == w & 0xff)
+        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy]
+            .into_iter()
+            .find(|k| *k as u64 == w & 0xff)
     }
 }
 
@@ -227,7 +229,22 @@ impl<'a> Team<'a> {
         let published = Cell::new(false);
         let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
         let (lent, flush_flags) = (Cell::new(false), Cell::new(false));
-        Team { st, func, d, me: d.my_pe as usize, n: d.n(), handle, entry, sig, published, area, gpu: st.gpu_heap(area), spans, lent, flush_flags }
+        Team {
+            st,
+            func,
+            d,
+            me: d.my_pe as usize,
+            n: d.n(),
+            handle,
+            entry,
+            sig,
+            published,
+            area,
+            gpu: st.gpu_heap(area),
+            spans,
+            lent,
+            flush_flags,
+        }
     }
 
     /// The world team.

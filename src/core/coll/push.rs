@@ -251,7 +251,15 @@ impl<'a> Team<'a> {
 
     /// Combines team PEs `0..upto`'s vectors of push count `c` (own: `src`, others: scratch) in
     /// team order and writes the result (zeros when `upto` is 0) to `dst`.
-    pub(super) fn combine_pushed<T: Copy + Default>(&self, dst: usize, src: usize, nelem: usize, c: u64, upto: usize, comb: fn(&mut [T], &[T])) {
+    pub(super) fn combine_pushed<T: Copy + Default>(
+        &self,
+        dst: usize,
+        src: usize,
+        nelem: usize,
+        c: u64,
+        upto: usize,
+        comb: fn(&mut [T], &[T]),
+    ) {
         let mut buf = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
         debug_assert!(nelem * size_of::<T>() <= size_of_val(&buf) && align_of::<T>() <= 8);
         // In place (dst = src), this PE's own vector is read after the first writes: combine in

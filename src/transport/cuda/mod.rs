@@ -167,11 +167,7 @@ impl Gpu {
             None
         };
         if p.npes > state::MAX_LOCAL_PES {
-            return unusable(format!(
-                "the GPU backend reaches at most {} PEs and this job has {}",
-                state::MAX_LOCAL_PES,
-                p.npes
-            ));
+            return unusable(format!("the GPU backend reaches at most {} PEs and this job has {}", state::MAX_LOCAL_PES, p.npes));
         }
         let count = match driver::probe() {
             Ok(n) => n,
@@ -348,9 +344,7 @@ impl Gpu {
             let mut p: u64 = 0;
             // SAFETY: h is the handle PE q published for its live heap (freed only after the
             // finalize barriers); p is writable.
-            let r = unsafe {
-                sys::cuIpcOpenMemHandle_v2(&mut p, h, sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32)
-            };
+            let r = unsafe { sys::cuIpcOpenMemHandle_v2(&mut p, h, sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32) };
             if r != CUresult::CUDA_SUCCESS {
                 fatal(
                     func,
@@ -459,7 +453,15 @@ impl Gpu {
     /// stream of this context (or NULL).
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn copy_2d_async(
-        &self, func: &str, dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize, stream: CUstream,
+        &self,
+        func: &str,
+        dst: usize,
+        dpitch: usize,
+        src: usize,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        stream: CUstream,
     ) {
         if width == 0 || height == 0 {
             return;

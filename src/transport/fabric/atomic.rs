@@ -93,15 +93,7 @@ impl Fabric {
     }
 
     /// Compare AMO (`op` one of the Cswap*/Mswap): returns the old value; blocking.
-    pub fn compare_atomic(
-        &self,
-        pe: usize,
-        op: AtomicOp,
-        dt: Dtype,
-        at: Remote,
-        compare: u64,
-        operand: u64,
-    ) -> Result<u64, String> {
+    pub fn compare_atomic(&self, pe: usize, op: AtomicOp, dt: Dtype, at: Remote, compare: u64, operand: u64) -> Result<u64, String> {
         self.amo_fetching(pe, op, dt, at, operand, Some(compare))
     }
 
@@ -164,14 +156,13 @@ impl Fabric {
         // anything this thread issues later.
         // SAFETY: ep is live; msg, the iocs and the slot live until the waiter is done (we
         // wait below before releasing the slot).
-        let posted =
-            self.post(if compare.is_some() { "fi_compare_atomicmsg" } else { "fi_fetch_atomicmsg" }, pe, || unsafe {
-                match (fetch, comp) {
-                    (Some(f), _) => f(self.objs.ep, &msg, &mut rioc, d2, 1, flags),
-                    (_, Some(c)) => c(self.objs.ep, &msg, &cioc, d1, 1, &mut rioc, d2, 1, flags),
-                    _ => unreachable!(),
-                }
-            });
+        let posted = self.post(if compare.is_some() { "fi_compare_atomicmsg" } else { "fi_fetch_atomicmsg" }, pe, || unsafe {
+            match (fetch, comp) {
+                (Some(f), _) => f(self.objs.ep, &msg, &mut rioc, d2, 1, flags),
+                (_, Some(c)) => c(self.objs.ep, &msg, &cioc, d1, 1, &mut rioc, d2, 1, flags),
+                _ => unreachable!(),
+            }
+        });
         match self.posted(true, posted) {
             Ok(()) => {
                 if let Err((e, stalled)) = self.wait(w) {

@@ -81,8 +81,7 @@ impl Fabric {
                 nap = (nap * 2).min(AUTO_NAP_MAX);
             }
             if spins % 64 == 0 {
-                let now =
-                    self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
+                let now = self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
                 if now != mark {
                     (mark, since) = (now, Instant::now());
                 } else if since.elapsed() > stall_timeout {

@@ -68,9 +68,9 @@
 
 pub mod sys;
 
-pub(crate) mod keys;
 mod atomic;
 mod cq;
+pub(crate) mod keys;
 mod open;
 mod rma;
 #[cfg(test)]
@@ -568,8 +568,7 @@ impl Fabric {
         };
         let mr_mode = dom.mr_mode;
         // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
-        let (put_len, get_len) =
-            if info.mr_local { (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE) } else { (0, 0) };
+        let (put_len, get_len) = if info.mr_local { (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE) } else { (0, 0) };
         let (put_off, get_off) = (SLOTS * SLOT_BYTES, SLOTS * SLOT_BYTES + put_len);
         let mut scratch_mem = vec![0u64; (get_off + get_len) / 8].into_boxed_slice();
         let base = scratch_mem.as_mut_ptr().cast::<u8>();

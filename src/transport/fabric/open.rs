@@ -67,12 +67,7 @@ pub(super) fn prov_name(i: &fi_info) -> String {
 /// fi_getinfo with our hints plus `extra` capabilities (FI_HMEM, to ask whether it is
 /// offered); `provider` filters by name; `with_caps` false asks with no hints at all (only to
 /// list what exists). `Err` carries the fi_getinfo error text.
-pub(super) fn getinfo(
-    lib: &'static Lib,
-    provider: Option<&str>,
-    with_caps: bool,
-    extra: u64,
-) -> Result<InfoList, String> {
+pub(super) fn getinfo(lib: &'static Lib, provider: Option<&str>, with_caps: bool, extra: u64) -> Result<InfoList, String> {
     let hints = if with_caps {
         // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attr allocated.
         let h = unsafe { (lib.dupinfo)(ptr::null()) };
@@ -293,12 +288,7 @@ impl Objects {
 
             let cntr_open = has_op!(dops, fi_ops_domain, cntr_open)?;
             for c in [&mut self.put_cntr, &mut self.get_cntr] {
-                let mut attr = fi_cntr_attr {
-                    events: FI_CNTR_EVENTS_COMP,
-                    wait_obj: FI_WAIT_NONE,
-                    wait_set: ptr::null_mut(),
-                    flags: 0,
-                };
+                let mut attr = fi_cntr_attr { events: FI_CNTR_EVENTS_COMP, wait_obj: FI_WAIT_NONE, wait_set: ptr::null_mut(), flags: 0 };
                 check(lib, "fi_cntr_open", cntr_open(self.domain, &mut attr, c, ptr::null_mut()))?;
             }
 

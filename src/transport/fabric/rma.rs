@@ -205,9 +205,8 @@ impl Fabric {
             fi_ops_rma,
             writemsg
         )?;
-        let flags = fence
-            | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE }
-            | if len <= self.info.inject_size { FI_INJECT } else { 0 };
+        let flags =
+            fence | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE } | if len <= self.info.inject_size { FI_INJECT } else { 0 };
         self.issue(false, true)?;
         self.mark(CLASS_RMA);
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
@@ -285,7 +284,14 @@ impl Fabric {
     /// As [`Fabric::put`] for `body`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn put_ordered(
-        &self, pe: usize, body: *const u8, len: usize, body_at: Remote, flag: u64, flag_at: Remote, fenced: bool,
+        &self,
+        pe: usize,
+        body: *const u8,
+        len: usize,
+        body_at: Remote,
+        flag: u64,
+        flag_at: Remote,
+        fenced: bool,
     ) -> Result<(), String> {
         // SAFETY: forwarded contract.
         unsafe { self.put_unflushed(pe, body, len, body_at, fenced)? };
@@ -359,15 +365,7 @@ impl Fabric {
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
-    pub(super) fn put_bounced(
-        &self,
-        pe: usize,
-        dest: fi_addr_t,
-        src: *const u8,
-        len: usize,
-        addr: u64,
-        key: u64,
-    ) -> Result<(), String> {
+    pub(super) fn put_bounced(&self, pe: usize, dest: fi_addr_t, src: *const u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
         let s = &self.scratch;
         let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
         let mut head = s.put_head.lock().unwrap_or_else(|e| e.into_inner());
@@ -497,15 +495,7 @@ impl Fabric {
         }
     }
 
-    pub(super) fn get_bounced(
-        &self,
-        pe: usize,
-        dest: fi_addr_t,
-        dst: *mut u8,
-        len: usize,
-        addr: u64,
-        key: u64,
-    ) -> Result<(), String> {
+    pub(super) fn get_bounced(&self, pe: usize, dest: fi_addr_t, dst: *mut u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
         let s = &self.scratch;
         let _g = s.get_lock.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: get_off lies in the scratch buffer; only the holder of get_lock uses it.

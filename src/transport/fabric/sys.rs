@@ -327,8 +327,7 @@ pub struct fi_ops_domain {
     pub cq_open: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_cq_attr, *mut *mut fid_cq, *mut c_void) -> c_int>,
     pub endpoint: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_info, *mut *mut fid_ep, *mut c_void) -> c_int>,
     pub scalable_ep: Unused,
-    pub cntr_open:
-        Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_cntr_attr, *mut *mut fid_cntr, *mut c_void) -> c_int>,
+    pub cntr_open: Option<unsafe extern "C" fn(*mut fid_domain, *mut fi_cntr_attr, *mut *mut fid_cntr, *mut c_void) -> c_int>,
     pub poll_open: Unused,
     pub stx_ctx: Unused,
     pub srx_ctx: Unused,
@@ -341,19 +340,7 @@ pub struct fi_ops_domain {
 pub struct fi_ops_mr {
     pub size: usize,
     #[allow(clippy::type_complexity)]
-    pub reg: Option<
-        unsafe extern "C" fn(
-            *mut fid,
-            *const c_void,
-            usize,
-            u64,
-            u64,
-            u64,
-            u64,
-            *mut *mut fid_mr,
-            *mut c_void,
-        ) -> c_int,
-    >,
+    pub reg: Option<unsafe extern "C" fn(*mut fid, *const c_void, usize, u64, u64, u64, u64, *mut *mut fid_mr, *mut c_void) -> c_int>,
     pub regv: Unused,
     pub regattr: Unused,
 }
@@ -368,8 +355,7 @@ pub struct fid_domain {
 #[repr(C)]
 pub struct fi_ops_av {
     pub size: usize,
-    pub insert:
-        Option<unsafe extern "C" fn(*mut fid_av, *const c_void, usize, *mut fi_addr_t, u64, *mut c_void) -> c_int>,
+    pub insert: Option<unsafe extern "C" fn(*mut fid_av, *const c_void, usize, *mut fi_addr_t, u64, *mut c_void) -> c_int>,
     pub insertsvc: Unused,
     pub insertsym: Unused,
     pub remove: Unused,
@@ -463,8 +449,7 @@ pub struct fi_msg_atomic {
     pub data: u64,
 }
 
-type RmaXfer =
-    unsafe extern "C" fn(*mut fid_ep, *mut c_void, usize, *mut c_void, fi_addr_t, u64, u64, *mut c_void) -> isize;
+type RmaXfer = unsafe extern "C" fn(*mut fid_ep, *mut c_void, usize, *mut c_void, fi_addr_t, u64, u64, *mut c_void) -> isize;
 
 #[repr(C)]
 pub struct fi_ops_rma {
@@ -490,14 +475,11 @@ pub struct fi_ops_atomic {
     pub write: Unused,
     pub writev: Unused,
     pub writemsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg_atomic, u64) -> isize>,
-    pub inject:
-        Option<unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64, c_int, c_int) -> isize>,
+    pub inject: Option<unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64, c_int, c_int) -> isize>,
     pub readwrite: Unused,
     pub readwritev: Unused,
     #[allow(clippy::type_complexity)]
-    pub readwritemsg: Option<
-        unsafe extern "C" fn(*mut fid_ep, *const fi_msg_atomic, *mut fi_ioc, *mut *mut c_void, usize, u64) -> isize,
-    >,
+    pub readwritemsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg_atomic, *mut fi_ioc, *mut *mut c_void, usize, u64) -> isize>,
     pub compwrite: Unused,
     pub compwritev: Unused,
     #[allow(clippy::type_complexity)]
@@ -582,11 +564,7 @@ macro_rules! has_op {
         #[allow(unused_unsafe)]
         let table = unsafe { ops.as_ref() };
         match table {
-            Some(t)
-                if t.size
-                    >= ::std::mem::offset_of!($crate::transport::fabric::sys::$ty, $op)
-                        + ::std::mem::size_of::<usize>() =>
-            {
+            Some(t) if t.size >= ::std::mem::offset_of!($crate::transport::fabric::sys::$ty, $op) + ::std::mem::size_of::<usize>() => {
                 t.$op.ok_or(concat!(stringify!($ty), ".", stringify!($op), " is not provided"))
             }
             _ => Err(concat!(stringify!($ty), ".", stringify!($op), " is not provided (ops table too old)")),
@@ -595,8 +573,7 @@ macro_rules! has_op {
 }
 pub(crate) use has_op;
 
-pub type GetinfoFn =
-    unsafe extern "C" fn(u32, *const c_char, *const c_char, u64, *const fi_info, *mut *mut fi_info) -> c_int;
+pub type GetinfoFn = unsafe extern "C" fn(u32, *const c_char, *const c_char, u64, *const fi_info, *mut *mut fi_info) -> c_int;
 pub type FreeinfoFn = unsafe extern "C" fn(*mut fi_info);
 pub type DupinfoFn = unsafe extern "C" fn(*const fi_info) -> *mut fi_info;
 pub type FabricFn = unsafe extern "C" fn(*mut fi_fabric_attr, *mut *mut fid_fabric, *mut c_void) -> c_int;
@@ -917,12 +894,8 @@ mod layout_tests {
         expected.extend(consts.iter().map(|(n, v)| format!("{n} {v}")));
         let got: Vec<&str> = c_out.lines().collect();
         assert_eq!(got.len(), expected.len());
-        let bad: Vec<String> = expected
-            .iter()
-            .zip(&got)
-            .filter(|(e, g)| e.as_str() != **g)
-            .map(|(e, g)| format!("rust {e} / C {g}"))
-            .collect();
+        let bad: Vec<String> =
+            expected.iter().zip(&got).filter(|(e, g)| e.as_str() != **g).map(|(e, g)| format!("rust {e} / C {g}")).collect();
         assert!(bad.is_empty(), "layout mismatches:\n{}", bad.join("\n"));
         println!("{} sizes, offsets and constants match the C headers", expected.len());
     }

@@ -119,9 +119,8 @@ struct Group {
 /// `all`: the progress thread drives every endpoint; else all but endpoint 0 (whose own
 /// thread drives it in its waits: the bench, where two threads in one endpoint only contend).
 fn group_with(opts: &Options, n: usize, len: usize, all: bool) -> Group {
-    let fabs: Vec<Arc<Fabric>> = (0..n)
-        .map(|_| Arc::new(Fabric::open_with(opts).unwrap_or_else(|e| panic!("open {:?}: {e}", opts.provider))))
-        .collect();
+    let fabs: Vec<Arc<Fabric>> =
+        (0..n).map(|_| Arc::new(Fabric::open_with(opts).unwrap_or_else(|e| panic!("open {:?}: {e}", opts.provider)))).collect();
     let names: Vec<Vec<u8>> = fabs.iter().map(|f| f.name().unwrap()).collect();
     for nm in &names {
         assert_loopback(nm);
@@ -276,11 +275,7 @@ fn info_of_tcp_and_sockets() {
     assert!(s.info().fence, "sockets has FI_FENCE");
     assert!(i.wait_fd, "tcp;ofi_rxm's CQ has a wait fd: the progress thread sleeps on it");
     assert!(!s.info().wait_fd, "automatic progress: no wait fd asked");
-    assert_eq!(
-        std::env::var("FI_SOCKETS_PE_WAITTIME").as_deref(),
-        Ok("0"),
-        "set by the first load of libfabric (sys::PROVIDER_DEFAULTS)"
-    );
+    assert_eq!(std::env::var("FI_SOCKETS_PE_WAITTIME").as_deref(), Ok("0"), "set by the first load of libfabric (sys::PROVIDER_DEFAULTS)");
     println!("msg_order: tcp {:#x}, sockets {:#x}", i.msg_order, s.info().msg_order);
     // The default is the first provider with RDM+RMA+ATOMIC (tcp;ofi_rxm here).
     let d = Fabric::open(None, 2).unwrap();
@@ -321,13 +316,7 @@ fn rma_tcp_forced_mr_local_bounces() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("rma_tcp_forced_mr_local_bounces", 120);
     // A 64 KiB put ring: the 1 MiB puts recycle it many times.
-    let o = Options {
-        provider: Some(TCP.into()),
-        npes_hint: 2,
-        force_mr_local: true,
-        bounce_bytes: 64 << 10,
-        ..Options::default()
-    };
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, force_mr_local: true, bounce_bytes: 64 << 10, ..Options::default() };
     rma_round_trip(TCP, &[8, 4 << 10, 1 << 20, 3 << 20], Some(o));
 }
 
@@ -358,9 +347,7 @@ fn amo(provider: &str, n: u64) {
         .iter()
         .cloned()
         .map(|f| {
-            thread::spawn(move || {
-                (0..n).map(|_| f.fetch_atomic(0, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap()).collect::<Vec<u64>>()
-            })
+            thread::spawn(move || (0..n).map(|_| f.fetch_atomic(0, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap()).collect::<Vec<u64>>())
         })
         .collect();
     let mut seen: Vec<u64> = ths.into_iter().flat_map(|t| t.join().unwrap()).collect();
@@ -486,12 +473,7 @@ fn bad_key(provider: &str, reported: bool) {
         }),
     ];
     for (what, case) in cases {
-        let opts = Options {
-            provider: Some(provider.into()),
-            npes_hint: 2,
-            stall_timeout: Duration::from_secs(3),
-            ..Options::default()
-        };
+        let opts = Options { provider: Some(provider.into()), npes_hint: 2, stall_timeout: Duration::from_secs(3), ..Options::default() };
         let g = group_with(&opts, 2, 1 << 20, true);
         let a = &g.fabs[0];
         let mr = g.mrs[1];
@@ -598,10 +580,7 @@ fn quiet_is_delivery_with(opts: &Options) {
         });
         thread::sleep(Duration::from_millis(300));
         if a.info().data_progress_manual {
-            assert!(
-                !done.load(Ordering::Acquire),
-                "{provider} {n} B: quiet returned while the target made no progress"
-            );
+            assert!(!done.load(Ordering::Acquire), "{provider} {n} B: quiet returned while the target made no progress");
         }
         g.pause_1.store(false, Ordering::Relaxed);
         t.join().unwrap();
@@ -904,11 +883,7 @@ fn shared_fabric_threads_tcp() {
 }
 
 fn rate(what: &str, n: usize, t: Duration) {
-    println!(
-        "{what}: {:.2} us per op, {:.3} Mops/s",
-        t.as_secs_f64() * 1e6 / n as f64,
-        n as f64 / t.as_secs_f64() / 1e6
-    );
+    println!("{what}: {:.2} us per op, {:.3} Mops/s", t.as_secs_f64() * 1e6 / n as f64, n as f64 / t.as_secs_f64() / 1e6);
 }
 
 fn gbps(what: &str, bytes: usize, t: Duration) {
@@ -922,8 +897,7 @@ fn gbps(what: &str, bytes: usize, t: Duration) {
 fn fabric_bench() {
     let Some(_g) = setup() else { return };
     for per_put in [false, true] {
-        let opts =
-            Options { provider: Some(TCP.into()), npes_hint: 2, delivery_per_put: per_put, ..Options::default() };
+        let opts = Options { provider: Some(TCP.into()), npes_hint: 2, delivery_per_put: per_put, ..Options::default() };
         let g = group_with(&opts, 2, 64 << 20, false);
         let a = &g.fabs[0];
         println!("{}", a.info());
