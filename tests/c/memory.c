@@ -144,8 +144,10 @@ int main(int argc, char **argv) {
     ishmem_free(b1);
     ishmem_free(b3);
     ishmem_free(b4);
-    for (int round = 0; round < 2000; round++) {
-        void *p = ishmem_malloc(1 << 20); /* 2000 x 1 MiB > 1 GiB default heap: must be reused */
+    for (int round = 0; round < 80; round++) {
+        /* 80 x 16 MiB > 1 GiB default heap: the space must be reused. (Few rounds: each
+         * malloc and free is a job-wide collective, a network round trip across nodes.) */
+        void *p = ishmem_malloc(16 << 20);
         CHECK(p != NULL, "malloc round %d", round);
         if (!p)
             break;
