@@ -147,7 +147,19 @@ pub fn start(x: &mut dyn Exchange, p: &Params) -> Result<(), String> {
         listener = Some(l);
     }
     let all = x.allgather("ishmem-live", &mine)?;
-    let Some(listener) = listener else { return Ok(()) };
+    if let Some(listener) = listener {
+        connect_and_watch(p, listener, token, &all)?;
+    }
+    // No PE leaves init before every leader holds its connections: a PE that ends right after
+    // init (a failure, an exit without finalize) must find its leader able to tell the other
+    // nodes who failed, else they would blame the leader whose connection closed.
+    x.allgather("ishmem-live-ready", &[])?;
+    Ok(())
+}
+
+/// A leader's part of `start`: connects to the later nodes' leaders, accepts the earlier ones,
+/// and starts the watch thread.
+fn connect_and_watch(p: &Params, listener: TcpListener, token: u64, all: &[Vec<u8>]) -> Result<(), String> {
     let deadline = Instant::now() + p.timeout;
     let mut conns: Vec<(usize, Arc<TcpStream>)> = Vec::new();
     // Connect to the leaders of later nodes (their listeners queue the connection), then accept
