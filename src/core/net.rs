@@ -164,8 +164,16 @@ impl Net {
     /// Opens the provider, registers the regions and exchanges names and keys with every PE
     /// through `x`; returns once every PE can reach every other.
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
-        let opts =
-            Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, stall_timeout: p.peer_timeout, ..Options::default() };
+        // ISHMEMI_OFI_DELIVERY=1 (a measuring aid): every put asks delivery completion instead
+        // of quiet's flush read.
+        let delivery_per_put = std::env::var("ISHMEMI_OFI_DELIVERY").is_ok_and(|v| v == "1");
+        let opts = Options {
+            provider: p.provider.map(str::to_owned),
+            npes_hint: p.npes,
+            stall_timeout: p.peer_timeout,
+            delivery_per_put,
+            ..Options::default()
+        };
         let fab = Fabric::open_with(&opts)?;
         let stage = if p.staged {
             let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
