@@ -102,8 +102,10 @@ impl Backoff {
         let until = *self.yield_until.get_or_insert(now + YIELD_PHASE);
         if now < until {
             std::thread::yield_now();
-        } else if net && BUSY.get().is_some_and(|busy| busy()) {
-            // The job communicates: poll on (the sleep starts over from 1 us afterwards).
+        } else if net && self.spin > 0 && BUSY.get().is_some_and(|busy| busy()) {
+            // The job communicates: poll on (the sleep starts over from 1 us afterwards). Not
+            // where the machine has more PEs than CPUs (spin 0): there a waiter that sleeps
+            // leaves the CPU to the PEs and progress threads that move the traffic.
             self.yield_until = Some(now + YIELD_PHASE);
             self.sleep_us = 1;
             std::thread::yield_now();

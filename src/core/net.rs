@@ -264,7 +264,9 @@ impl Net {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress_wait(period, wait_max);
+                            // A staged heap's mailbox is served by this thread only: it
+                            // keeps its period while another thread waits.
+                            f.progress_wait(period, wait_max, st.is_none());
                         } else {
                             std::thread::sleep(period);
                         }

@@ -53,16 +53,14 @@ impl Fabric {
         if done(self) {
             return Ok(());
         }
-        struct Waiting<'a>(&'a Fabric);
+        struct Waiting<'a>(&'a AtomicUsize);
         impl Drop for Waiting<'_> {
             fn drop(&mut self) {
-                // The progress thread stays aside a while longer (see `progress_wait`).
-                self.0.last_poll_us.store(self.0.now_us(), Ordering::Relaxed);
-                self.0.waiting.fetch_sub(1, Ordering::Relaxed);
+                self.0.fetch_sub(1, Ordering::Relaxed);
             }
         }
         self.waiting.fetch_add(1, Ordering::Relaxed);
-        let _waiting = Waiting(self);
+        let _waiting = Waiting(&self.waiting);
         let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
         let (start, mut nap) = (since, AUTO_NAP_MIN);
         let manual = self.info.data_progress_manual;
@@ -315,12 +313,10 @@ impl Fabric {
     }
 
     /// The progress step of a library wait (a barrier, a wait_until, a collective's flag): as
-    /// [`Fabric::progress`], and it notes that this PE polls (the progress thread then stays
-    /// aside, [`Fabric::progress_wait`]) and whether traffic is arriving (the wait fd
-    /// readable: [`Fabric::recently_active`]).
+    /// [`Fabric::progress`], and it notes whether traffic is arriving (the wait fd readable:
+    /// [`Fabric::recently_active`]).
     pub fn poll_in_wait(&self) {
         let now = self.now_us();
-        self.last_poll_us.store(now, Ordering::Relaxed);
         let fd = self.objs.wait_fd;
         if fd >= 0 {
             let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
@@ -352,15 +348,16 @@ impl Fabric {
     /// operation at once rather than at the thread's next turn. Without a wait fd a plain
     /// sleep of `idle` after the step.
     ///
-    /// While another thread of this PE drives progress (in a Fabric wait, or a library wait
-    /// that polled within `max`), the thread stays out of the provider and sleeps `max`
-    /// instead (issue 31): waking every `idle` (20 us) beside a waiter cost a quarter of a
-    /// core and g 30-40% on 2 cores, and both threads woken by every arrival contend for the
-    /// provider's locks. A PE whose waits end picks its progress thread back up within `max`.
-    pub fn progress_wait(&self, idle: Duration, max: Duration) {
+    /// With `aside`, while another thread of this PE is in a Fabric wait (it drives progress),
+    /// the thread stays out of the provider and sleeps `max` instead of `idle` (issue 31: waking every
+    /// 20 us beside a waiter cost a quarter of a core, and `ISHMEM_OFI_PROGRESS_US=1000`, which
+    /// had the same effect, took g from 31-44 to 22-28 us). A PE whose wait ended picks its
+    /// progress thread back up within `max`. A library wait that polls (a barrier) does not
+    /// send it aside: under CPU contention a thread woken by an arrival is scheduled sooner
+    /// than one that yields in a loop.
+    pub fn progress_wait(&self, idle: Duration, max: Duration, aside: bool) {
         let fd = self.objs.wait_fd;
-        let polled = self.now_us().saturating_sub(self.last_poll_us.load(Ordering::Relaxed)) < max.as_micros() as u64;
-        if fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || polled) {
+        if aside && fd >= 0 && self.waiting.load(Ordering::Relaxed) > 0 {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(max);
             return;

@@ -428,11 +428,8 @@ pub struct Fabric {
     /// another thread was waiting on the provider or there is no wait fd. Read by
     /// [`Fabric::wait_stats`] (`ISHMEMI_PROXY_PROFILE`).
     wait_ends: [AtomicU64; 4],
-    /// Microseconds since `opened` at which a thread of this PE last polled the provider from
-    /// a wait (a Fabric wait, or a library wait through [`Fabric::poll_in_wait`]), and at
-    /// which traffic was last seen arriving (the wait fd readable): see
-    /// [`Fabric::progress_wait`] and [`Fabric::recently_active`].
-    last_poll_us: AtomicU64,
+    /// Microseconds since `opened` at which traffic was last seen arriving (the wait fd
+    /// readable): see [`Fabric::recently_active`].
     last_arrival_us: AtomicU64,
     opened: Instant,
     tables: RwLock<Tables>,
@@ -606,7 +603,6 @@ impl Fabric {
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
             wait_ends: Default::default(),
-            last_poll_us: AtomicU64::new(0),
             last_arrival_us: AtomicU64::new(0),
             opened: Instant::now(),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
