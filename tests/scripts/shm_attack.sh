@@ -17,8 +17,8 @@
 #   it (ishmrun: its job id; Slurm's srun: the job and step ids, which squeue shows every user;
 #   MPICH hydra: its kvsname). The PEs are started through a wrapper that, on rank 0, hands
 #   the launcher's key to the attacker (KIND says where it comes from: ishmrun =
-#   ISHMRUN_JOBID, pmix = PMIX_NAMESPACE, pmi1 = the kvsname that the PMI-1 server of PMI_FD
-#   gives) and holds every PE until the attacker is done. Cases precreate and symlink under the names that key gives:
+#   ISHMRUN_JOBID, pmix = PMIX_NAMESPACE, pmi1 = the kvsname: Slurm's <job id>.<step id>, or
+#   what hydra's PMI-1 server of PMI_FD gives) and holds every PE until the attacker is done. Cases precreate and symlink under the names that key gives:
 #   the old scheme (ishmem-<key>-ctl, -heap-1) and the names derived from the key as the
 #   library derives them where no secret exists ("launcher key <key>"): the job must pass, the
 #   attacker's files stay empty, "precious" unchanged. KIND ishmrun adds leaked_precreate and
@@ -176,7 +176,15 @@ if [ "$r" = 0 ]; then
     case $ATTACK_KIND in
     ishmrun) k=r$ISHMRUN_JOBID; printf "%s\n" "$ISHMRUN_JOBID" >"$ATTACK_KEEP/secret" ;;
     pmix) k=x$PMIX_NAMESPACE ;;
-    pmi1) k=h$("$0" --pmi1-kvsname) || exit 2 ;;
+    pmi1)
+        # Slurm (--mpi=pmi2): the kvsname is <job id>.<step id> (asking its server here as
+        # well left the job hung); MPICH hydra: its server says
+        if [ -n "${SLURM_JOB_ID:-}" ] && [ -n "${SLURM_STEP_ID:-}" ]; then
+            k=h$SLURM_JOB_ID.$SLURM_STEP_ID
+        else
+            k=h$("$0" --pmi1-kvsname) || exit 2
+        fi
+        ;;
     esac
     printf "%s\n" "$k" | tr -c "A-Za-z0-9.\n-" _ >"$ATTACK_KEEP/key.part" && mv "$ATTACK_KEEP/key.part" "$ATTACK_KEEP/key"
 fi
