@@ -92,6 +92,10 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The two-level sync's plan of each team across nodes met so far (`coll::sync_nodes`),
+    /// by (start, stride, size): computed once instead of on every sync (an O(team size)
+    /// pass, more than the O(log nodes) network rounds at thousands of PEs; issue 29).
+    pub sync_plans: Mutex<std::collections::HashMap<(i32, i32, usize), std::sync::Arc<SyncPlan>>>,
     /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
     /// across nodes).
     /// The proxy ring kernels post into (pinned host memory), when the CUDA backend's job spans
@@ -448,6 +452,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
+        sync_plans: Mutex::new(std::collections::HashMap::new()),
         proxy_ring: ring,
     }));
     state.job_ptr = match state.job.lock() {
@@ -532,6 +537,16 @@ fn probe_targets(me: usize, members: &[Vec<usize>], my_node: usize) -> Vec<usize
         return Vec::new();
     }
     vec![members[(my_node + 1) % n][0]]
+}
+
+/// What `coll::sync_nodes` needs of a team across nodes: its node leaders in team order (the
+/// lowest team PE of each node), this PE's place among them (0 when it leads none), this PE's
+/// leader and the number of team PEs on this PE's node.
+pub struct SyncPlan {
+    pub leaders: Vec<usize>,
+    pub place: usize,
+    pub leader: usize,
+    pub members: u64,
 }
 
 /// A table by world PE of the node members' bases (0 for PEs of other nodes).
