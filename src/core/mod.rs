@@ -92,6 +92,10 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The two-level sync's plan of each team across nodes met so far (`coll::sync_nodes`),
+    /// by (start, stride, size): computed once instead of on every sync (an O(team size)
+    /// pass, more than the O(log nodes) network rounds at thousands of PEs; issue 29).
+    pub sync_plans: Mutex<std::collections::HashMap<(i32, i32, usize), std::sync::Arc<SyncPlan>>>,
     /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
     /// across nodes).
     /// The proxy ring kernels post into (pinned host memory), when the CUDA backend's job spans
@@ -259,6 +263,9 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     }
     let my_node = nodes.node_of[info.rank];
     let multi = nodes.count() > 1;
+    if multi {
+        raise_fd_limit();
+    }
     let local_rank = nodes.local_rank(info.rank);
     let members = nodes.members[my_node].clone();
     if multi && boot.exchange.is_none() {
@@ -454,6 +461,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
+        sync_plans: Mutex::new(std::collections::HashMap::new()),
         proxy_ring: ring,
     }));
     state.job_ptr = match state.job.lock() {
@@ -511,6 +519,21 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     PHASE.store(RUNNING, Release);
 }
 
+/// Jobs across nodes: raises this process's soft limit on open files to its hard limit. A node
+/// leader holds one liveness connection per other node and the provider one socket per peer it
+/// talks to (tcp: every PE it reads or writes), so the common soft limit of 1,024 is reached
+/// near 1,000 nodes at init, and by any PE that reaches about 1,000 others (docs/SCALING.md,
+/// issue 29). MPI libraries do the same. The hard limit stays as the administrator set it.
+fn raise_fd_limit() {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: r is a writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 && r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: r is a valid rlimit whose soft value does not exceed its hard one.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) };
+    }
+}
+
 /// The PEs whose silence this PE watches (`net::NetParams::watch`): a node leader probes the
 /// leader of the next node (the last node's, the first's), so that every leader is watched by
 /// one other and the probes cost each PE O(1) reads and connections whatever the job's size;
@@ -523,6 +546,16 @@ fn probe_targets(me: usize, members: &[Vec<usize>], my_node: usize) -> Vec<usize
         return Vec::new();
     }
     vec![members[(my_node + 1) % n][0]]
+}
+
+/// What `coll::sync_nodes` needs of a team across nodes: its node leaders in team order (the
+/// lowest team PE of each node), this PE's place among them (0 when it leads none), this PE's
+/// leader and the number of team PEs on this PE's node.
+pub struct SyncPlan {
+    pub leaders: Vec<usize>,
+    pub place: usize,
+    pub leader: usize,
+    pub members: u64,
 }
 
 /// A table by world PE of the node members' bases (0 for PEs of other nodes).
