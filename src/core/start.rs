@@ -64,6 +64,9 @@ pub(super) fn bootstrap(func: &str, req: InitRequest) -> Joined {
     }
     let my_node = nodes.node_of[info.rank];
     let multi = nodes.count() > 1;
+    if multi {
+        raise_fd_limit();
+    }
     let local_rank = nodes.local_rank(info.rank);
     let members = nodes.members[my_node].clone();
     if multi && boot.exchange.is_none() {
@@ -405,6 +408,21 @@ pub(super) fn preload(func: &str, state: &'static State) {
             "[PE {}] DEBUG: {failed} device-state binder(s) failed; retried at the next barrier, quiet, fence or malloc",
             state.me
         ));
+    }
+}
+
+/// Jobs across nodes: raises this process's soft limit on open files to its hard limit. A node
+/// leader holds one liveness connection per other node and the provider one socket per peer it
+/// talks to (tcp: every PE it reads or writes), so the common soft limit of 1,024 is reached
+/// near 1,000 nodes at init, and by any PE that reaches about 1,000 others (docs/SCALING.md,
+/// issue 29). MPI libraries do the same. The hard limit stays as the administrator set it.
+fn raise_fd_limit() {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: r is a writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 && r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: r is a valid rlimit whose soft value does not exceed its hard one.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) };
     }
 }
 
