@@ -93,6 +93,10 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The two-level sync's plan of each team across nodes met so far (`coll::sync_nodes`),
+    /// by (start, stride, size): computed once instead of on every sync (an O(team size)
+    /// pass, more than the O(log nodes) network rounds at thousands of PEs; issue 29).
+    pub sync_plans: Mutex<std::collections::HashMap<(i32, i32, usize), std::sync::Arc<SyncPlan>>>,
     /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
     /// across nodes).
     /// The proxy ring kernels post into (pinned host memory), when the CUDA backend's job spans
@@ -557,6 +561,16 @@ impl State {
             None => not_symmetric(self, func, what, addr, len),
         }
     }
+}
+
+/// What `coll::sync_nodes` needs of a team across nodes: its node leaders in team order (the
+/// lowest team PE of each node), this PE's place among them (0 when it leads none), this PE's
+/// leader and the number of team PEs on this PE's node.
+pub struct SyncPlan {
+    pub leaders: Vec<usize>,
+    pub place: usize,
+    pub leader: usize,
+    pub members: u64,
 }
 
 /// How a symmetric range of a PE is reached from this one (`State::reach`).

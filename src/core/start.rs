@@ -344,6 +344,7 @@ pub(super) fn assemble(
         fin_area,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
+        sync_plans: Mutex::new(std::collections::HashMap::new()),
         proxy_ring: ring,
     }
 }
