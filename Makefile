@@ -19,6 +19,10 @@
 #                             each run against the tests that cover it, one node and across
 #                             pretend nodes; fails unless every one is caught
 #                             (scripts/mutation-check.sh, docs/RELIABILITY.md)
+#   make check-scale          the host tests (RMA, AMO, signals, waits, teams, collectives) at
+#                             16, 32 and 64 PEs on 8, 16 and 32 pretend nodes under ishmrun and
+#                             srun, then the scale measurements (scripts/scale-check.sh,
+#                             docs/SCALING.md); slow on a small machine, not in `check`
 #   make generate             rewrite the generated files from the tables
 
 PREFIX ?= $(CURDIR)/build/prefix
@@ -29,7 +33,7 @@ SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 
 CTEST_ARGS ?= --output-on-failure
 
 .PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean \
-	soak reliability test-c-build check-asan check-tsan fuzz-args check-mutations
+	soak reliability test-c-build check-asan check-tsan fuzz-args check-mutations check-scale
 
 all: build
 
@@ -94,6 +98,10 @@ check-tsan:
 # Mutation check (issue 26): every mutant of scripts/mutation-check.sh's table must be killed.
 check-mutations:
 	MAKE="$(MAKE)" scripts/mutation-check.sh
+
+# Scale (issue 29): SCALE_SIZES, SCALE_PROGS, SCALE_LAUNCHERS pick a subset (scale-check.sh).
+check-scale: test-c-build
+	scripts/scale-check.sh all
 
 # Fuzzed bad arguments, longer than the suite's fuzz_args tests: FUZZ_JOBS seeds per launcher.
 FUZZ_JOBS ?= 1000

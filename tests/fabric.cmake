@@ -270,3 +270,16 @@ endforeach()
 add_test(NAME fabric.shm_files.ishmrun.2 COMMAND ${SH_PROGRAM} ${SCRIPTS}/ofi_shm_files.sh ${ISHMEM_RUN} $<TARGET_FILE:setup>)
 set_tests_properties(fabric.shm_files.ishmrun.2 PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;ishmrun"
   SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: ofi_shm_files" FAIL_REGULAR_EXPRESSION "FAIL: ")
+
+# Connections per PE across nodes (issue 29, docs/SCALING.md): 8 PEs on 4 pretend nodes; after
+# barriers and 1 s idle, a PE that is not its node's leader holds no TCP connection, a leader
+# its liveness connections plus at most the barrier's and its probe's. With
+# ISHMEM_COLL_CHECK_MS=0 (no agreement checks, whose reads of every member of a long-waiting
+# collective would connect the PE to them). Before: "PE 1 (not a node leader, no network
+# operation made) holds 6 TCP connections; want 0 (4 nodes)" on every non-leader: every PE's
+# probe thread read the leader of every other node, and ISHMEM_COLL_CHECK_MS=0 made every poll
+# of a collective's wait read every member instead of never.
+add_run(conns.fabric_tcp.ishmrun.8 "^PASS: conns \\(8 PEs\\)$" "fabric;ishmrun"
+  ${ISHMEM_RUN} --timeout 80 -n 8 $<TARGET_FILE:conns>)
+set_tests_properties(conns.fabric_tcp.ishmrun.8 PROPERTIES
+  ENVIRONMENT "ISHMEM_NODE_SPLIT=4;ISHMEM_COLL_CHECK_MS=0;FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")

@@ -62,6 +62,7 @@ pub fn info_text(st: Option<&State>) -> String {
             s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));
             s.push_str(&format!("network heap access: {}\n", n.heap_path()));
         }
+        s.push_str(&footprint_line(st));
     }
     s.push_str("environment variables:\n");
     let rows: Vec<[String; 3]> = crate::env::VARS
@@ -70,6 +71,26 @@ pub fn info_text(st: Option<&State>) -> String {
         .collect();
     s.push_str(&columns(&["variable", "value", "default"], &rows));
     s
+}
+
+/// This PE's per-job state that grows with the job, one line of `key=value` pairs (read by
+/// scripts/scale-check.sh for docs/SCALING.md): bytes and regions registered with the provider,
+/// address vector entries and the length of one endpoint name, the key table entries (regions x
+/// PEs), the team areas' bytes in the heap and the liveness connections.
+fn footprint_line(st: &State) -> String {
+    let (regions, bytes, av, keys, name) = match &st.net {
+        Some(n) => {
+            let (r, b, a, k) = n.fab.footprint();
+            (r, b, a, k, n.fab.name().map_or(0, |v| v.len()))
+        }
+        None => (0, 0, 0, 0, 0),
+    };
+    let areas = st.cfg.teams_max * super::team::AREA_BYTES + if st.net.is_some() { super::team::AREA_BYTES } else { 0 };
+    format!(
+        "footprint: registered_bytes={bytes} registered_regions={regions} av_entries={av} av_name_bytes={name} key_entries={keys} \
+         team_area_bytes={areas} live_conns={}\n",
+        super::live::connections()
+    )
 }
 
 /// Rows under a header, each column as wide as its widest cell, indented by two spaces.

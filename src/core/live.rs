@@ -9,8 +9,8 @@
 //! node's watchdog (pidfds, `transport::shm`): when one of them dies, the leader ends too (its
 //! connections close), after telling the other leaders who failed (`A`), so the other nodes
 //! name the right PE. Silence alone is not death: a PE stopped by a debugger or SIGSTOP, or
-//! starved, answers late; every PE reads one word of one PE of each other node every
-//! `ISHMEM_PEER_CHECK_MS` (the probe thread), and only a read that completes nothing for
+//! starved, answers late; every leader reads one word of the next node's leader every
+//! `ISHMEM_PEER_CHECK_MS` (the probe thread, `core::probe_targets`), and only a read that completes nothing for
 //! `ISHMEM_PEER_TIMEOUT_S` (300 s) ends the job, with a message that says it was silence.
 //!
 //! The connections also carry what a node must tell the others when one of its PEs leaves:
@@ -281,6 +281,11 @@ pub fn tell_failed(cause: usize) {
 /// Tells the other nodes that PE `pe` called `ishmem_global_exit(status)`.
 pub fn tell_global_exit(pe: usize, status: i32) {
     send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+}
+
+/// The liveness connections this PE holds (a node leader: one per other node; others: none).
+pub fn connections() -> usize {
+    LINKS.get().map_or(0, |l| l.conns.lock().map_or(0, |c| c.len()))
 }
 
 /// After the last barrier of finalize: says goodbye (the end of the connections that follows is

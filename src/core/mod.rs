@@ -386,7 +386,7 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
             heap: (heap.base, heap.len),
             data: data.as_ref().map(|d| (d.base, d.len)),
             progress_us: cfg.ofi_progress_us,
-            watch: nodes.members.iter().enumerate().filter(|&(n, _)| n != my_node).map(|(_, m)| m[0]).collect(),
+            watch: probe_targets(info.rank, &nodes.members, my_node),
             check_ms: cfg.peer_check_ms.max(100),
             peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
             abort_off: area_base + 8 * team::W_ABORT,
@@ -501,6 +501,20 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
         }
     }
     PHASE.store(RUNNING, Release);
+}
+
+/// The PEs whose silence this PE watches (`net::NetParams::watch`): a node leader probes the
+/// leader of the next node (the last node's, the first's), so that every leader is watched by
+/// one other and the probes cost each PE O(1) reads and connections whatever the job's size;
+/// the other PEs probe nobody (their deaths reach the job through their leader, `live`).
+/// Before issue 29 every PE read the leader of every other node every `ISHMEM_PEER_CHECK_MS`:
+/// nodes - 1 connections on every PE and every PE of the job connected to each leader.
+fn probe_targets(me: usize, members: &[Vec<usize>], my_node: usize) -> Vec<usize> {
+    let n = members.len();
+    if n < 2 || members[my_node].first() != Some(&me) {
+        return Vec::new();
+    }
+    vec![members[(my_node + 1) % n][0]]
 }
 
 /// A table by world PE of the node members' bases (0 for PEs of other nodes).

@@ -144,7 +144,8 @@ pub struct NetParams<'a> {
     pub heap: (usize, usize),
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
-    /// One PE of each other node, probed every `check_ms`: one whose read completes nothing
+    /// The PEs this PE probes every `check_ms` (a node leader: the next node's leader, see
+    /// `core::probe_targets`; others: none, and no probe thread): one whose read completes nothing
     /// for `peer_timeout` has been silent that long, and the job ends saying so (deaths are
     /// told at once by `core::live`'s connections).
     pub watch: Vec<usize>,
@@ -300,7 +301,7 @@ impl Net {
         })
     }
 
-    /// The probe thread: reads one word of one PE of each other node every `check_ms`. A read
+    /// The probe thread: reads one word of each PE of `watch` every `check_ms`. A read
     /// that completes nothing for `peer_timeout` means that PE has been silent that long (it may
     /// be stopped, starved or cut off: its process is not known to be dead, which `core::live`'s
     /// connection tells at once), and the job ends saying so. A read that fails at once (the
@@ -312,6 +313,9 @@ impl Net {
         let check = Duration::from_millis(p.check_ms.max(1));
         // (`retire` sets the deadline at finalize.)
         let running = move || !stop.load(Acquire) && deadline_ms.load(Acquire) == u64::MAX;
+        if watch.is_empty() {
+            return;
+        }
         let word = Box::leak(Box::new(0u64)) as *mut u64 as usize;
         let _ = std::thread::Builder::new().name("ishmem-probe".into()).spawn(move || {
             while running() {

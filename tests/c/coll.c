@@ -239,8 +239,15 @@ static void test_small_unsigned(const team_info *ti, size_t n) {
     for (size_t i = 0; i < n; i++)
         wa[i] = (unsigned short)(60000 + ti->me * 500 + i % 7);
     CHECK_EQ(ishmem_ushort_max_reduce(ti->t, wb, wa, n), 0);
+    /* past 11 PEs the larger values wrap: the maximum is over what each PE gave */
+    unsigned short wmax[7] = {0};
+    for (int p = 0; p < ti->n; p++)
+        for (int k = 0; k < 7; k++) {
+            unsigned short x = (unsigned short)(60000 + p * 500 + k);
+            if (x > wmax[k]) wmax[k] = x;
+        }
     for (size_t i = 0; i < n; i++)
-        if (wb[i] != (unsigned short)(60000 + (ti->n - 1) * 500 + i % 7)) {
+        if (wb[i] != wmax[i % 7]) {
             CHECK(0, "%s: ushort_max_reduce [%zu] = %u", ti->name, i, wb[i]);
             break;
         }
@@ -408,7 +415,16 @@ static void back_to_back(const team_info *a, const team_info *b) {
 #define STORM_STRIDE 12500 /* ints of Ib per round (24 rounds: all of Ib) */
 
 static size_t storm_bcast_n(int r) { return r % 5 == 4 ? 1500 : (size_t)(1 + r % 7) * 3; }
-static size_t storm_coll_n(int r) { return r % 5 == 4 ? 280 : (size_t)(1 + r % 4); }
+/* fcollect's block: its dest holds 2560 ints per round (n x 280 up to 9 PEs; fewer beyond) */
+static size_t storm_coll_n(int r, int n) {
+    size_t most = 2560 / (size_t)n;
+    return r % 5 == 4 ? (most < 280 ? most : 280) : (size_t)(1 + r % 4);
+}
+/* alltoall's block: its dest holds 64 ints per round (5 up to 12 PEs; fewer beyond, 1 at 64) */
+static size_t storm_a2a_n(size_t nc, int n) {
+    size_t most = 64 / (size_t)n, na = nc < 5 ? nc : 5;
+    return na < most ? na : most;
+}
 static size_t storm_red_n(int r) { return r % 5 == 4 ? 1100 : (size_t)(1 + (r * 13) % 200); }
 /* collect: team PE p's count in round r (every 5th round, with up to 4 PEs, odd PEs give 400:
  * past the scratch slot, so inline and pulled blocks mix in one call) */
@@ -430,7 +446,7 @@ static void storm_round(const team_info *ti, int r, int check_only) {
     int *cs = Ia + 5200;
     int *bs = Ia, *fs = Ia + 2048, *as = Ia + 2400, *ss = Ia + 2600, *ms = Ia + 3800;
     double *ds = (double *)(Ia + 5000);
-    size_t nb = storm_bcast_n(r), nc = storm_coll_n(r), nr = storm_red_n(r), na = nc < 5 ? nc : 5;
+    size_t nb = storm_bcast_n(r), nc = storm_coll_n(r, n), nr = storm_red_n(r), na = storm_a2a_n(nc, n);
     size_t ndb = nr < 64 ? nr : 64;
     if (!check_only) {
         for (size_t i = 0; i < nb; i++)

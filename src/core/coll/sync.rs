@@ -16,7 +16,9 @@ impl<'a> Team<'a> {
         let period = self.st.cfg.coll_check_ms.clamp(1, crate::transport::shm::FINALIZING_CHECK_MS);
         let mut last = std::time::Instant::now();
         wait::until_checked(self.st.cfg.wait_spin, self.st.cfg.wait_sleep_max_us, period, &mut done, || {
-            if last.elapsed() >= std::time::Duration::from_millis(self.st.cfg.coll_check_ms) {
+            // ISHMEM_COLL_CHECK_MS=0: never (the period above is at least 1 ms for the
+            // finalize check below; before issue 29, 0 made every poll check every member).
+            if self.st.cfg.coll_check_ms > 0 && last.elapsed() >= std::time::Duration::from_millis(self.st.cfg.coll_check_ms) {
                 last = std::time::Instant::now();
                 self.check_agreement(&mut watch);
             }

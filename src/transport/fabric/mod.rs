@@ -678,6 +678,16 @@ impl Fabric {
         Ok(f)
     }
 
+    /// What this PE holds with the provider, for `ISHMEM_INFO=1` (docs/SCALING.md): registered
+    /// regions (the scratch area included) and their bytes, address vector entries, and the
+    /// per-PE key table entries of the regions.
+    pub fn footprint(&self) -> (usize, usize, usize, usize) {
+        let t = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        let bytes = t.regions.iter().map(|r| r.len).sum::<usize>() + self.scratch.mem.len() * 8;
+        let keys = t.regions.iter().map(|r| r.remote.len()).sum();
+        (t.regions.len() + 1, bytes, t.peers.len(), keys)
+    }
+
     /// What was opened.
     pub fn info(&self) -> &Info {
         &self.info

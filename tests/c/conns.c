@@ -1,0 +1,93 @@
+/* conns: how many connections a PE holds across pretend nodes (issue 29, docs/SCALING.md).
+ * Run with ISHMEM_NODE_SPLIT (nodes of consecutive PEs; the first PE of each is its leader).
+ * After init, barriers and 1 s of idling (10 periods of ISHMEM_PEER_CHECK_MS), each PE counts
+ * its established TCP connections (its socket inodes in /proc/self/net/tcp{,6}). Run with
+ * ISHMEM_COLL_CHECK_MS=0: the agreement checks of a collective that waits long read every member
+ * (and connect to those of other nodes), which a loaded machine makes happen at any barrier.
+ *   - a PE that is not its node's leader made no network operation (barriers cross the network
+ *     only between leaders): it holds none. (Before issue 29 every PE's probe thread read the
+ *     leader of every other node every 100 ms: nodes - 1 connections on each PE, and every
+ *     leader served every PE of the job.)
+ *   - a leader holds its liveness connections (one per other node) and those of the barrier's
+ *     dissemination rounds among leaders and its liveness probe: at most
+ *     (nodes - 1) + 2 * ceil(log2(nodes)) + 2. */
+#include "test_util.h"
+#include <dirent.h>
+#include <unistd.h>
+
+#define MAX_SOCKS 4096
+static unsigned long socks[MAX_SOCKS];
+static int nsocks;
+
+static void collect_sockets(void) {
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char path[300], link[128];
+    nsocks = 0;
+    if (!d) return;
+    while ((e = readdir(d))) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t l = readlink(path, link, sizeof link - 1);
+        if (l <= 0) continue;
+        link[l] = 0;
+        unsigned long ino;
+        if (sscanf(link, "socket:[%lu]", &ino) == 1 && nsocks < MAX_SOCKS) socks[nsocks++] = ino;
+    }
+    closedir(d);
+}
+
+static long tcp_established(void) {
+    const char *files[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+    long n = 0;
+    collect_sockets();
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "r");
+        char line[512];
+        if (!f) continue;
+        if (!fgets(line, sizeof line, f)) {
+            fclose(f);
+            continue;
+        }
+        while (fgets(line, sizeof line, f)) {
+            unsigned st;
+            unsigned long ino;
+            if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %*s %*s %lu", &st, &ino) != 2 || st != 1) continue;
+            for (int k = 0; k < nsocks; k++)
+                if (socks[k] == ino) {
+                    n++;
+                    break;
+                }
+        }
+        fclose(f);
+    }
+    return n;
+}
+
+int main(void) {
+    ishmem_init();
+    test_init_ids();
+    int ppn = ishmem_team_n_pes(ISHMEMX_TEAM_NODE);
+    CHECK(ppn >= 1 && t_npes % ppn == 0, "node team of %d PEs in a job of %d", ppn, t_npes);
+    int nodes = t_npes / ppn;
+
+    CHECK(nodes >= 2, "the job must span pretend nodes (ISHMEM_NODE_SPLIT), got %d node(s)", nodes);
+    for (int i = 0; i < 5; i++) ishmem_barrier_all();
+    usleep(1000 * 1000);
+    ishmem_barrier_all();
+    long conns = tcp_established();
+    int leader = t_me % ppn == 0;
+    int log2n = 0;
+    while ((1 << log2n) < nodes) log2n++;
+    printf("conns: PE %d (%s) holds %ld TCP connections (%d nodes)\n", t_me, leader ? "leader" : "member", conns, nodes);
+    fflush(stdout);
+    if (leader) {
+        long most = (nodes - 1) + 2 * log2n + 2;
+        CHECK(conns >= nodes - 1 && conns <= most, "leader PE %d holds %ld TCP connections; want %d to %ld (%d nodes)",
+              t_me, conns, nodes - 1, most, nodes);
+    } else {
+        CHECK(conns == 0, "PE %d (not a node leader, no network operation made) holds %ld TCP connections; want 0 (%d nodes)",
+              t_me, conns, nodes);
+    }
+    ishmem_barrier_all();
+    return test_finish("conns");
+}
