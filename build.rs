@@ -54,6 +54,8 @@ const MUTATIONS: &[&str] = &[
     "proxy_quiet_noop",
     "ctx_quiet_noop",
     "ctx_quiet_global",
+    "shm_checks_off",
+    "shm_names_from_key",
 ];
 
 fn mutation() {

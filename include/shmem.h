@@ -7,12 +7,12 @@
  * Every function declared here is a plain C symbol of libishmem.so and an alias of the ishmem_*
  * function of the same name (the same address, the same code): shmem_int_put is
  * ishmem_int_put. Contexts (shmem_ctx_*), shmem_realloc and shmem_malloc_with_hints, which
- * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is declared with the 1.6 additions ishmem has (ibput/ibget,
- * the scans, shmem_signal_add/set, shmem_query_initialized). Collectives take the team first,
- * as OpenSHMEM 1.5 defines them. Error messages name the ishmem function. The OpenSHMEM names
- * libishmem does not export yet (locks, alltoalls,
- * team_ptr, pe_quiet, the deprecated active-set collectives, long double and complex types)
- * are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is
+ * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
+ * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
+ * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
+ * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
+ * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H
@@ -124,6 +124,7 @@ void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
 void shmem_global_exit(int status);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 
@@ -1453,8 +1454,10 @@ size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, siz
 /* ---- ordering ---- */
 void shmem_fence(void);
 void shmem_quiet(void);
+void shmem_pe_quiet(const int *target_pes, size_t npes);
 void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* ---- collectives ---- */
 void shmem_barrier_all(void);
@@ -1737,6 +1740,38 @@ int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_float_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_double_alltoalls(shmem_team_t team, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_char_alltoalls(shmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_schar_alltoalls(shmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_short_alltoalls(shmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_int_alltoalls(shmem_team_t team, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_long_alltoalls(shmem_team_t team, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_longlong_alltoalls(shmem_team_t team, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uchar_alltoalls(shmem_team_t team, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_ushort_alltoalls(shmem_team_t team, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uint_alltoalls(shmem_team_t team, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_ulong_alltoalls(shmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_ulonglong_alltoalls(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_int8_alltoalls(shmem_team_t team, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_int16_alltoalls(shmem_team_t team, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_int32_alltoalls(shmem_team_t team, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_int64_alltoalls(shmem_team_t team, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uint8_alltoalls(shmem_team_t team, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uint16_alltoalls(shmem_team_t team, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uint32_alltoalls(shmem_team_t team, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_uint64_alltoalls(shmem_team_t team, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_size_alltoalls(shmem_team_t team, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_ptrdiff_alltoalls(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+
+/* ---- locks ---- */
+void shmem_set_lock(long *lock);
+int shmem_test_lock(long *lock);
+void shmem_clear_lock(long *lock);
+
+/* ---- profiling ---- */
+void shmem_pcontrol(const int level, ...);
 
 /* ---- deprecated ---- */
 int _my_pe(void);
@@ -2552,6 +2587,19 @@ inline int shmem_sum_exscan(shmem_team_t team, unsigned short *dest, const unsig
 inline int shmem_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce) { return shmem_uint_sum_exscan(team, dest, source, nreduce); }
 inline int shmem_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce) { return shmem_ulong_sum_exscan(team, dest, source, nreduce); }
 inline int shmem_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nreduce) { return shmem_ulonglong_sum_exscan(team, dest, source, nreduce); }
+inline int shmem_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_float_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_double_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_char_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_schar_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_short_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_int_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_long_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_longlong_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_uchar_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_ushort_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_uint_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_ulong_alltoalls(team, dest, source, dst, sst, nelems); }
+inline int shmem_alltoalls(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_ulonglong_alltoalls(team, dest, source, dst, sst, nelems); }
 #else /* C11 */
 #define shmem_put(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
     shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
@@ -3582,6 +3630,21 @@ inline int shmem_sum_exscan(shmem_team_t team, unsigned long long *dest, const u
     unsigned long: shmem_ulong_sum_exscan, \
     unsigned long long: shmem_ulonglong_sum_exscan \
     )(team, dest, source, nreduce)
+#define shmem_alltoalls(team, dest, source, dst, sst, nelems) _Generic(*(dest), \
+    float: shmem_float_alltoalls, \
+    double: shmem_double_alltoalls, \
+    char: shmem_char_alltoalls, \
+    signed char: shmem_schar_alltoalls, \
+    short: shmem_short_alltoalls, \
+    int: shmem_int_alltoalls, \
+    long: shmem_long_alltoalls, \
+    long long: shmem_longlong_alltoalls, \
+    unsigned char: shmem_uchar_alltoalls, \
+    unsigned short: shmem_ushort_alltoalls, \
+    unsigned int: shmem_uint_alltoalls, \
+    unsigned long: shmem_ulong_alltoalls, \
+    unsigned long long: shmem_ulonglong_alltoalls \
+    )(team, dest, source, dst, sst, nelems)
 #endif /* __cplusplus */
 
 #endif /* SHMEM_H */

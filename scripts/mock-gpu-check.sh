@@ -102,9 +102,10 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # The on-queue RMA forms to a PE of the other node (issue 13): proxy kernels, in order.
     run queue_remote.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB $RUN -n 2 "$B/mock_queue_remote"
     run queue_remote.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote"
-    # quiet_on_queue completes the proxy's nbi puts: checked by a node peer through its own
-    # path after a flag (issue 26, the mutant proxy_quiet_noop)
-    run proxy_quiet.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote" quiet
+    # quiet_on_queue completes the proxy's nbi puts: checked after a flag on another path by
+    # the target itself (its own heap) and by a node peer of the putter (through the target's
+    # mailbox) (issue 26, the mutant proxy_quiet_noop; 100 rounds: 83 s at a load average of 80)
+    run proxy_quiet.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN_LONG -n 4 "$B/mock_queue_remote" quiet
     # Host calls while a kernel waits for this PE's proxy (issue 23): a module loaded at first
     # use, or a synchronous copy, would wait for that kernel while the proxy waits for them
     # (the mock reports "DEADLOCK" after MOCK_CUDA_WAIT_S and aborts the PE).

@@ -37,7 +37,9 @@ team_sync_skip|node|order_mut.ishmrun.4 team.ishmrun.4
 team_sync_skip|nodes|order_mut.fabric_tcp.ishmrun.4 team.fabric_tcp.ishmrun.4
 proxy_quiet_noop|nodes|mock:proxy_quiet.fabric.4pe
 ctx_quiet_noop|nodes|ctx_quiet.fabric_tcp.ishmrun.4
-ctx_quiet_global|nodes|ctx_quiet.fabric_tcp.ishmrun.4'
+ctx_quiet_global|nodes|ctx_quiet.fabric_tcp.ishmrun.4
+shm_checks_off|node|security.shm_names.ishmrun.2 security.shm_checks.openmpi_env.2
+shm_names_from_key|node|security.shm_names.mpich.2 security.shm_names.ishmrun.2'
 
 want=${*:-$(echo "$TABLE" | cut -d'|' -f1 | uniq)}
 for m in $want; do
@@ -70,12 +72,21 @@ LOG=$B/real.log
 : >"$LOG"
 all=$(echo "$TABLE" | grep -E "^($(echo $want | tr ' ' '|'))\|" | cut -d'|' -f3 | tr ' ' '\n' | sort -u)
 echo "mutation-check: the real library against the $(echo "$all" | wc -l) tests"
-# shellcheck disable=SC2086
-f=$(LD_LIBRARY_PATH= ctest_of $all)
-if [ -n "$f" ]; then
-    echo "mutation-check: FAILED: $f fails on the real library (log: $LOG)"
-    exit 1
-fi
+# A test that fails here is run once more alone (on a loaded machine a job may pass its
+# launcher's timeout); a second failure ends the check.
+left=$all
+while :; do
+    # shellcheck disable=SC2086
+    f=$(LD_LIBRARY_PATH= ctest_of $left)
+    [ -n "$f" ] || break
+    case "$f" in '!missing:'*) echo "mutation-check: FAILED: ctest has no test ${f#!missing:}"; exit 1 ;; esac
+    if [ -n "$(LD_LIBRARY_PATH= ctest_of "$f")" ]; then
+        echo "mutation-check: FAILED: $f fails on the real library, twice (log: $LOG)"
+        exit 1
+    fi
+    echo "mutation-check: $f failed on the real library once and passed when run again (log: $LOG)"
+    left=$(echo "$left" | sed "1,/^$(echo "$f" | sed 's/\./\\./g')\$/d")
+done
 missing() { case "$1" in '!missing:'*) echo "mutation-check: FAILED: ctest has no test ${1#!missing:}"; exit 1 ;; esac; }
 
 survived=""

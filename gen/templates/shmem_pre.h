@@ -7,12 +7,12 @@
  * Every function declared here is a plain C symbol of libishmem.so and an alias of the ishmem_*
  * function of the same name (the same address, the same code): shmem_int_put is
  * ishmem_int_put. Contexts (shmem_ctx_*), shmem_realloc and shmem_malloc_with_hints, which
- * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is declared with the 1.6 additions ishmem has (ibput/ibget,
- * the scans, shmem_signal_add/set, shmem_query_initialized). Collectives take the team first,
- * as OpenSHMEM 1.5 defines them. Error messages name the ishmem function. The OpenSHMEM names
- * libishmem does not export yet (locks, alltoalls,
- * team_ptr, pe_quiet, the deprecated active-set collectives, long double and complex types)
- * are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is
+ * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
+ * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
+ * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
+ * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
+ * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H

@@ -1,5 +1,5 @@
 //! OpenSHMEM contexts (shmem_ctx_*: Intel SHMEM has none, so only the shmem_ names exist):
-//! create and destroy, team contexts, get_team, quiet, fence, signal_add/set; the typed,
+//! create and destroy, team contexts, get_team, quiet, fence, pe_quiet, signal_add/set; the typed,
 //! SIZE and mem forms of the rma, amo and signal families are generated
 //! (`generated_ctx.rs`) and run their family's body through [`run`]. The contexts themselves
 //! are core::ctx's.
@@ -227,4 +227,33 @@ pub unsafe extern "C" fn shmem_ctx_signal_set(ctx: Ctx, sig_addr: *mut u64, sign
     const F: &str = "shmem_ctx_signal_set";
     // SAFETY: update checks the address.
     guard(F, || run(F, ctx, pe, |pe| unsafe { crate::api::signal::update(F, sig_addr, signal, crate::api::signal::SIGNAL_SET, pe) }))
+}
+
+/// OpenSHMEM 1.6's per-PE quiet of a context: completes the context's operations to the listed
+/// PEs (numbers of the context's team) by completing all of them (completing more is allowed).
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_pe_quiet(ctx: Ctx, target_pes: *const c_int, npes: usize) {
+    const F: &str = "shmem_ctx_pe_quiet";
+    guard(F, || {
+        let st = state(F);
+        if ctx.is_null() {
+            return;
+        }
+        if npes > 0 && target_pes.is_null() {
+            fatal(F, &format!("target_pes is NULL with npes {npes}"));
+        }
+        for k in 0..npes {
+            // SAFETY: the caller passes npes readable ints (the API's contract).
+            let pe = unsafe { *target_pes.add(k) };
+            // checks the context and the PE (a team context's number), as an operation would
+            let _ = run(F, ctx, pe, |wpe| st.check_pe(F, wpe));
+        }
+        if is_default(ctx) {
+            crate::core::device::retry_binders(st, F);
+            return crate::core::quiet();
+        }
+        let c = resolve(F, ctx);
+        check_owner(F, &c.get());
+        c.quiet(st, F);
+    })
 }

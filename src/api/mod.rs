@@ -18,6 +18,7 @@ pub mod generated;
 pub mod generated_ctx;
 pub mod memory;
 pub mod order;
+pub mod osh;
 pub mod queue;
 pub mod queue_coll;
 pub mod rma;

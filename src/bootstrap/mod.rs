@@ -353,7 +353,15 @@ impl Bootstrap {
                 }
                 let nodes = node::Nodes::group(&ids, split);
                 let lowest = nodes.members[nodes.node_of[self.info.rank]][0];
+                #[cfg(not(ishmem_mutation = "shm_names_from_key"))]
                 let secret = self.secret.clone().unwrap_or_else(|| nonces[lowest].clone());
+                // The mutant (issue 30's one-way names removed): the files' names follow the
+                // launcher's key, which other users can learn.
+                #[cfg(ishmem_mutation = "shm_names_from_key")]
+                let secret = {
+                    let _ = lowest;
+                    format!("launcher key {}", self.info.key)
+                };
                 Ok((nodes, secret, Some(sames)))
             }
             // Peers unknown but on this node: a split still applies.

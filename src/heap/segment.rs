@@ -53,7 +53,11 @@ pub fn create(path: &str, len: usize) -> Result<Fd, String> {
 /// must be empty or of that length). Returns the descriptor and whether this call created it.
 pub fn create_or_open(path: &str, len: usize, join: bool) -> Result<(Fd, bool), String> {
     let c = cpath(path)?;
+    #[cfg(not(ishmem_mutation = "shm_checks_off"))]
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // The mutant (issue 30's checks removed): opens whatever is under the name, links followed.
+    #[cfg(ishmem_mutation = "shm_checks_off")]
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC;
     // SAFETY: c is a valid NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600 as libc::c_uint) };
     let (fd, made) = if fd >= 0 {
@@ -111,8 +115,12 @@ fn describe(path: &str) -> String {
 /// least `len` bytes. Anything else ends the job with a message saying what was found.
 pub fn open_checked(path: &str, len: usize) -> Result<Fd, String> {
     let c = cpath(path)?;
+    #[cfg(not(ishmem_mutation = "shm_checks_off"))]
+    let nofollow = libc::O_NOFOLLOW;
+    #[cfg(ishmem_mutation = "shm_checks_off")]
+    let nofollow = 0;
     // SAFETY: c is a valid NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | nofollow | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
         let e = Error::last_os_error();
         if e.raw_os_error() == Some(libc::ELOOP) {
@@ -130,7 +138,8 @@ pub fn open_checked(path: &str, len: usize) -> Result<Fd, String> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     let mode = st.st_mode & 0o7777;
-    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_uid != me || mode != 0o600 || st.st_nlink != 1 {
+    let foreign = st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_uid != me || mode != 0o600 || st.st_nlink != 1;
+    if foreign && cfg!(not(ishmem_mutation = "shm_checks_off")) {
         return Err(format!(
             "{path} is not a file of this job (owned by uid {}, mode {mode:04o}, {} link(s), {}; this job's are \
              regular files of uid {me}, mode 0600, 1 link): another user may have made it to read or corrupt the job; ending the job",

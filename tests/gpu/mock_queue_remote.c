@@ -48,36 +48,61 @@ static void expect_at(const char *what, int pe, size_t off, size_t n, size_t str
     CHECK(bad == 0, "%s: %zu bytes differ from %d (e.g. %d)", what, bad, v, (unsigned char)back[0]);
 }
 
-/* "quiet" (4 PEs, issue 26: the mutant whose proxy quiet does not wait): each round every PE
- * puts QB bytes from host memory to far's GPU heap with putmem_nbi_on_queue, then
- * quiet_on_queue (a proxy quiet), then stores a flag into its node peer's GPU heap (me ^ 1, a
- * path of its own); the peer waits for the flag and reads the bytes from far through its own
- * mailbox requests: they must be there. */
-enum { QB = 65536, QROUNDS = 40 };
+/* "quiet" (4 PEs, issue 26: the mutant whose proxy quiet does not wait). In round r the PEs
+ * of one node write (node r % 2; the other node's PEs read): each writer puts QB bytes from
+ * host memory to far's GPU heap with putmem_nbi_on_queue, then quiet_on_queue (a proxy quiet),
+ * then tells two PEs by flags on paths of their own:
+ * - far itself, by a flag in far's symmetric data segment (a direct network write that does not
+ *   go through far's staging mailbox): far, already waiting, reads the bytes from its own GPU
+ *   heap (a local GPU copy). Until the quiet has waited for the mailbox's replies the put's
+ *   requests may still be in far's inbox, unapplied, when the flag lands;
+ * - its node peer (me ^ 1, a writer too), by a flag in the peer's GPU heap; the peer reads the
+ *   bytes from far through its own mailbox requests.
+ * Both must see every byte. The readers read the block's last 64 bytes first (the last bytes
+ * the target's copy writes), then the rest. */
+enum { QB = 65536, QROUNDS = 100 };
 static unsigned char qh[QB], qb[QB];
+static long qflag[4]; /* symmetric data segment: far's flag from the PE that puts to it */
+static int quiet_check(int r, int from, int at, const char *how) {
+    static int printed;
+    size_t bad = 0;
+    unsigned char v = (unsigned char)(r * 13 + from * 3 + 1);
+    for (size_t i = 0; i < QB; i++) bad += qb[i] != v;
+    if (bad && ++printed <= 4)
+        fprintf(stderr, "FAIL: [PE %d] round %d: %zu of %d bytes PE %d put to PE %d before its quiet_on_queue are not there with its flag (%s)\n",
+                me, r, bad, QB, from, at, how);
+    return bad != 0;
+}
 static int quiet_rounds(void) {
     CHECK(npes == 4, "quiet needs 4 PEs (got %d)", npes);
     char *big = (char *)ishmem_malloc((size_t)npes * QB);
     long *qf = (long *)ishmem_calloc((size_t)npes, sizeof(long));
     ishmemx_queue_t q = NULL;
-    int w = me ^ 1, wfar = (w + npes / 2) % npes, wrong = 0;
+    int w = me ^ 1, wfar = (w + npes / 2) % npes, src = far, wrong_far = 0, wrong_peer = 0, node = me >= npes / 2;
     ishmem_barrier_all();
     for (int r = 1; r <= QROUNDS && npes == 4; r++) {
-        memset(qh, (unsigned char)(r * 13 + me * 3 + 1), QB);
-        ishmemx_putmem_nbi_on_queue(big + (size_t)me * QB, qh, QB, far, q);
-        ishmemx_quiet_on_queue(q);
-        ishmem_long_p(&qf[me], r, me ^ 1);
-        ishmem_long_wait_until(&qf[w], ISHMEM_CMP_GE, r);
-        ishmem_getmem(qb, big + (size_t)w * QB, QB, wfar);
-        size_t bad = 0;
-        unsigned char v = (unsigned char)(r * 13 + w * 3 + 1);
-        for (size_t i = 0; i < QB; i++) bad += qb[i] != v;
-        if (bad && ++wrong <= 3)
-            fprintf(stderr, "FAIL: [PE %d] round %d: %zu of %d bytes PE %d put to PE %d before its quiet_on_queue are not there with its flag\n",
-                    me, r, bad, QB, w, wfar);
+        if (node == r % 2) { /* a writer */
+            memset(qh, (unsigned char)(r * 13 + me * 3 + 1), QB);
+            ishmemx_putmem_nbi_on_queue(big + (size_t)me * QB, qh, QB, far, q);
+            ishmemx_quiet_on_queue(q);
+            ishmem_long_p(&qflag[me], r, far);
+            ishmem_long_p(&qf[me], r, me ^ 1);
+            /* the node peer's view, through far's mailbox */
+            ishmem_long_wait_until(&qf[w], ISHMEM_CMP_GE, r);
+            ishmem_getmem(qb + QB - 64, big + (size_t)w * QB + QB - 64, 64, wfar);
+            ishmem_getmem(qb, big + (size_t)w * QB, QB - 64, wfar);
+            wrong_peer += quiet_check(r, w, wfar, "read by a node peer of the putter through the target's mailbox");
+        } else { /* far's view: src's bytes in this PE's own heap once src's flag is here */
+            ishmem_long_wait_until(&qflag[src], ISHMEM_CMP_GE, r);
+            ishmem_getmem(qb + QB - 64, big + (size_t)src * QB + QB - 64, 64, me);
+            ishmem_getmem(qb, big + (size_t)src * QB, QB - 64, me);
+            wrong_far += quiet_check(r, src, me, "read by the target from its own GPU heap");
+        }
         ishmem_barrier_all();
     }
-    CHECK(wrong == 0, "putmem_nbi_on_queue + quiet_on_queue + flag on another path: %d of %d rounds wrong", wrong, QROUNDS);
+    CHECK(wrong_far == 0 && wrong_peer == 0,
+          "putmem_nbi_on_queue + quiet_on_queue + flag on another path: %d of %d rounds wrong at the target, %d of %d at the node peer",
+          wrong_far, QROUNDS / 2, wrong_peer, QROUNDS / 2);
     ishmem_free(qf);
     ishmem_free(big);
     ishmem_finalize();

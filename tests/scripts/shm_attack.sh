@@ -13,6 +13,18 @@
 # MODE known: OpenMPI's environment without a PMIx server or transport key (no exchange, no
 #   secret), so the names follow from the namespace alone and the attacker knows them (both the
 #   old scheme and the one-way hash): the job must end with a clear error, never use the files.
+# MODE launched, KIND <launcher...> after <shm_victim>: a job started by a launcher that keys
+#   it (ishmrun: its job id; Slurm's srun: the job and step ids, which squeue shows every user;
+#   MPICH hydra: its kvsname). The PEs are started through a wrapper that, on rank 0, hands
+#   the launcher's key to the attacker (KIND says where it comes from: ishmrun =
+#   ISHMRUN_JOBID, pmix = PMIX_NAMESPACE, pmi1 = the kvsname: Slurm's <job id>.<step id>, or
+#   what hydra's PMI-1 server of PMI_FD gives) and holds every PE until the attacker is done. Cases precreate and symlink under the names that key gives:
+#   the old scheme (ishmem-<key>-ctl, -heap-1) and the names derived from the key as the
+#   library derives them where no secret exists ("launcher key <key>"): the job must pass, the
+#   attacker's files stay empty, "precious" unchanged. KIND ishmrun adds leaked_precreate and
+#   leaked_symlink: the attacker also gets ishmrun's job id itself (the node's secret, as if it
+#   leaked) and plants the job's true control and heap names: the job must end with the clear
+#   error naming another user (the O_EXCL/O_NOFOLLOW/owner checks), never use the files.
 # Every case: no file of the job left in the directory. Needs root (exit 77 otherwise).
 set -u
 mode=$1
@@ -153,8 +165,115 @@ known)
         verify "known $c"
     done
     ;;
+launched)
+    kind=$1
+    shift
+    cases="precreate symlink"
+    [ "$kind" = ishmrun ] && cases="$cases leaked_precreate leaked_symlink"
+    # rank 0 hands the key (and, for ishmrun, the job id) over; every PE waits for "go"
+    wrapper='r=${ISHMRUN_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-}}}}
+if [ "$r" = 0 ]; then
+    case $ATTACK_KIND in
+    ishmrun) k=r$ISHMRUN_JOBID; printf "%s\n" "$ISHMRUN_JOBID" >"$ATTACK_KEEP/secret" ;;
+    pmix) k=x$PMIX_NAMESPACE ;;
+    pmi1)
+        # Slurm (--mpi=pmi2): the kvsname is <job id>.<step id> (asking its server here as
+        # well left the job hung); MPICH hydra: its server says
+        if [ -n "${SLURM_JOB_ID:-}" ] && [ -n "${SLURM_STEP_ID:-}" ]; then
+            k=h$SLURM_JOB_ID.$SLURM_STEP_ID
+        else
+            k=h$("$0" --pmi1-kvsname) || exit 2
+        fi
+        ;;
+    esac
+    printf "%s\n" "$k" | tr -c "A-Za-z0-9.\n-" _ >"$ATTACK_KEEP/key.part" && mv "$ATTACK_KEEP/key.part" "$ATTACK_KEEP/key"
+fi
+i=0
+while [ ! -e "$ATTACK_KEEP/go" ]; do
+    i=$((i + 1))
+    [ "$i" -lt 1200 ] || { echo "FAIL: rank $r: no go from the attack after 60 s"; exit 3; }
+    sleep 0.05
+done
+exec "$0"'
+    for c in $cases; do
+        echo precious >"$keep/precious"
+        rm -f "$keep/key" "$keep/secret" "$keep/go"
+        ATTACK_KEEP=$keep ATTACK_KIND=$kind "$@" sh -c "$wrapper" "$victim" >"$out" 2>&1 &
+        pid=$!
+        i=0
+        while [ ! -s "$keep/key" ] && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 1200 ]; do
+            i=$((i + 1))
+            sleep 0.05
+        done
+        if [ ! -s "$keep/key" ]; then
+            touch "$keep/go"
+            wait "$pid"
+            # the launcher cannot run here (srun-local.sh without a private Slurm)
+            if grep -q '^skipped: ' "$out"; then
+                grep '^skipped: ' "$out"
+                exit 77
+            fi
+            sed "s/^/  job: /" "$out"
+            echo "FAIL: launched $kind $c: the job's rank 0 never handed over the launcher's key"
+            fail=1
+            continue
+        fi
+        key=$(cat "$keep/key")
+        secret="launcher key $key"
+        job=$(derive 16 "ishmem job" "$secret")
+        derived="ishmem-$job-$(derive 32 "ishmem file" "$secret" 0 ctl)"
+        derivedheap="ishmem-$job-$(derive 32 "ishmem file" "$secret" 0 heap-1)"
+        case $c in
+        precreate | symlink)
+            attack "$c" "ishmem-$key"
+            case $c in
+            precreate) as_nobody sh -c 'umask 0; : >"$1"; : >"$2"' sh "$dir/$derived" "$dir/$derivedheap" ;;
+            symlink) as_nobody ln -s "$keep/precious" "$dir/$derived" ;;
+            esac
+            ;;
+        leaked_*)
+            # the job's true names, from ishmrun's job id (the secret of the node)
+            s=$(cat "$keep/secret")
+            job=$(derive 16 "ishmem job" "$s")
+            ctl="ishmem-$job-$(derive 32 "ishmem file" "$s" 0 ctl)"
+            heap="ishmem-$job-$(derive 32 "ishmem file" "$s" 0 heap-1)"
+            case $c in
+            leaked_precreate) as_nobody sh -c 'umask 0; : >"$1"; : >"$2"' sh "$dir/$ctl" "$dir/$heap" ;;
+            leaked_symlink) as_nobody ln -s "$keep/precious" "$dir/$ctl" ;;
+            esac
+            ;;
+        esac
+        echo "$c: launcher key $key; attacker made: $(attacker_files | tr '\n' ' ')"
+        touch "$keep/go"
+        wait "$pid"
+        st=$?
+        sed "s/^/  job: /" "$out"
+        case $c in
+        leaked_*)
+            case $c in
+            leaked_precreate) want="not a file of this job|exists already" ;;
+            leaked_symlink) want="symbolic link" ;;
+            esac
+            if [ "$st" -eq 0 ]; then
+                echo "FAIL: launched $kind $c: the job ran on files another user made (exit 0)"
+                fail=1
+            elif ! grep -Eq "ERROR: ishmem_init: .*($want).*another user" "$out"; then
+                echo "FAIL: launched $kind $c: the job failed without saying another user made its file"
+                fail=1
+            fi
+            ;;
+        *)
+            if [ "$st" -ne 0 ] || ! grep -q '^PASS: shm_victim (2 PEs)$' "$out"; then
+                echo "FAIL: launched $kind $c: the job failed (status $st) beside the attacker's files"
+                fail=1
+            fi
+            ;;
+        esac
+        verify "launched $kind $c"
+    done
+    ;;
 *)
-    echo "usage: shm_attack.sh openmpi|known <shm_victim> [launcher...]" >&2
+    echo "usage: shm_attack.sh openmpi|known <shm_victim> [launcher...] | launched <shm_victim> ishmrun|pmix|pmi1 <launcher...>" >&2
     exit 2
     ;;
 esac

@@ -52,7 +52,7 @@ pub(super) fn describe_record(e: &[u64; team::ENTRY_WORDS]) -> String {
 pub(super) fn essential(e: &Head) -> &[u64] {
     match Kind::from_word(e[0]) {
         Some(Kind::Sync | Kind::Collect | Kind::Destroy) => &[],
-        Some(Kind::Broadcast | Kind::Split) => &e[1..3],
+        Some(Kind::Broadcast | Kind::Split | Kind::Alltoalls) => &e[1..3],
         Some(Kind::Fcollect | Kind::Alltoall | Kind::Split2d) => &e[1..2],
         Some(Kind::Reduce | Kind::Scan | Kind::Memory) => &e[1..4],
         None => &e[1..],
@@ -93,6 +93,9 @@ pub(super) fn describe_call(e: &Head, name: &str) -> String {
         Some(Kind::Broadcast) => format!(" ({} bytes from root {})", e[1], e[2]),
         Some(Kind::Fcollect) => format!(" ({} bytes per PE)", e[1]),
         Some(Kind::Alltoall) => format!(" ({} bytes to each PE)", e[1]),
+        Some(Kind::Alltoalls) => {
+            format!(" ({} bytes to each PE, dest stride {}, source stride {})", e[1], e[2] as u32 as i32, (e[2] >> 32) as u32 as i32)
+        }
         Some(Kind::Reduce | Kind::Scan) => format!(" ({} bytes)", e[1]),
         Some(Kind::Split) => format!(" (start {}, stride {}, size {})", e[1] as u32 as i32, (e[1] >> 32) as u32 as i32, e[2]),
         Some(Kind::Split2d) => format!(" (xrange {})", e[1]),
