@@ -99,6 +99,20 @@ void ishmem_sync_all(void);
 int ishmem_team_sync(ishmem_team_t team);
 int ishmem_sync(ishmem_team_t team);
 
+/* ---- setup ---- */
+void *ishmem_team_ptr(ishmem_team_t team, const void *dest, int pe);
+
+/* ---- ordering ---- */
+void ishmem_pe_quiet(const int *target_pes, size_t npes);
+
+/* ---- locks ---- */
+void ishmem_set_lock(long *lock);
+int ishmem_test_lock(long *lock);
+void ishmem_clear_lock(long *lock);
+
+/* ---- profiling ---- */
+void ishmem_pcontrol(int level, ...);
+
 /* ---- rma ---- */
 void ishmem_float_put(float *dest, const float *source, size_t nelems, int pe);
 void ishmem_double_put(double *dest, const double *source, size_t nelems, int pe);
@@ -1074,6 +1088,30 @@ int ishmem_uint32_sum_exscan(ishmem_team_t team, uint32_t *dest, const uint32_t 
 int ishmem_uint64_sum_exscan(ishmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce);
 int ishmem_size_sum_exscan(ishmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int ishmem_ptrdiff_sum_exscan(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce);
+int ishmem_float_alltoalls(ishmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_double_alltoalls(ishmem_team_t team, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_char_alltoalls(ishmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_schar_alltoalls(ishmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_short_alltoalls(ishmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_int_alltoalls(ishmem_team_t team, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_long_alltoalls(ishmem_team_t team, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_longlong_alltoalls(ishmem_team_t team, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uchar_alltoalls(ishmem_team_t team, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_ushort_alltoalls(ishmem_team_t team, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uint_alltoalls(ishmem_team_t team, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_ulong_alltoalls(ishmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_ulonglong_alltoalls(ishmem_team_t team, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_int8_alltoalls(ishmem_team_t team, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_int16_alltoalls(ishmem_team_t team, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_int32_alltoalls(ishmem_team_t team, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_int64_alltoalls(ishmem_team_t team, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uint8_alltoalls(ishmem_team_t team, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uint16_alltoalls(ishmem_team_t team, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uint32_alltoalls(ishmem_team_t team, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_uint64_alltoalls(ishmem_team_t team, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_size_alltoalls(ishmem_team_t team, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_ptrdiff_alltoalls(ishmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int ishmem_alltoallsmem(ishmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 
 #ifdef __cplusplus
 } /* extern "C" */

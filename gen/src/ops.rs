@@ -898,6 +898,40 @@ pub const OPS: &[Op] = &[
     ),
 ];
 
+/// Strided all-to-all: team, dest, source, dest stride, source stride, elements per PE.
+const COLL_STRIDED: &[(&str, &str)] = &[
+    ("ishmem_team_t", "team"),
+    ("T *", "dest"),
+    ("const T *", "source"),
+    ("ptrdiff_t", "dst"),
+    ("ptrdiff_t", "sst"),
+    ("size_t", "nelems"),
+];
+
+/// Host-only families beyond the Intel SHMEM API (OpenSHMEM 1.5 names it has not): declared in
+/// ishmem.h and exported like `OPS`, with no device, work-group or `_on_queue` forms and no
+/// generic ishmem name (shmem.h has OpenSHMEM's generic); each name is an addition
+/// (`abi/additions.txt`, the reason from `HOST_OPS_WHY`).
+pub const HOST_OPS: &[Op] = &[op!(
+    "collectives",
+    "ishmem.h",
+    COLL,
+    Some("ishmem_{T}_alltoalls"),
+    None,
+    Some("ishmem_alltoallsmem"),
+    Some("ishmem_alltoalls"),
+    "int",
+    COLL_STRIDED,
+    "coll::alltoalls({F}, team, dest.cast(), source.cast(), dst, sst, nelems, {E})",
+    ""
+)];
+
+/// Why each `HOST_OPS` family exists, by family (typed pattern or mem name).
+pub const HOST_OPS_WHY: &[(&str, &str)] = &[
+    ("ishmem_{T}_alltoalls", "OpenSHMEM 1.5: strided all-to-all of a team (host only)"),
+    ("ishmem_alltoallsmem", "OpenSHMEM 1.5: strided all-to-all of bytes of a team (host only)"),
+];
+
 /// Hand-written exported functions: (header, section, name, C declaration). Their Rust
 /// bodies live in `src/api/*.rs`; the symbol check ties both together.
 pub const FIXED: &[(&str, &str, &str, &str)] = &[
@@ -934,6 +968,14 @@ pub const FIXED: &[(&str, &str, &str, &str)] = &[
     ("ishmem.h", "collectives", "ishmem_sync_all", "void ishmem_sync_all(void)"),
     ("ishmem.h", "collectives", "ishmem_team_sync", "int ishmem_team_sync(ishmem_team_t team)"),
     ("ishmem.h", "collectives", "ishmem_sync", "int ishmem_sync(ishmem_team_t team)"),
+    ("ishmem.h", "setup", "ishmem_team_ptr", "void *ishmem_team_ptr(ishmem_team_t team, const void *dest, int pe)"),
+    ("ishmem.h", "ordering", "ishmem_pe_quiet", "void ishmem_pe_quiet(const int *target_pes, size_t npes)"),
+    ("ishmem.h", "locks", "ishmem_set_lock", "void ishmem_set_lock(long *lock)"),
+    ("ishmem.h", "locks", "ishmem_test_lock", "int ishmem_test_lock(long *lock)"),
+    ("ishmem.h", "locks", "ishmem_clear_lock", "void ishmem_clear_lock(long *lock)"),
+    // Variadic in C, as OpenSHMEM declares it; the library reads `level` only (x86-64 SysV: a
+    // variadic call passes the named arguments as a plain call does).
+    ("ishmem.h", "profiling", "ishmem_pcontrol", "void ishmem_pcontrol(int level, ...)"),
     ("ishmemx.h", "setup", "ishmemx_init_attr", "void ishmemx_init_attr(ishmemx_attr_t *attr)"),
     ("ishmemx.h", "setup", "ishmemx_query_initialized", "void ishmemx_query_initialized(int *initialized)"),
     ("ishmemx.h", "setup", "ishmemx_runtime_get_type", "ishmemx_runtime_type_t ishmemx_runtime_get_type(void)"),
@@ -996,6 +1038,12 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     ("ishmem_global_exit", "OpenSHMEM 1.5: ends every PE of the job with a status"),
     ("ishmem_pe_accessible", "OpenSHMEM 1.5: whether PE pe is reachable from this PE"),
     ("ishmem_sync", "OpenSHMEM 1.5: shmem_sync(team), the same as ishmem_team_sync"),
+    ("ishmem_team_ptr", "OpenSHMEM 1.6: ishmem_ptr with a PE number of a team"),
+    ("ishmem_pe_quiet", "OpenSHMEM 1.6: completes this PE's operations to the listed PEs"),
+    ("ishmem_set_lock", "OpenSHMEM 1.5: takes a distributed lock (a symmetric long), waiting for it"),
+    ("ishmem_test_lock", "OpenSHMEM 1.5: takes a distributed lock if it is free (0), else returns 1"),
+    ("ishmem_clear_lock", "OpenSHMEM 1.5: completes this PE's operations (quiet) and releases a distributed lock"),
+    ("ishmem_pcontrol", "OpenSHMEM 1.5: the profiling hook (level 0 off, 1 on, 2 flush; no built-in profiler)"),
     ("ishmemx_cuda_register_binder", "CUDA: called by the device header at static init (device-state binding)"),
     ("ishmemx_cumodule_init", "CUDA: binds the device state into a module loaded with cuModuleLoad*"),
     ("ishmemx_get_uniqueid", "unique-id init without a launcher (ishmemx_attr_t.use_uid)"),

@@ -10,7 +10,7 @@
 //! ishmem has nothing for are listed missing, with the reason.
 
 use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params};
-use crate::ops::{Op, FIXED, OPS};
+use crate::ops::{Op, FIXED, HOST_OPS, OPS};
 use crate::table::{self, osh, CType};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -34,20 +34,29 @@ pub enum What {
 
 const CTX: &str = "contexts (shmem_ctx_t) are not implemented yet";
 const NO_TYPE: &str = "ishmem's type table has no such type (long double, complex)";
-const ALLTOALLS: &str = "alltoalls is not implemented yet";
-const LOCKS: &str = "distributed locks are not implemented yet";
 const REALLOC: &str = "shmem_realloc is not implemented yet";
 const HINTS: &str = "shmem_malloc_with_hints is not implemented yet";
-const TEAM_PTR: &str = "ishmem has no team-relative ptr yet (shmem_ptr with a world PE works)";
-const PE_QUIET: &str = "ishmem has no per-PE quiet yet (shmem_quiet completes everything)";
-const PCONTROL: &str = "the profiling interface is not implemented yet";
 const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
 const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
 const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
 
 /// Section headings, in header order.
-const SECTIONS: &[&str] =
-    &["setup", "teams", "memory", "rma", "amo", "signal", "p2p_sync", "ordering", "collectives", "deprecated", "on_queue", "gpu"];
+const SECTIONS: &[&str] = &[
+    "setup",
+    "teams",
+    "memory",
+    "rma",
+    "amo",
+    "signal",
+    "p2p_sync",
+    "ordering",
+    "collectives",
+    "locks",
+    "profiling",
+    "deprecated",
+    "on_queue",
+    "gpu",
+];
 
 /// Hand-written OpenSHMEM names with an ishmem target: (spec, section, name, OpenSHMEM
 /// declaration, ishmem target).
@@ -95,6 +104,12 @@ const FIXED_OSH: &[(&str, &str, &str, &str, &str)] = &[
     // OpenSHMEM's C11 spelling of team_sync; the deprecated active-set shmem_sync(PE_start,
     // logPE_stride, PE_size, pSync) shares the symbol name and is not provided.
     ("1.5", "collectives", "shmem_sync", "int shmem_sync(shmem_team_t team)", "ishmem_sync"),
+    ("1.6", "setup", "shmem_team_ptr", "void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)", "ishmem_team_ptr"),
+    ("1.6", "ordering", "shmem_pe_quiet", "void shmem_pe_quiet(const int *target_pes, size_t npes)", "ishmem_pe_quiet"),
+    ("1.5", "locks", "shmem_set_lock", "void shmem_set_lock(long *lock)", "ishmem_set_lock"),
+    ("1.5", "locks", "shmem_test_lock", "int shmem_test_lock(long *lock)", "ishmem_test_lock"),
+    ("1.5", "locks", "shmem_clear_lock", "void shmem_clear_lock(long *lock)", "ishmem_clear_lock"),
+    ("1.5", "profiling", "shmem_pcontrol", "void shmem_pcontrol(const int level, ...)", "ishmem_pcontrol"),
     ("1.5-deprecated", "deprecated", "_my_pe", "int _my_pe(void)", "ishmem_my_pe"),
     ("1.5-deprecated", "deprecated", "_num_pes", "int _num_pes(void)", "ishmem_n_pes"),
     ("1.5-deprecated", "deprecated", "shmalloc", "void *shmalloc(size_t size)", "ishmem_malloc"),
@@ -104,7 +119,6 @@ const FIXED_OSH: &[(&str, &str, &str, &str, &str)] = &[
 
 /// Hand-written OpenSHMEM names with no ishmem target: (spec, section, name, why).
 const MISSING: &[(&str, &str, &str, &str)] = &[
-    ("1.6", "setup", "shmem_team_ptr", TEAM_PTR),
     ("1.5", "teams", "shmem_team_create_ctx", CTX),
     ("1.5", "teams", "shmem_ctx_get_team", CTX),
     ("1.5", "setup", "shmem_ctx_create", CTX),
@@ -115,13 +129,7 @@ const MISSING: &[(&str, &str, &str, &str)] = &[
     ("1.6", "signal", "shmem_ctx_signal_set", CTX),
     ("1.5", "ordering", "shmem_ctx_fence", CTX),
     ("1.5", "ordering", "shmem_ctx_quiet", CTX),
-    ("1.6", "ordering", "shmem_pe_quiet", PE_QUIET),
     ("1.6", "ordering", "shmem_ctx_pe_quiet", CTX),
-    ("1.5", "collectives", "shmem_alltoallsmem", ALLTOALLS),
-    ("1.5", "locks", "shmem_set_lock", LOCKS),
-    ("1.5", "locks", "shmem_test_lock", LOCKS),
-    ("1.5", "locks", "shmem_clear_lock", LOCKS),
-    ("1.5", "profiling", "shmem_pcontrol", PCONTROL),
     ("1.5-deprecated", "deprecated", "start_pes", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shrealloc", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shmem_clear_cache_inv", DEPRECATED),
@@ -274,7 +282,7 @@ pub fn rows() -> Vec<Row> {
     for &(spec, section, name, decl, target) in FIXED_OSH {
         exported(&mut v, spec, section, name.to_string(), decl.to_string(), target.to_string());
     }
-    for op in OPS {
+    for op in OPS.iter().chain(HOST_OPS) {
         let spec = spec_of(op);
         let params = osh_params(op);
         let mut names = Vec::new(); /* the OpenSHMEM names of this family, for the ctx forms */
@@ -313,9 +321,6 @@ pub fn rows() -> Vec<Row> {
                 v.push(Row { name, spec, section: op.section, what: What::Missing(CTX) });
             }
         }
-    }
-    for &tn in osh::RMA {
-        v.push(Row { name: format!("shmem_{tn}_alltoalls"), spec: "1.5", section: "collectives", what: What::Missing(ALLTOALLS) });
     }
     for &(spec, section, name, why) in MISSING {
         v.push(Row { name: name.to_string(), spec, section, what: What::Missing(why) });
@@ -394,7 +399,7 @@ struct Generic {
 
 fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
     let mut v = Vec::new();
-    for op in OPS {
+    for op in OPS.iter().chain(HOST_OPS) {
         let (Some(g), Some(pat)) = (op.generic, op.typed) else {
             continue;
         };
@@ -403,7 +408,7 @@ fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
             let cases: Vec<(&str, String)> =
                 types.map(|t| (t.c, osh_name(&pat.replace("{T}", t.name)))).filter(|(_, f)| exported.contains(f)).collect();
             v.push(Generic { name: osh_name(g), ret: op.ret, params: osh_params(op), cases });
-        } else if has_on_queue(op) || is_coll(op) {
+        } else if !HOST_OPS.iter().any(|h| std::ptr::eq(h, op)) && (has_on_queue(op) || is_coll(op)) {
             let cases = types.map(|t| (t.c, x_name(&queue_name(&pat.replace("{T}", t.name))))).collect();
             let params = queue_params(op).into_iter().map(|(t, n)| (handle(t), n)).collect();
             v.push(Generic { name: x_name(&queue_name(g)), ret: "void", params, cases });

@@ -6141,6 +6141,150 @@ pub unsafe extern "C" fn ishmem_ptrdiff_sum_exscan(team: c_int, dest: *mut isize
     guard(F, || unsafe { coll::scan::<isize>(F, team, dest, source, nreduce, false) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn ishmem_float_alltoalls(team: c_int, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_float_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_double_alltoalls(team: c_int, dest: *mut f64, source: *const f64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_double_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_char_alltoalls(team: c_int, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_char_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_schar_alltoalls(team: c_int, dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_schar_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_short_alltoalls(team: c_int, dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_short_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_int_alltoalls(team: c_int, dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_int_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_long_alltoalls(team: c_int, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_long_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_longlong_alltoalls(team: c_int, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_longlong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uchar_alltoalls(team: c_int, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uchar_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_ushort_alltoalls(team: c_int, dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_ushort_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uint_alltoalls(team: c_int, dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uint_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_ulong_alltoalls(team: c_int, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_ulong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_ulonglong_alltoalls(team: c_int, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_ulonglong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_int8_alltoalls(team: c_int, dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_int8_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_int16_alltoalls(team: c_int, dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_int16_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_int32_alltoalls(team: c_int, dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_int32_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_int64_alltoalls(team: c_int, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_int64_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uint8_alltoalls(team: c_int, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uint8_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uint16_alltoalls(team: c_int, dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uint16_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uint32_alltoalls(team: c_int, dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uint32_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_uint64_alltoalls(team: c_int, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_uint64_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_size_alltoalls(team: c_int, dest: *mut usize, source: *const usize, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_size_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_ptrdiff_alltoalls(team: c_int, dest: *mut isize, source: *const isize, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_ptrdiff_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn ishmem_alltoallsmem(team: c_int, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "ishmem_alltoallsmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn ishmemx_float_put_on_queue(dest: *mut f32, source: *const f32, nelems: usize, pe: c_int, q: crate::api::queue::Queue) {
     const F: &str = "ishmemx_float_put_on_queue";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.

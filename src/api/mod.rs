@@ -14,6 +14,7 @@ pub mod fair;
 pub mod generated;
 pub mod memory;
 pub mod order;
+pub mod osh;
 pub mod queue;
 pub mod queue_coll;
 pub mod rma;

@@ -70,6 +70,46 @@ pub unsafe fn alltoall(func: &str, team: c_int, dest: *mut u8, src: *const u8, n
     unsafe { exchange(func, team, dest, src, nelems, elem, true) }
 }
 
+/// alltoalls: `nelems` elements of `elem` bytes to each PE, `dst` and `sst` elements apart in
+/// dest and source (both at least 1, alike on every PE); each side spans `n * nelems` strided
+/// elements, symmetric, and the two are disjoint.
+///
+/// # Safety
+/// As `broadcast`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoalls(
+    func: &str,
+    team: c_int,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    elem: usize,
+) -> c_int {
+    let st = state(func);
+    let t = team_of(st, func, team);
+    for (what, s) in [("dst", dst), ("sst", sst)] {
+        if s < 1 || s > u32::MAX as isize {
+            fatal(func, &format!("{what} {s}: strides must be at least 1 (and below 2^32)"));
+        }
+    }
+    let span = |stride: isize| -> usize {
+        if nelems == 0 {
+            return 0;
+        }
+        let last = bytes(func, t.n, nelems) - 1;
+        bytes(func, bytes(func, last, stride as usize) + 1, elem)
+    };
+    let (dspan, sspan) = (span(dst), span(sst));
+    let (d, s) = (dest as usize, src as usize);
+    sym(st, func, "dest", d, dspan);
+    sym(st, func, "source", s, sspan);
+    check_overlap(func, d, dspan, s, sspan, false);
+    t.alltoalls(d, s, dst as usize * elem, sst as usize * elem, elem, nelems);
+    0
+}
+
 /// fcollect (`all` false: a source of one block) or alltoall (`all`: a block per PE): dest
 /// holds a block per PE; both symmetric and disjoint.
 ///

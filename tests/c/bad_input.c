@@ -92,6 +92,27 @@ int main(int argc, char **argv) {
         ishmem_int_atomic_inc(buf, t_npes);
         return survived("ishmem_int_atomic_inc on PE npes");
     }
+    if (!strcmp(c, "lock_not_held")) {
+        BAD_ONLY();
+        ishmem_clear_lock((long *)buf);
+        return survived("ishmem_clear_lock of a lock this PE does not hold");
+    }
+    if (!strcmp(c, "lock_recursive")) {
+        BAD_ONLY();
+        ishmem_set_lock((long *)buf);
+        ishmem_set_lock((long *)buf);
+        return survived("a second ishmem_set_lock of a held lock");
+    }
+    if (!strcmp(c, "lock_outside")) {
+        BAD_ONLY();
+        long priv = 0;
+        ishmem_set_lock(&priv);
+        return survived("ishmem_set_lock on a stack address");
+    }
+    if (!strcmp(c, "alltoalls_stride")) {
+        ishmem_int_alltoalls(ISHMEM_TEAM_WORLD, buf, buf + 64, 0, 1, 1);
+        return survived("ishmem_int_alltoalls with dst 0");
+    }
     if (!strcmp(c, "outside")) {
         BAD_ONLY();
         ishmem_int_put(&local, src, 1, 0);

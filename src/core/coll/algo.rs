@@ -3,6 +3,7 @@
 //! synchronized one.
 
 use super::*;
+use crate::core::rma;
 
 impl<'a> Team<'a> {
     // ---------------------------------------------------------------- algorithms
@@ -52,6 +53,30 @@ impl<'a> Team<'a> {
     pub fn alltoall(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Alltoall, nb as u64, 0);
         self.exchange(dst, src, nb, true);
+    }
+
+    /// alltoalls: `nelems` elements of `elem` bytes to and from each PE, `dstride` and `sstride`
+    /// bytes apart in dest and source (block `j` starts `j * nelems` strides in). Each PE pulls
+    /// its blocks, one strided get per PE in an order rotated by its number, between two syncs
+    /// (so every source is ready before the first get and no dest is written after the call).
+    pub fn alltoalls(&self, dst: usize, src: usize, dstride: usize, sstride: usize, elem: usize, nelems: usize) {
+        let strides = (dstride / elem) as u32 as u64 | ((sstride / elem) as u32 as u64) << 32;
+        self.enter(Kind::Alltoalls, (nelems * elem) as u64, strides);
+        self.sync();
+        self.check_neighbour();
+        if nelems > 0 {
+            let (dspan, sspan) = ((nelems - 1) * dstride + elem, (nelems - 1) * sstride + elem);
+            let from = src + self.me * nelems * sstride;
+            for k in 0..self.n {
+                let j = (self.me + k) % self.n;
+                let sym = rma::Strided { addr: from, stride: sstride, span: sspan };
+                let local = rma::Strided { addr: dst + j * nelems * dstride, stride: dstride, span: dspan };
+                // SAFETY: the local side is this PE's dest block j, inside the dest span the
+                // caller checked (symmetric, disjoint from source); reach checks PE j's side.
+                unsafe { rma::strided(self.st, self.func, false, sym, local, elem, nelems, self.d.world(j)) };
+            }
+        }
+        self.sync();
     }
 
     /// fcollect (`all` false) or alltoall (`all`): the push paths for small blocks, else each

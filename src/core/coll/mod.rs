@@ -181,12 +181,15 @@ pub enum Kind {
     Memory,
     /// `ishmem_team_destroy` (`a`, `b` unused).
     Destroy,
+    /// `a` bytes per pair of PEs; `b` = the dest and source strides in elements (two 32-bit
+    /// halves).
+    Alltoalls,
 }
 
 impl Kind {
     fn from_word(w: u64) -> Option<Kind> {
         use Kind::*;
-        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy]
+        [Sync, Broadcast, Fcollect, Alltoall, Collect, Reduce, Scan, Split, Split2d, Memory, Destroy, Alltoalls]
             .into_iter()
             .find(|k| *k as u64 == w & 0xff)
     }
