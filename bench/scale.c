@@ -162,6 +162,7 @@ static void one(int which, long it) {
 int main(int argc, char **argv) {
     long iters = argc > 1 ? atol(argv[1]) : 50;
     if (iters < 1) iters = 1;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines show as they come (progress of slow runs) */
     double t0 = now();
     ishmem_init();
     double t_init = now() - t0;

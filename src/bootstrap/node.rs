@@ -38,7 +38,7 @@ impl Nodes {
     /// Groups PEs with equal identities; `split` (`ISHMEM_NODE_SPLIT`, 0 or 1: off) further cuts
     /// each group into `split` pretend nodes of consecutive ranks.
     pub fn group(ids: &[String], split: usize) -> Nodes {
-        let mut keys: Vec<String> = Vec::new();
+        let mut index = std::collections::HashMap::<String, usize>::new();
         let mut hosts = Vec::new();
         let mut node_of = Vec::with_capacity(ids.len());
         let mut group_size = std::collections::HashMap::<&str, usize>::new();
@@ -57,17 +57,15 @@ impl Nodes {
             } else {
                 id.clone()
             };
-            let n = match keys.iter().position(|k| *k == key) {
-                Some(n) => n,
-                None => {
-                    keys.push(key);
-                    hosts.push(super::clip(host_of(id)));
-                    keys.len() - 1
-                }
-            };
+            // A map, not a search of the nodes so far: O(PEs), not O(PEs x nodes) (issue 29).
+            let next = index.len();
+            let n = *index.entry(key).or_insert_with(|| {
+                hosts.push(super::clip(host_of(id)));
+                next
+            });
             node_of.push(n);
         }
-        let mut members = vec![Vec::new(); keys.len()];
+        let mut members = vec![Vec::new(); index.len()];
         for (pe, &n) in node_of.iter().enumerate() {
             members[n].push(pe);
         }

@@ -10,7 +10,7 @@
 //! connections close), after telling the other leaders who failed (`A`), so the other nodes
 //! name the right PE. Silence alone is not death: a PE stopped by a debugger or SIGSTOP, or
 //! starved, answers late; every leader reads one word of the next node's leader every
-//! `ISHMEM_PEER_CHECK_MS` (the probe thread, `core::probe_targets`), and only a read that completes nothing for
+//! `ISHMEM_PEER_CHECK_MS` (the probe thread, `core::start::probe_targets`), and only a read that completes nothing for
 //! `ISHMEM_PEER_TIMEOUT_S` (300 s) ends the job, with a message that says it was silence.
 //!
 //! The connections also carry what a node must tell the others when one of its PEs leaves:

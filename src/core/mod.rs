@@ -24,14 +24,15 @@ pub mod queue;
 pub mod queue_coll;
 pub mod rma;
 pub mod stage;
+mod start;
 pub mod team;
 
-use crate::bootstrap::{Bootstrap, Runtime};
+use crate::bootstrap::Runtime;
 use crate::env::Config;
 use crate::ffi::fatal;
 use crate::heap::alloc::SymAlloc;
 use crate::transport::cuda::{self, Gpu};
-use crate::transport::shm::{self, JoinParams, ShmJob};
+use crate::transport::shm::{self, ShmJob};
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -93,6 +94,10 @@ pub struct State {
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
     pub split_lock: Mutex<()>,
+    /// The two-level sync's plan of each team across nodes met so far (`coll::sync_nodes`),
+    /// by (start, stride, size): computed once instead of on every sync (an O(team size)
+    /// pass, more than the O(log nodes) network rounds at thousands of PEs; issue 29).
+    pub sync_plans: Mutex<std::collections::HashMap<(i32, i32, usize), std::sync::Arc<SyncPlan>>>,
     /// The proxy thread serving kernels' requests for PEs of other nodes (CUDA backend, job
     /// across nodes).
     /// The proxy ring kernels post into (pinned host memory), when the CUDA backend's job spans
@@ -220,327 +225,24 @@ pub enum InitRequest {
 }
 
 /// Initializes the library once; a second call is an error. `gpu_allowed` is
-/// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says).
+/// `ishmemx_attr_t.gpu` (false keeps the CPU backend whatever `ISHMEM_GPU` says). The steps
+/// are in `start`, in this order.
 pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) {
     set_hooks();
     // A mutant's name stays in the library (read here, so the linker keeps it).
     #[cfg(ishmem_mutation)]
     std::hint::black_box(&crate::MUTANT);
-    match PHASE.compare_exchange(UNINIT, STARTING, AcqRel, Acquire) {
-        Ok(_) => {}
-        Err(FINALIZED) => fatal(func, "the library was finalized; it cannot be initialized again"),
-        Err(_) => fatal(func, "the library is already initialized (init may be called once per program)"),
-    }
-    let (mut cfg, warnings) = Config::from_env().unwrap_or_else(|e| fatal(func, &e));
-    let mut boot = match req {
-        InitRequest::Env { mode } => Bootstrap::detect(mode.unwrap_or(&cfg.bootstrap), Duration::from_secs(cfg.bootstrap_timeout_s)),
-        InitRequest::Uid { uid, rank, nranks } => Bootstrap::from_uid(&uid, rank, nranks, Duration::from_secs(cfg.bootstrap_timeout_s)),
-    }
-    .unwrap_or_else(|e| fatal(func, &format!("bootstrap: {e}")));
-    let info = boot.info.clone();
-    BOOT_RANK.store(info.rank as u64, Relaxed);
-    // Which PEs share this node: through the launcher's exchange, never shared memory.
-    let identity = crate::bootstrap::node::identity(&cfg.shm_dir);
-    let (nodes, secret, same) = boot
-        .nodes(&identity, cfg.node_split, &agree::settings_text(&cfg.same))
-        .unwrap_or_else(|e| fatal(func, &format!("bootstrap ({}): node exchange: {e}", info.runtime.name())));
-    // Settings every PE must share, job-wide (without an exchange the job is one node, whose
-    // control segment compares them at join).
-    if let Some(why) = same.as_deref().and_then(agree::settings_differ) {
-        fatal(func, &why);
-    }
-    let my_node = nodes.node_of[info.rank];
-    let multi = nodes.count() > 1;
-    let local_rank = nodes.local_rank(info.rank);
-    let members = nodes.members[my_node].clone();
-    if multi && boot.exchange.is_none() {
-        fatal(
-            func,
-            &format!(
-                "the job spans {} but the launcher ({}) has no exchange to connect them; ISHMEM_NODE_SPLIT and \
-                 several nodes need mpirun, srun, mpiexec or unique-id init",
-                nodes.describe(),
-                info.runtime.name()
-            ),
-        );
-    }
-    cfg.wait_spin = effective_spin(cfg.wait_spin, nodes.local_size(info.rank));
-    if info.rank == 0 {
-        for w in &warnings {
-            crate::ffi::warn(func, w);
-        }
-    }
-    let data = if cfg.symmetric_globals { crate::heap::segment::main_data_segment() } else { None };
-    // Across nodes, other nodes reach the GPU heap through the staging mailbox (core::stage).
-    let gpu_mode = if gpu_allowed { cfg.gpu } else { crate::env::GpuMode::Off };
-    // The GPU heap exists (and its sync area is zeroed) before the slot announces it.
-    let gpu_params = cuda::OpenParams {
-        mode: gpu_mode,
-        device: cfg.gpu_device,
-        local_rank,
-        npes: info.size,
-        heap_len: cfg.symmetric_size,
-        debug: cfg.debug,
-    };
-    let mut gpu = Gpu::open(func, info.rank, &gpu_params);
-    // One control segment per node (pretend nodes of ISHMEM_NODE_SPLIT share a /dev/shm).
-    let shm_key = if multi { format!("{}-n{my_node}", info.key) } else { info.key.clone() };
-    // The files' names: one-way from the node's secret (issue 30), in a directory checked first.
-    crate::bootstrap::secret::check_shm_dir(&cfg.shm_dir).unwrap_or_else(|e| fatal(func, &e));
-    let names = crate::bootstrap::secret::ShmNames::new(&cfg.shm_dir, &secret, my_node);
-    let params = JoinParams {
-        names: &names,
-        key: &shm_key,
-        members: &members,
-        me: local_rank,
-        npes: members.len(),
-        heap_len: cfg.symmetric_size,
-        data,
-        timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
-        spin: cfg.wait_spin,
-        sleep_max_us: cfg.wait_sleep_max_us,
-        debug: cfg.debug,
-        gpu: gpu.as_ref().map(Gpu::slot),
-        // Different values would give different heap layouts or collective algorithms.
-        agree: [
-            ("ISHMEM_TEAMS_MAX", cfg.teams_max as u64),
-            ("ISHMEM_COLL_SMALL_MAX", cfg.coll_small_max as u64),
-            ("ISHMEM_BCAST_SCATTER_MIN", cfg.bcast_scatter_min as u64),
-            ("ISHMEM_REDUCE_SCATTER_MIN", cfg.reduce_scatter_min as u64),
-            ("ISHMEM_QUEUE_KERNEL_MAX", cfg.queue_kernel_max as u64),
-            ("ISHMEM_QUEUE_REDUCE_SPLIT_MIN", cfg.queue_reduce_split_min as u64),
-        ],
-    };
-    let mut job = ShmJob::join(&params).unwrap_or_else(|e| fatal(func, &e));
-    job.start_watchdog(Duration::from_millis(cfg.peer_check_ms));
-    let mut alloc = SymAlloc::new(cfg.symmetric_size);
-    let mut lib_blocks = Vec::new();
-    let heap = match (gpu.as_mut(), &job.gpu_slots) {
-        (Some(g), Some(slots)) => {
-            g.map_peers(func, slots, &members, info.size);
-            // The library's sync area: the first block, so user blocks start after it.
-            if alloc.alloc(cuda::state::SYNC_BYTES, SymAlloc::MIN_ALIGN) != Ok(0) {
-                fatal(func, "internal error: the GPU heap's sync area is not at offset 0");
-            }
-            lib_blocks.push((0, cuda::state::SYNC_BYTES, "the GPU heap's sync area"));
-            let peers: Vec<usize> = g.peers().iter().map(|&p| p as usize).collect();
-            Region { base: g.heap as usize, len: cfg.symmetric_size, peers: peers.into() }
-        }
-        _ => Region { base: job.heap_bases[local_rank], len: cfg.symmetric_size, peers: by_world(info.size, &members, &job.heap_bases) },
-    };
-    // The teams' sync areas: the same offsets on every PE (same allocator, same calls). Host
-    // heap files start zeroed; the GPU heap is zeroed here, before a barrier lets peers in.
-    let areas = cfg.teams_max * team::AREA_BYTES;
-    let area_base = alloc.alloc(areas, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
-        fatal(
-            func,
-            &format!(
-                "ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold the sync areas of ISHMEM_TEAMS_MAX={} teams ({areas} bytes): {e}",
-                cfg.symmetric_size, cfg.teams_max
-            ),
-        )
-    });
-    // Across nodes: the sync area of finalize's barriers, apart from the world team's, so that
-    // a PE in finalize never completes another PE's barrier_all (`State::final_barrier`).
-    let fin_area = if multi {
-        alloc.alloc(team::AREA_BYTES, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
-            fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE ({} bytes) cannot hold finalize's sync area: {e}", cfg.symmetric_size))
-        })
-    } else {
-        0
-    };
-    for (what, off, len) in
-        [("the library's team areas", area_base, areas), ("finalize's sync area", fin_area, if multi { team::AREA_BYTES } else { 0 })]
-    {
-        crate::heap::reserve::reserve(what, off, len).unwrap_or_else(|e| fatal(func, &e));
-    }
-    lib_blocks.push((area_base, areas, "team sync areas (ISHMEM_TEAMS_MAX x 12 KiB)"));
-    if multi {
-        lib_blocks.push((fin_area, team::AREA_BYTES, "finalize's sync area"));
-    }
-    if let Some(g) = gpu.as_ref() {
-        g.memset(func, heap.base + area_base, areas);
-        if multi {
-            g.memset(func, heap.base + fin_area, team::AREA_BYTES);
-        }
-    }
-    let teams = team::TeamPool::with_node(cfg.teams_max, area_base, info.rank, info.size, &members);
-    coll::publish_pool(func, heap.base, gpu.as_ref(), &teams);
-    if gpu.is_some() {
-        job.barrier();
-    }
-    let data = match (data, &job.data_bases) {
-        (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: by_world(info.size, &members, bases) }),
-        _ => None,
-    };
-    // Other nodes: the network, set up through the launcher's exchange.
-    let net = if multi {
-        let x = boot.exchange.as_deref_mut().unwrap_or_else(|| fatal(func, "internal error: no exchange"));
-        let p = net::NetParams {
-            staged: gpu.is_some() || cfg.ofi_staging_always,
-            gpu_heap: gpu.is_some(),
-            others: (0..info.size).filter(|&q| nodes.node_of[q] != my_node).collect(),
-            provider: cfg.ofi_provider.as_deref(),
-            me: info.rank,
-            npes: info.size,
-            heap: (heap.base, heap.len),
-            data: data.as_ref().map(|d| (d.base, d.len)),
-            progress_us: cfg.ofi_progress_us,
-            watch: probe_targets(info.rank, &nodes.members, my_node),
-            check_ms: cfg.peer_check_ms.max(100),
-            peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
-            abort_off: area_base + 8 * team::W_ABORT,
-        };
-        let n = net::Net::start(x, &p).unwrap_or_else(|e| {
-            fatal(func, &format!("the job spans {}; the network between them could not be set up: {e}", nodes.describe()))
-        });
-        let lp = live::Params {
-            me: info.rank,
-            members: &nodes.members,
-            my_node,
-            timeout: Duration::from_secs(cfg.bootstrap_timeout_s),
-            period: Duration::from_millis(cfg.peer_check_ms),
-        };
-        live::start(x, &lp).unwrap_or_else(|e| fatal(func, &format!("the job spans {}: {e}", nodes.describe())));
-        Some(n)
-    } else {
-        None
-    };
-    boot.finish();
-    // Kernels reach the PEs of other nodes through the proxy ring (`proxy`, started by api::setup), with bounce
-    // buffers in the heap for kernel-stack buffers (same offset on every PE: same calls).
-    let ring = match (gpu.as_mut(), &net) {
-        (Some(g), Some(_)) => {
-            let bytes = cuda::state::PROXY_SLOTS * cuda::state::PROXY_BOUNCE_BYTES;
-            let off = alloc.alloc(bytes, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
-                fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}"))
-            });
-            lib_blocks.push((off, bytes, "proxy bounce buffers"));
-            let w = (off as u64).to_ne_bytes();
-            g.copy(func, heap.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
-            Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES))
-        }
-        _ => None,
-    };
-    let state = Box::leak(Box::new(State {
-        me: info.rank,
-        npes: info.size,
-        cfg,
-        runtime: info.runtime,
-        nodes,
-        my_node,
-        net,
-        thread_level,
-        alloc: Mutex::new(alloc),
-        heap,
-        data,
-        coll_seq: AtomicU64::new(0),
-        lib_blocks,
-        job: Mutex::new(job),
-        job_ptr: std::ptr::null(),
-        gpu,
-        team_seq: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
-        team_name: (0..teams.max()).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect(),
-        team_name_hash: (0..teams.max()).map(|_| AtomicU64::new(0)).collect(),
-        world: teams.slot(0),
-        fin_area,
-        teams: Mutex::new(teams),
-        split_lock: Mutex::new(()),
-        proxy_ring: ring,
-    }));
-    state.job_ptr = match state.job.lock() {
-        Ok(g) => &*g as *const ShmJob,
-        Err(_) => fatal(func, "internal error: job lock poisoned"),
-    };
-    // Read by the other PEs' ishmem_align only after a memory call's barrier with this PE.
-    agree::publish_heap_base(state, func);
-    if state.cfg.info && state.me == 0 {
-        eprint!("{}", info::info_text(Some(state)));
-    }
-    queue::stats::enable(state.cfg.queue_stats);
-    let state: &'static State = state;
-    if let Some(s) = state.net.as_ref().and_then(|n| n.stage.as_ref()) {
-        // The mailbox's server applies requests to this heap from now on.
-        match &state.gpu {
-            Some(g) => {
-                if let Err(e) = s.serve_gpu(g, state.heap.base) {
-                    if state.cfg.debug {
-                        crate::ffi::emit(&format!(
-                            "[PE {}] DEBUG: the staging mailbox is not page-locked ({e}): GPU copies to and from it are staged by the driver",
-                            state.me
-                        ));
-                    }
-                }
-            }
-            None => s.serve_host(state.heap.base),
-        }
-    }
-    STATE.store(state as *const State as *mut State, Release);
-    if state.net.is_some() {
-        crate::wait::progress_on(true);
-    }
-    if let Some(g) = &state.gpu {
-        // The library's own kernels, before any kernel of the program can wait for this PE
-        // (a module load waits for every running kernel: queue::preload).
-        let t = std::time::Instant::now();
-        queue::preload(func, g, state.proxy_ring.is_some());
-        if state.cfg.debug {
-            crate::ffi::emit(&format!(
-                "[PE {}] DEBUG: the library's kernel modules loaded in {:.1} ms",
-                state.me,
-                t.elapsed().as_secs_f64() * 1e3
-            ));
-        }
-        // Every kernel's view of the heaps, before init returns.
-        let failed = cuda::binders::publish(g.dev_state());
-        if failed > 0 && state.cfg.debug {
-            crate::ffi::emit(&format!(
-                "[PE {}] DEBUG: {failed} device-state binder(s) failed; retried at the next barrier, quiet, fence or malloc",
-                state.me
-            ));
-        }
-    }
+    start::claim(func);
+    let mut j = start::bootstrap(func, req);
+    let data = start::data_segment(&j);
+    let mut gpu = start::open_gpu(func, &j, gpu_allowed);
+    let job = start::join_node(func, &j, data, gpu.as_ref());
+    let mut heap = start::heap(func, &j, &job, gpu.as_mut(), data);
+    let net = start::network(func, &mut j, &heap, gpu.is_some());
+    let ring = start::proxy_ring(func, gpu.as_mut(), net.is_some(), &mut heap);
+    let state = start::publish(func, start::assemble(j, thread_level, heap, job, gpu, net, ring));
+    start::preload(func, state);
     PHASE.store(RUNNING, Release);
-}
-
-/// The PEs whose silence this PE watches (`net::NetParams::watch`): a node leader probes the
-/// leader of the next node (the last node's, the first's), so that every leader is watched by
-/// one other and the probes cost each PE O(1) reads and connections whatever the job's size;
-/// the other PEs probe nobody (their deaths reach the job through their leader, `live`).
-/// Before issue 29 every PE read the leader of every other node every `ISHMEM_PEER_CHECK_MS`:
-/// nodes - 1 connections on every PE and every PE of the job connected to each leader.
-fn probe_targets(me: usize, members: &[Vec<usize>], my_node: usize) -> Vec<usize> {
-    let n = members.len();
-    if n < 2 || members[my_node].first() != Some(&me) {
-        return Vec::new();
-    }
-    vec![members[(my_node + 1) % n][0]]
-}
-
-/// A table by world PE of the node members' bases (0 for PEs of other nodes).
-fn by_world(npes: usize, members: &[usize], local: &[usize]) -> Box<[usize]> {
-    let mut v = vec![0usize; npes];
-    for (l, &pe) in members.iter().enumerate() {
-        v[pe] = local[l];
-    }
-    v.into()
-}
-
-/// Polls spent spinning before a wait yields: when the node has more PEs than cores this
-/// process may run on, a spinning waiter keeps the PE it waits for off the CPU, so it yields
-/// almost at once.
-fn effective_spin(spin: u64, local_pes: usize) -> u64 {
-    // SAFETY: set is plain data filled in by sched_getaffinity.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is writable and its size is passed.
-    let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
-    // SAFETY: CPU_COUNT reads the set filled above.
-    let cores = if ok { (unsafe { libc::CPU_COUNT(&set) }) as usize } else { 0 };
-    if cores > 0 && local_pes > cores {
-        spin.min(64)
-    } else {
-        spin
-    }
 }
 
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.
@@ -861,6 +563,16 @@ impl State {
             None => not_symmetric(self, func, what, addr, len),
         }
     }
+}
+
+/// What `coll::sync_nodes` needs of a team across nodes: its node leaders in team order (the
+/// lowest team PE of each node), this PE's place among them (0 when it leads none), this PE's
+/// leader and the number of team PEs on this PE's node.
+pub struct SyncPlan {
+    pub leaders: Vec<usize>,
+    pub place: usize,
+    pub leader: usize,
+    pub members: u64,
 }
 
 /// How a symmetric range of a PE is reached from this one (`State::reach`).

@@ -145,7 +145,7 @@ pub struct NetParams<'a> {
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
     /// The PEs this PE probes every `check_ms` (a node leader: the next node's leader, see
-    /// `core::probe_targets`; others: none, and no probe thread): one whose read completes nothing
+    /// `core::start::probe_targets`; others: none, and no probe thread): one whose read completes nothing
     /// for `peer_timeout` has been silent that long, and the job ends saying so (deaths are
     /// told at once by `core::live`'s connections).
     pub watch: Vec<usize>,

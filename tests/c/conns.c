@@ -1,5 +1,6 @@
 /* conns: how many connections a PE holds across pretend nodes (issue 29, docs/SCALING.md).
  * Run with ISHMEM_NODE_SPLIT (nodes of consecutive PEs; the first PE of each is its leader).
+ * Init must raise the soft limit on open files to the hard one (the test lowers it to 64 first).
  * After init, barriers and 1 s of idling (10 periods of ISHMEM_PEER_CHECK_MS), each PE counts
  * its established TCP connections (its socket inodes in /proc/self/net/tcp{,6}). Run with
  * ISHMEM_COLL_CHECK_MS=0: the agreement checks of a collective that waits long read every member
@@ -13,6 +14,7 @@
  *     (nodes - 1) + 2 * ceil(log2(nodes)) + 2. */
 #include "test_util.h"
 #include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define MAX_SOCKS 4096
@@ -64,11 +66,24 @@ static long tcp_established(void) {
 }
 
 int main(void) {
+    /* a low soft limit on open files, as many systems give (1,024) but lower: a job across nodes
+     * raises it to the hard limit at init (a leader of a job of 1,000 nodes holds ~1,000
+     * liveness connections; docs/SCALING.md) */
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rlim_t hard = rl.rlim_max;
+    if (rl.rlim_max > 64) {
+        rl.rlim_cur = 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     ishmem_init();
     test_init_ids();
     int ppn = ishmem_team_n_pes(ISHMEMX_TEAM_NODE);
     CHECK(ppn >= 1 && t_npes % ppn == 0, "node team of %d PEs in a job of %d", ppn, t_npes);
     int nodes = t_npes / ppn;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    CHECK(rl.rlim_cur == hard, "soft limit on open files after init %llu, want the hard limit %llu (the job spans %d nodes)",
+          (unsigned long long)rl.rlim_cur, (unsigned long long)hard, nodes);
 
     CHECK(nodes >= 2, "the job must span pretend nodes (ISHMEM_NODE_SPLIT), got %d node(s)", nodes);
     for (int i = 0; i < 5; i++) ishmem_barrier_all();

@@ -76,6 +76,9 @@ pub struct Watch {
 /// ISHMEM_COLL_CHECK_MS of 100).
 pub(super) const HANG_WARN_CHECKS: u64 = 600;
 
+/// Teams of up to this many PEs check every member in a long wait (`agreement_reads`).
+const AGREE_ALL_PES: usize = 8;
+
 /// Bits of a push flag that carry the call's signature (the count is above them).
 pub(super) const SIG_BITS: u32 = 24;
 pub(super) const SIG_MASK: u64 = (1 << SIG_BITS) - 1;
@@ -238,6 +241,9 @@ impl<'a> Team<'a> {
         let suspect = &mut watch.suspect;
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
+            if !self.agreement_reads(k, j) {
+                continue;
+            }
             let theirs = self.head_of(j);
             if theirs[0] >> 8 != seq || heads_agree(&own, &theirs) {
                 continue;
@@ -249,6 +255,17 @@ impl<'a> Team<'a> {
             return;
         }
         *suspect = None;
+    }
+
+    /// Whether `check_agreement` reads team PE `j`, `k` places after this PE: every member in
+    /// teams of up to `AGREE_ALL_PES` PEs, and the members of this node (shared memory); in
+    /// larger teams, members of other nodes only at distances 2^i after or before this PE, so a
+    /// long wait costs O(log n) network reads and connections per check instead of one per
+    /// member (issue 29: at 16 PEs on 8 loaded nodes every waiting PE connected to every other).
+    /// The PEs of a team so read each other in a connected graph (distance 1 alone is a ring),
+    /// so two PEs in different calls of one count are still found by a PE between them.
+    fn agreement_reads(&self, k: usize, j: usize) -> bool {
+        self.n <= AGREE_ALL_PES || self.net_member(j).is_none() || k.is_power_of_two() || (self.n - k).is_power_of_two()
     }
 
     /// Team PE `i`'s last recorded call, described (`call 7, ishmem_team_sync`).

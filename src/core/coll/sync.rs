@@ -137,25 +137,11 @@ impl<'a> Team<'a> {
     /// member (Acquire). The arrival count cannot run ahead: a member arrives for epoch e+1
     /// only after its leader released epoch e, which it did after counting every arrival of e.
     pub(super) fn sync_nodes(&self, e: u64) {
-        let node_of = |i: usize| self.st.nodes.node_of[self.d.world(i)];
-        let mine = self.st.my_node;
-        // The leaders in team order, this PE's leader, and its node's member count.
-        let mut leaders: Vec<usize> = Vec::new();
-        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
-        let (mut leader, mut members) = (usize::MAX, 0u64);
         let n = self.n;
         #[cfg(ishmem_mutation = "team_sync_skip")]
         let n = n - 1;
-        for i in 0..n {
-            let node = node_of(i);
-            if seen.insert(node) {
-                leaders.push(i);
-            }
-            if node == mine {
-                leader = leader.min(i);
-                members += 1;
-            }
-        }
+        let plan = self.sync_plan(n);
+        let (leaders, leader, members) = (&plan.leaders, plan.leader, plan.members);
         if leader != self.me {
             let a = self.remote("team sync word", self.word(team::W_NODE_ARRIVE), 8, leader);
             // SAFETY: a is the aligned arrival word of the leader's team area, mapped here (a
@@ -166,10 +152,42 @@ impl<'a> Team<'a> {
         if members > 1 {
             self.wait_ge(team::W_NODE_ARRIVE, e * (members - 1));
         }
-        let li = leaders.iter().position(|&l| l == self.me).unwrap_or(0);
+        let li = plan.place;
         self.disseminate(e, leaders.len(), li, |k| leaders[k]);
         if members > 1 {
             self.store_at(team::W_NODE_RELEASE, self.me, e);
         }
+    }
+
+    /// The plan of `sync_nodes` for the first `n` PEs of this team (cached in the state).
+    fn sync_plan(&self, n: usize) -> std::sync::Arc<crate::core::SyncPlan> {
+        let key = (self.d.start, self.d.stride, n);
+        let mut plans = self.st.sync_plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = plans.get(&key) {
+            return p.clone();
+        }
+        let node_of = |i: usize| self.st.nodes.node_of[self.d.world(i)];
+        let mine = self.st.my_node;
+        let mut leaders: Vec<usize> = Vec::new();
+        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let (mut leader, mut members) = (usize::MAX, 0u64);
+        for i in 0..n {
+            let node = node_of(i);
+            if seen.insert(node) {
+                leaders.push(i);
+            }
+            if node == mine {
+                leader = leader.min(i);
+                members += 1;
+            }
+        }
+        // Teams come and go (splits); the plans of old ones are dropped now and then.
+        if plans.len() >= 4 * self.st.cfg.teams_max {
+            plans.clear();
+        }
+        let place = leaders.iter().position(|&l| l == self.me).unwrap_or(0);
+        let p = std::sync::Arc::new(crate::core::SyncPlan { leaders, place, leader, members });
+        plans.insert(key, p.clone());
+        p
     }
 }
