@@ -88,8 +88,10 @@ fn allocate(func: &str, kind: Kind, size: usize, align: usize, zero: bool) -> *m
     let p = (st.heap.base + off) as *mut u8;
     if zero {
         match &st.gpu {
-            Some(g) => g.memset(func, p as usize, size),
-            // SAFETY: the block [off, off+size) is inside the mapped local heap.
+            // SAFETY: as below, on the GPU heap.
+            Some(g) => unsafe { g.memset(func, p as usize, size) },
+            // SAFETY: the block [off, off+size) is inside the mapped local heap, and no PE may
+            // write it before its owner zeroed it (the barrier below).
             None => unsafe { std::ptr::write_bytes(p, 0, size) },
         }
         // No PE may write into the block before its owner zeroed it.
