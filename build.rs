@@ -52,6 +52,8 @@ const MUTATIONS: &[&str] = &[
     "wait_early",
     "team_sync_skip",
     "proxy_quiet_noop",
+    "ctx_quiet_noop",
+    "ctx_quiet_global",
     "shm_checks_off",
     "shm_names_from_key",
 ];

@@ -6,12 +6,13 @@
  *
  * Every function declared here is a plain C symbol of libishmem.so and an alias of the ishmem_*
  * function of the same name (the same address, the same code): shmem_int_put is
- * ishmem_int_put. OpenSHMEM 1.5 is declared with the 1.6 additions ishmem has (ibput/ibget,
- * the scans, shmem_signal_add/set, shmem_query_initialized). Collectives take the team first,
- * as OpenSHMEM 1.5 defines them. Error messages name the ishmem function. The OpenSHMEM names
- * libishmem does not export yet (contexts, locks, alltoalls, realloc, malloc_with_hints,
- * team_ptr, pe_quiet, the deprecated active-set collectives, long double and complex types)
- * are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * ishmem_int_put. Contexts (shmem_ctx_*), shmem_realloc and shmem_malloc_with_hints, which
+ * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is
+ * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
+ * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
+ * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
+ * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
+ * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H
@@ -28,6 +29,31 @@ typedef struct shmem_team_config_t {
     int num_contexts;
 } shmem_team_config_t;
 
+
+/* Contexts: a handle to a context of libishmem. SHMEM_CTX_DEFAULT is the default context (the
+ * operations without a context use it), SHMEM_CTX_INVALID never names a context. */
+typedef struct shmemi_ctx *shmem_ctx_t;
+#ifdef __cplusplus
+extern "C" shmem_ctx_t const SHMEM_CTX_DEFAULT;
+#else
+extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
+#endif
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+/* shmem_ctx_create options */
+#define SHMEM_CTX_SERIALIZED (1L << 0)
+#define SHMEM_CTX_PRIVATE (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
+
+/* shmem_malloc_with_hints hints (0: none) */
+#define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0)
+#define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
+
+#ifndef __cplusplus
+/* Helpers of the C11 generic names that take a context first or not. */
+#define SHMEMI_ARG0(a, ...) a
+#define SHMEMI_ARG1(a, b, ...) b
+static inline void shmemi_c11_no_match(void) {}
+#endif
 /* Constants: the values of ishmem.h's ISHMEM_* ones (the functions are the same). */
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 5
@@ -99,6 +125,8 @@ void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
 void shmem_global_exit(int status);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
 
 /* ---- teams ---- */
 int shmem_team_my_pe(shmem_team_t team);
@@ -108,12 +136,16 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
 
 /* ---- memory ---- */
 void *shmem_malloc(size_t size);
 void *shmem_calloc(size_t count, size_t size);
 void *shmem_align(size_t alignment, size_t size);
 void shmem_free(void *ptr);
+void *shmem_realloc(void *ptr, size_t size);
+void *shmem_malloc_with_hints(size_t size, long hints);
 
 /* ---- rma ---- */
 void shmem_float_put(float *dest, const float *source, size_t nelems, int pe);
@@ -145,6 +177,35 @@ void shmem_put32(void *dest, const void *source, size_t nelems, int pe);
 void shmem_put64(void *dest, const void *source, size_t nelems, int pe);
 void shmem_put128(void *dest, const void *source, size_t nelems, int pe);
 void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_double_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_char_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -173,6 +234,34 @@ void shmem_iput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 void shmem_iput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_iput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_iput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_float_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_double_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_char_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_schar_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_short_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int_iput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_long_iput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longlong_iput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uchar_iput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ushort_iput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint_iput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulong_iput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulonglong_iput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int8_iput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int16_iput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int32_iput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int64_iput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint8_iput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint16_iput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint32_iput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint64_iput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_size_iput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_iput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_float_p(float *dest, float value, int pe);
 void shmem_double_p(double *dest, double value, int pe);
 void shmem_char_p(char *dest, char value, int pe);
@@ -196,6 +285,29 @@ void shmem_uint32_p(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_p(uint64_t *dest, uint64_t value, int pe);
 void shmem_size_p(size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe);
+void shmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe);
+void shmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe);
+void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe);
+void shmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe);
+void shmem_ctx_int_p(shmem_ctx_t ctx, int *dest, int value, int pe);
+void shmem_ctx_long_p(shmem_ctx_t ctx, long *dest, long value, int pe);
+void shmem_ctx_longlong_p(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+void shmem_ctx_uchar_p(shmem_ctx_t ctx, unsigned char *dest, unsigned char value, int pe);
+void shmem_ctx_ushort_p(shmem_ctx_t ctx, unsigned short *dest, unsigned short value, int pe);
+void shmem_ctx_uint_p(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_p(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_p(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int8_p(shmem_ctx_t ctx, int8_t *dest, int8_t value, int pe);
+void shmem_ctx_int16_p(shmem_ctx_t ctx, int16_t *dest, int16_t value, int pe);
+void shmem_ctx_int32_p(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_p(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint8_p(shmem_ctx_t ctx, uint8_t *dest, uint8_t value, int pe);
+void shmem_ctx_uint16_p(shmem_ctx_t ctx, uint16_t *dest, uint16_t value, int pe);
+void shmem_ctx_uint32_p(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_p(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_p(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_float_get(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_get(double *dest, const double *source, size_t nelems, int pe);
 void shmem_char_get(char *dest, const char *source, size_t nelems, int pe);
@@ -225,6 +337,35 @@ void shmem_get32(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get64(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get128(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_double_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_char_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -253,6 +394,34 @@ void shmem_iget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 void shmem_iget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_iget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_iget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_float_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_double_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_char_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_schar_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_short_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int_iget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_long_iget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longlong_iget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uchar_iget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ushort_iget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint_iget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulong_iget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulonglong_iget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int8_iget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int16_iget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int32_iget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int64_iget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint8_iget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint16_iget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint32_iget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint64_iget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_size_iget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_iget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 float shmem_float_g(const float *source, int pe);
 double shmem_double_g(const double *source, int pe);
 char shmem_char_g(const char *source, int pe);
@@ -276,6 +445,29 @@ uint32_t shmem_uint32_g(const uint32_t *source, int pe);
 uint64_t shmem_uint64_g(const uint64_t *source, int pe);
 size_t shmem_size_g(const size_t *source, int pe);
 ptrdiff_t shmem_ptrdiff_g(const ptrdiff_t *source, int pe);
+float shmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe);
+double shmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe);
+char shmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe);
+signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe);
+short shmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe);
+int shmem_ctx_int_g(shmem_ctx_t ctx, const int *source, int pe);
+long shmem_ctx_long_g(shmem_ctx_t ctx, const long *source, int pe);
+long long shmem_ctx_longlong_g(shmem_ctx_t ctx, const long long *source, int pe);
+unsigned char shmem_ctx_uchar_g(shmem_ctx_t ctx, const unsigned char *source, int pe);
+unsigned short shmem_ctx_ushort_g(shmem_ctx_t ctx, const unsigned short *source, int pe);
+unsigned int shmem_ctx_uint_g(shmem_ctx_t ctx, const unsigned int *source, int pe);
+unsigned long shmem_ctx_ulong_g(shmem_ctx_t ctx, const unsigned long *source, int pe);
+unsigned long long shmem_ctx_ulonglong_g(shmem_ctx_t ctx, const unsigned long long *source, int pe);
+int8_t shmem_ctx_int8_g(shmem_ctx_t ctx, const int8_t *source, int pe);
+int16_t shmem_ctx_int16_g(shmem_ctx_t ctx, const int16_t *source, int pe);
+int32_t shmem_ctx_int32_g(shmem_ctx_t ctx, const int32_t *source, int pe);
+int64_t shmem_ctx_int64_g(shmem_ctx_t ctx, const int64_t *source, int pe);
+uint8_t shmem_ctx_uint8_g(shmem_ctx_t ctx, const uint8_t *source, int pe);
+uint16_t shmem_ctx_uint16_g(shmem_ctx_t ctx, const uint16_t *source, int pe);
+uint32_t shmem_ctx_uint32_g(shmem_ctx_t ctx, const uint32_t *source, int pe);
+uint64_t shmem_ctx_uint64_g(shmem_ctx_t ctx, const uint64_t *source, int pe);
+size_t shmem_ctx_size_g(shmem_ctx_t ctx, const size_t *source, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t *source, int pe);
 void shmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe);
 void shmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe);
@@ -305,6 +497,35 @@ void shmem_put32_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_put64_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe);
 void shmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe);
@@ -334,6 +555,35 @@ void shmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -362,6 +612,34 @@ void shmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
 void shmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -390,6 +668,34 @@ void shmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
 void shmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 
 /* ---- amo ---- */
 float shmem_float_atomic_fetch(const float *source, int pe);
@@ -406,6 +712,20 @@ uint32_t shmem_uint32_atomic_fetch(const uint32_t *source, int pe);
 uint64_t shmem_uint64_atomic_fetch(const uint64_t *source, int pe);
 size_t shmem_size_atomic_fetch(const size_t *source, int pe);
 ptrdiff_t shmem_ptrdiff_atomic_fetch(const ptrdiff_t *source, int pe);
+float shmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe);
+double shmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double *source, int pe);
+int shmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe);
+long shmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe);
+long long shmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long *source, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int *source, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long *source, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsigned long long *source, int pe);
+int32_t shmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t *source, int pe);
+int64_t shmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t *source, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t *source, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t *source, int pe);
+size_t shmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t *source, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t *source, int pe);
 void shmem_float_atomic_set(float *dest, float value, int pe);
 void shmem_double_atomic_set(double *dest, double value, int pe);
 void shmem_int_atomic_set(int *dest, int value, int pe);
@@ -420,6 +740,20 @@ void shmem_uint32_atomic_set(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_set(uint64_t *dest, uint64_t value, int pe);
 void shmem_size_atomic_set(size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_atomic_set(ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_float_atomic_set(shmem_ctx_t ctx, float *dest, float value, int pe);
+void shmem_ctx_double_atomic_set(shmem_ctx_t ctx, double *dest, double value, int pe);
+void shmem_ctx_int_atomic_set(shmem_ctx_t ctx, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_set(shmem_ctx_t ctx, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_set(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_set(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_set(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_set(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_set(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_set(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_set(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_set(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_set(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_set(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 float shmem_float_atomic_swap(float *dest, float value, int pe);
 double shmem_double_atomic_swap(double *dest, double value, int pe);
 int shmem_int_atomic_swap(int *dest, int value, int pe);
@@ -434,6 +768,20 @@ uint32_t shmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe);
 uint64_t shmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe);
 size_t shmem_size_atomic_swap(size_t *dest, size_t value, int pe);
 ptrdiff_t shmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe);
+float shmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int pe);
+double shmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double *dest, double value, int pe);
+int shmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe);
+long shmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe);
+long long shmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 int shmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe);
 long shmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe);
 long long shmem_longlong_atomic_compare_swap(long long *dest, long long cond, long long value, int pe);
@@ -446,6 +794,18 @@ uint32_t shmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_
 uint64_t shmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_t value, int pe);
 size_t shmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, int pe);
 ptrdiff_t shmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
+int shmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int value, int pe);
+long shmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, long value, int pe);
+long long shmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long *dest, long long cond, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int cond, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long cond, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t *dest, int32_t cond, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t *dest, int64_t cond, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t cond, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t cond, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t *dest, size_t cond, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
 int shmem_int_atomic_fetch_inc(int *dest, int pe);
 long shmem_long_atomic_fetch_inc(long *dest, int pe);
 long long shmem_longlong_atomic_fetch_inc(long long *dest, int pe);
@@ -458,6 +818,18 @@ uint32_t shmem_uint32_atomic_fetch_inc(uint32_t *dest, int pe);
 uint64_t shmem_uint64_atomic_fetch_inc(uint64_t *dest, int pe);
 size_t shmem_size_atomic_fetch_inc(size_t *dest, int pe);
 ptrdiff_t shmem_ptrdiff_atomic_fetch_inc(ptrdiff_t *dest, int pe);
+int shmem_ctx_int_atomic_fetch_inc(shmem_ctx_t ctx, int *dest, int pe);
+long shmem_ctx_long_atomic_fetch_inc(shmem_ctx_t ctx, long *dest, int pe);
+long long shmem_ctx_longlong_atomic_fetch_inc(shmem_ctx_t ctx, long long *dest, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_inc(shmem_ctx_t ctx, unsigned int *dest, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long *dest, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_inc(shmem_ctx_t ctx, int32_t *dest, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_inc(shmem_ctx_t ctx, int64_t *dest, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_inc(shmem_ctx_t ctx, uint32_t *dest, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_inc(shmem_ctx_t ctx, uint64_t *dest, int pe);
+size_t shmem_ctx_size_atomic_fetch_inc(shmem_ctx_t ctx, size_t *dest, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_inc(shmem_ctx_t ctx, ptrdiff_t *dest, int pe);
 void shmem_int_atomic_inc(int *dest, int pe);
 void shmem_long_atomic_inc(long *dest, int pe);
 void shmem_longlong_atomic_inc(long long *dest, int pe);
@@ -470,6 +842,18 @@ void shmem_uint32_atomic_inc(uint32_t *dest, int pe);
 void shmem_uint64_atomic_inc(uint64_t *dest, int pe);
 void shmem_size_atomic_inc(size_t *dest, int pe);
 void shmem_ptrdiff_atomic_inc(ptrdiff_t *dest, int pe);
+void shmem_ctx_int_atomic_inc(shmem_ctx_t ctx, int *dest, int pe);
+void shmem_ctx_long_atomic_inc(shmem_ctx_t ctx, long *dest, int pe);
+void shmem_ctx_longlong_atomic_inc(shmem_ctx_t ctx, long long *dest, int pe);
+void shmem_ctx_uint_atomic_inc(shmem_ctx_t ctx, unsigned int *dest, int pe);
+void shmem_ctx_ulong_atomic_inc(shmem_ctx_t ctx, unsigned long *dest, int pe);
+void shmem_ctx_ulonglong_atomic_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe);
+void shmem_ctx_int32_atomic_inc(shmem_ctx_t ctx, int32_t *dest, int pe);
+void shmem_ctx_int64_atomic_inc(shmem_ctx_t ctx, int64_t *dest, int pe);
+void shmem_ctx_uint32_atomic_inc(shmem_ctx_t ctx, uint32_t *dest, int pe);
+void shmem_ctx_uint64_atomic_inc(shmem_ctx_t ctx, uint64_t *dest, int pe);
+void shmem_ctx_size_atomic_inc(shmem_ctx_t ctx, size_t *dest, int pe);
+void shmem_ctx_ptrdiff_atomic_inc(shmem_ctx_t ctx, ptrdiff_t *dest, int pe);
 int shmem_int_atomic_fetch_add(int *dest, int value, int pe);
 long shmem_long_atomic_fetch_add(long *dest, long value, int pe);
 long long shmem_longlong_atomic_fetch_add(long long *dest, long long value, int pe);
@@ -482,6 +866,18 @@ uint32_t shmem_uint32_atomic_fetch_add(uint32_t *dest, uint32_t value, int pe);
 uint64_t shmem_uint64_atomic_fetch_add(uint64_t *dest, uint64_t value, int pe);
 size_t shmem_size_atomic_fetch_add(size_t *dest, size_t value, int pe);
 ptrdiff_t shmem_ptrdiff_atomic_fetch_add(ptrdiff_t *dest, ptrdiff_t value, int pe);
+int shmem_ctx_int_atomic_fetch_add(shmem_ctx_t ctx, int *dest, int value, int pe);
+long shmem_ctx_long_atomic_fetch_add(shmem_ctx_t ctx, long *dest, long value, int pe);
+long long shmem_ctx_longlong_atomic_fetch_add(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_add(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_add(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_add(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_add(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_fetch_add(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_add(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_int_atomic_add(int *dest, int value, int pe);
 void shmem_long_atomic_add(long *dest, long value, int pe);
 void shmem_longlong_atomic_add(long long *dest, long long value, int pe);
@@ -494,6 +890,18 @@ void shmem_uint32_atomic_add(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_add(uint64_t *dest, uint64_t value, int pe);
 void shmem_size_atomic_add(size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_atomic_add(ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_int_atomic_add(shmem_ctx_t ctx, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_add(shmem_ctx_t ctx, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_add(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_add(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_add(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_add(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_add(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_add(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_add(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 unsigned int shmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe);
 unsigned long shmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe);
 unsigned long long shmem_ulonglong_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe);
@@ -501,6 +909,13 @@ int32_t shmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe);
 int64_t shmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe);
 uint32_t shmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe);
 uint64_t shmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 void shmem_uint_atomic_and(unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_and(unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_and(unsigned long long *dest, unsigned long long value, int pe);
@@ -508,6 +923,13 @@ void shmem_int32_atomic_and(int32_t *dest, int32_t value, int pe);
 void shmem_int64_atomic_and(int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_and(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_and(uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 unsigned int shmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe);
 unsigned long shmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe);
 unsigned long long shmem_ulonglong_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe);
@@ -515,6 +937,13 @@ int32_t shmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe);
 int64_t shmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe);
 uint32_t shmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe);
 uint64_t shmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 void shmem_uint_atomic_or(unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_or(unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_or(unsigned long long *dest, unsigned long long value, int pe);
@@ -522,6 +951,13 @@ void shmem_int32_atomic_or(int32_t *dest, int32_t value, int pe);
 void shmem_int64_atomic_or(int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_or(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_or(uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 unsigned int shmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe);
 unsigned long shmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe);
 unsigned long long shmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe);
@@ -529,6 +965,13 @@ int32_t shmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe);
 int64_t shmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe);
 uint32_t shmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe);
 uint64_t shmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 void shmem_uint_atomic_xor(unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_xor(unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_xor(unsigned long long *dest, unsigned long long value, int pe);
@@ -536,6 +979,13 @@ void shmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe);
 void shmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 void shmem_float_atomic_fetch_nbi(float *fetch, const float *source, int pe);
 void shmem_double_atomic_fetch_nbi(double *fetch, const double *source, int pe);
 void shmem_int_atomic_fetch_nbi(int *fetch, const int *source, int pe);
@@ -550,6 +1000,20 @@ void shmem_uint32_atomic_fetch_nbi(uint32_t *fetch, const uint32_t *source, int 
 void shmem_uint64_atomic_fetch_nbi(uint64_t *fetch, const uint64_t *source, int pe);
 void shmem_size_atomic_fetch_nbi(size_t *fetch, const size_t *source, int pe);
 void shmem_ptrdiff_atomic_fetch_nbi(ptrdiff_t *fetch, const ptrdiff_t *source, int pe);
+void shmem_ctx_float_atomic_fetch_nbi(shmem_ctx_t ctx, float *fetch, const float *source, int pe);
+void shmem_ctx_double_atomic_fetch_nbi(shmem_ctx_t ctx, double *fetch, const double *source, int pe);
+void shmem_ctx_int_atomic_fetch_nbi(shmem_ctx_t ctx, int *fetch, const int *source, int pe);
+void shmem_ctx_long_atomic_fetch_nbi(shmem_ctx_t ctx, long *fetch, const long *source, int pe);
+void shmem_ctx_longlong_atomic_fetch_nbi(shmem_ctx_t ctx, long long *fetch, const long long *source, int pe);
+void shmem_ctx_uint_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int *fetch, const unsigned int *source, int pe);
+void shmem_ctx_ulong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long *fetch, const unsigned long *source, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long *fetch, const unsigned long long *source, int pe);
+void shmem_ctx_int32_atomic_fetch_nbi(shmem_ctx_t ctx, int32_t *fetch, const int32_t *source, int pe);
+void shmem_ctx_int64_atomic_fetch_nbi(shmem_ctx_t ctx, int64_t *fetch, const int64_t *source, int pe);
+void shmem_ctx_uint32_atomic_fetch_nbi(shmem_ctx_t ctx, uint32_t *fetch, const uint32_t *source, int pe);
+void shmem_ctx_uint64_atomic_fetch_nbi(shmem_ctx_t ctx, uint64_t *fetch, const uint64_t *source, int pe);
+void shmem_ctx_size_atomic_fetch_nbi(shmem_ctx_t ctx, size_t *fetch, const size_t *source, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, const ptrdiff_t *source, int pe);
 void shmem_int_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe);
 void shmem_long_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe);
 void shmem_longlong_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond, long long value, int pe);
@@ -562,6 +1026,18 @@ void shmem_uint32_atomic_compare_swap_nbi(uint32_t *fetch, uint32_t *dest, uint3
 void shmem_uint64_atomic_compare_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t cond, uint64_t value, int pe);
 void shmem_size_atomic_compare_swap_nbi(size_t *fetch, size_t *dest, size_t cond, size_t value, int pe);
 void shmem_ptrdiff_atomic_compare_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
+void shmem_ctx_int_atomic_compare_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int cond, int value, int pe);
+void shmem_ctx_long_atomic_compare_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long cond, long value, int pe);
+void shmem_ctx_longlong_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long cond, long long value, int pe);
+void shmem_ctx_uint_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_compare_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t cond, int32_t value, int pe);
+void shmem_ctx_int64_atomic_compare_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t cond, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t cond, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t cond, uint64_t value, int pe);
+void shmem_ctx_size_atomic_compare_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t cond, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_compare_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
 void shmem_float_atomic_swap_nbi(float *fetch, float *dest, float value, int pe);
 void shmem_double_atomic_swap_nbi(double *fetch, double *dest, double value, int pe);
 void shmem_int_atomic_swap_nbi(int *fetch, int *dest, int value, int pe);
@@ -576,6 +1052,20 @@ void shmem_uint32_atomic_swap_nbi(uint32_t *fetch, uint32_t *dest, uint32_t valu
 void shmem_uint64_atomic_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 void shmem_size_atomic_swap_nbi(size_t *fetch, size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_atomic_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_float_atomic_swap_nbi(shmem_ctx_t ctx, float *fetch, float *dest, float value, int pe);
+void shmem_ctx_double_atomic_swap_nbi(shmem_ctx_t ctx, double *fetch, double *dest, double value, int pe);
+void shmem_ctx_int_atomic_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_int_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe);
 void shmem_long_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe);
 void shmem_longlong_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe);
@@ -588,6 +1078,18 @@ void shmem_uint32_atomic_fetch_inc_nbi(uint32_t *fetch, uint32_t *dest, int pe);
 void shmem_uint64_atomic_fetch_inc_nbi(uint64_t *fetch, uint64_t *dest, int pe);
 void shmem_size_atomic_fetch_inc_nbi(size_t *fetch, size_t *dest, int pe);
 void shmem_ptrdiff_atomic_fetch_inc_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, int pe);
+void shmem_ctx_int_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int pe);
+void shmem_ctx_long_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long *fetch, long *dest, int pe);
+void shmem_ctx_longlong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, int pe);
+void shmem_ctx_uint_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, int pe);
+void shmem_ctx_ulong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, int pe);
+void shmem_ctx_int32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int pe);
+void shmem_ctx_int64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int pe);
+void shmem_ctx_uint32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, int pe);
+void shmem_ctx_uint64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, int pe);
+void shmem_ctx_size_atomic_fetch_inc_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_inc_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, int pe);
 void shmem_int_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe);
 void shmem_long_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe);
 void shmem_longlong_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe);
@@ -600,6 +1102,18 @@ void shmem_uint32_atomic_fetch_add_nbi(uint32_t *fetch, uint32_t *dest, uint32_t
 void shmem_uint64_atomic_fetch_add_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 void shmem_size_atomic_fetch_add_nbi(size_t *fetch, size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_atomic_fetch_add_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_int_atomic_fetch_add_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_fetch_add_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_add_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_add_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_fetch_add_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_add_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_uint_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
@@ -607,6 +1121,13 @@ void shmem_int32_atomic_fetch_and_nbi(int32_t *fetch, int32_t *dest, int32_t val
 void shmem_int64_atomic_fetch_and_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_fetch_and_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_fetch_and_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 void shmem_uint_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
@@ -614,6 +1135,13 @@ void shmem_int32_atomic_fetch_or_nbi(int32_t *fetch, int32_t *dest, int32_t valu
 void shmem_int64_atomic_fetch_or_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_fetch_or_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_fetch_or_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 void shmem_uint_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
 void shmem_ulong_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
 void shmem_ulonglong_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
@@ -621,6 +1149,13 @@ void shmem_int32_atomic_fetch_xor_nbi(int32_t *fetch, int32_t *dest, int32_t val
 void shmem_int64_atomic_fetch_xor_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_fetch_xor_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_fetch_xor_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 
 /* ---- signal ---- */
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
@@ -655,6 +1190,35 @@ void shmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t 
 void shmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -684,6 +1248,37 @@ void shmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint6
 void shmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 
 /* ---- p2p_sync ---- */
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
@@ -860,6 +1455,9 @@ size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, siz
 void shmem_fence(void);
 void shmem_quiet(void);
 void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* ---- collectives ---- */
 void shmem_barrier_all(void);
@@ -1231,6 +1829,19 @@ inline void shmem_put(unsigned short *dest, const unsigned short *source, size_t
 inline void shmem_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_uint_put(dest, source, nelems, pe); }
 inline void shmem_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ulong_put(dest, source, nelems, pe); }
 inline void shmem_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ulonglong_put(dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe) { return shmem_ctx_float_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe) { return shmem_ctx_double_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe) { return shmem_ctx_char_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe) { return shmem_ctx_schar_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe) { return shmem_ctx_short_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe) { return shmem_ctx_int_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe) { return shmem_ctx_long_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe) { return shmem_ctx_longlong_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return shmem_ctx_uchar_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return shmem_ctx_ushort_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_ctx_uint_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ctx_ulong_put(ctx, dest, source, nelems, pe); }
+inline void shmem_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ctx_ulonglong_put(ctx, dest, source, nelems, pe); }
 inline void shmem_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_float_iput(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_double_iput(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_char_iput(dest, source, dst, sst, nelems, pe); }
@@ -1244,6 +1855,19 @@ inline void shmem_iput(unsigned short *dest, const unsigned short *source, ptrdi
 inline void shmem_iput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_uint_iput(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ulong_iput(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ulonglong_iput(dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_float_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_double_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_char_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_schar_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_short_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_int_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_long_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_longlong_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_uchar_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ushort_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_uint_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ulong_iput(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ulonglong_iput(ctx, dest, source, dst, sst, nelems, pe); }
 inline void shmem_p(float *dest, float value, int pe) { return shmem_float_p(dest, value, pe); }
 inline void shmem_p(double *dest, double value, int pe) { return shmem_double_p(dest, value, pe); }
 inline void shmem_p(char *dest, char value, int pe) { return shmem_char_p(dest, value, pe); }
@@ -1257,6 +1881,19 @@ inline void shmem_p(unsigned short *dest, unsigned short value, int pe) { return
 inline void shmem_p(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_p(dest, value, pe); }
 inline void shmem_p(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_p(dest, value, pe); }
 inline void shmem_p(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_p(dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, float *dest, float value, int pe) { return shmem_ctx_float_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, double *dest, double value, int pe) { return shmem_ctx_double_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, char *dest, char value, int pe) { return shmem_ctx_char_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe) { return shmem_ctx_schar_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, short *dest, short value, int pe) { return shmem_ctx_short_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, int *dest, int value, int pe) { return shmem_ctx_int_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, long *dest, long value, int pe) { return shmem_ctx_long_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, long long *dest, long long value, int pe) { return shmem_ctx_longlong_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, unsigned char *dest, unsigned char value, int pe) { return shmem_ctx_uchar_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, unsigned short *dest, unsigned short value, int pe) { return shmem_ctx_ushort_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_p(ctx, dest, value, pe); }
+inline void shmem_p(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_p(ctx, dest, value, pe); }
 inline void shmem_get(float *dest, const float *source, size_t nelems, int pe) { return shmem_float_get(dest, source, nelems, pe); }
 inline void shmem_get(double *dest, const double *source, size_t nelems, int pe) { return shmem_double_get(dest, source, nelems, pe); }
 inline void shmem_get(char *dest, const char *source, size_t nelems, int pe) { return shmem_char_get(dest, source, nelems, pe); }
@@ -1270,6 +1907,19 @@ inline void shmem_get(unsigned short *dest, const unsigned short *source, size_t
 inline void shmem_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_uint_get(dest, source, nelems, pe); }
 inline void shmem_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ulong_get(dest, source, nelems, pe); }
 inline void shmem_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ulonglong_get(dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe) { return shmem_ctx_float_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe) { return shmem_ctx_double_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe) { return shmem_ctx_char_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe) { return shmem_ctx_schar_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe) { return shmem_ctx_short_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe) { return shmem_ctx_int_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe) { return shmem_ctx_long_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe) { return shmem_ctx_longlong_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return shmem_ctx_uchar_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return shmem_ctx_ushort_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_ctx_uint_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ctx_ulong_get(ctx, dest, source, nelems, pe); }
+inline void shmem_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ctx_ulonglong_get(ctx, dest, source, nelems, pe); }
 inline void shmem_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_float_iget(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_double_iget(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_char_iget(dest, source, dst, sst, nelems, pe); }
@@ -1283,6 +1933,19 @@ inline void shmem_iget(unsigned short *dest, const unsigned short *source, ptrdi
 inline void shmem_iget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_uint_iget(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ulong_iget(dest, source, dst, sst, nelems, pe); }
 inline void shmem_iget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ulonglong_iget(dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_float_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_double_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_char_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_schar_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_short_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_int_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_long_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_longlong_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_uchar_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ushort_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_uint_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ulong_iget(ctx, dest, source, dst, sst, nelems, pe); }
+inline void shmem_iget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) { return shmem_ctx_ulonglong_iget(ctx, dest, source, dst, sst, nelems, pe); }
 inline float shmem_g(const float *source, int pe) { return shmem_float_g(source, pe); }
 inline double shmem_g(const double *source, int pe) { return shmem_double_g(source, pe); }
 inline char shmem_g(const char *source, int pe) { return shmem_char_g(source, pe); }
@@ -1296,6 +1959,19 @@ inline unsigned short shmem_g(const unsigned short *source, int pe) { return shm
 inline unsigned int shmem_g(const unsigned int *source, int pe) { return shmem_uint_g(source, pe); }
 inline unsigned long shmem_g(const unsigned long *source, int pe) { return shmem_ulong_g(source, pe); }
 inline unsigned long long shmem_g(const unsigned long long *source, int pe) { return shmem_ulonglong_g(source, pe); }
+inline float shmem_g(shmem_ctx_t ctx, const float *source, int pe) { return shmem_ctx_float_g(ctx, source, pe); }
+inline double shmem_g(shmem_ctx_t ctx, const double *source, int pe) { return shmem_ctx_double_g(ctx, source, pe); }
+inline char shmem_g(shmem_ctx_t ctx, const char *source, int pe) { return shmem_ctx_char_g(ctx, source, pe); }
+inline signed char shmem_g(shmem_ctx_t ctx, const signed char *source, int pe) { return shmem_ctx_schar_g(ctx, source, pe); }
+inline short shmem_g(shmem_ctx_t ctx, const short *source, int pe) { return shmem_ctx_short_g(ctx, source, pe); }
+inline int shmem_g(shmem_ctx_t ctx, const int *source, int pe) { return shmem_ctx_int_g(ctx, source, pe); }
+inline long shmem_g(shmem_ctx_t ctx, const long *source, int pe) { return shmem_ctx_long_g(ctx, source, pe); }
+inline long long shmem_g(shmem_ctx_t ctx, const long long *source, int pe) { return shmem_ctx_longlong_g(ctx, source, pe); }
+inline unsigned char shmem_g(shmem_ctx_t ctx, const unsigned char *source, int pe) { return shmem_ctx_uchar_g(ctx, source, pe); }
+inline unsigned short shmem_g(shmem_ctx_t ctx, const unsigned short *source, int pe) { return shmem_ctx_ushort_g(ctx, source, pe); }
+inline unsigned int shmem_g(shmem_ctx_t ctx, const unsigned int *source, int pe) { return shmem_ctx_uint_g(ctx, source, pe); }
+inline unsigned long shmem_g(shmem_ctx_t ctx, const unsigned long *source, int pe) { return shmem_ctx_ulong_g(ctx, source, pe); }
+inline unsigned long long shmem_g(shmem_ctx_t ctx, const unsigned long long *source, int pe) { return shmem_ctx_ulonglong_g(ctx, source, pe); }
 inline void shmem_put_nbi(float *dest, const float *source, size_t nelems, int pe) { return shmem_float_put_nbi(dest, source, nelems, pe); }
 inline void shmem_put_nbi(double *dest, const double *source, size_t nelems, int pe) { return shmem_double_put_nbi(dest, source, nelems, pe); }
 inline void shmem_put_nbi(char *dest, const char *source, size_t nelems, int pe) { return shmem_char_put_nbi(dest, source, nelems, pe); }
@@ -1309,6 +1985,19 @@ inline void shmem_put_nbi(unsigned short *dest, const unsigned short *source, si
 inline void shmem_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_uint_put_nbi(dest, source, nelems, pe); }
 inline void shmem_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ulong_put_nbi(dest, source, nelems, pe); }
 inline void shmem_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ulonglong_put_nbi(dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe) { return shmem_ctx_float_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe) { return shmem_ctx_double_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe) { return shmem_ctx_char_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe) { return shmem_ctx_schar_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe) { return shmem_ctx_short_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe) { return shmem_ctx_int_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe) { return shmem_ctx_long_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe) { return shmem_ctx_longlong_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return shmem_ctx_uchar_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return shmem_ctx_ushort_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_ctx_uint_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ctx_ulong_put_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ctx_ulonglong_put_nbi(ctx, dest, source, nelems, pe); }
 inline void shmem_get_nbi(float *dest, const float *source, size_t nelems, int pe) { return shmem_float_get_nbi(dest, source, nelems, pe); }
 inline void shmem_get_nbi(double *dest, const double *source, size_t nelems, int pe) { return shmem_double_get_nbi(dest, source, nelems, pe); }
 inline void shmem_get_nbi(char *dest, const char *source, size_t nelems, int pe) { return shmem_char_get_nbi(dest, source, nelems, pe); }
@@ -1322,6 +2011,19 @@ inline void shmem_get_nbi(unsigned short *dest, const unsigned short *source, si
 inline void shmem_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_uint_get_nbi(dest, source, nelems, pe); }
 inline void shmem_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ulong_get_nbi(dest, source, nelems, pe); }
 inline void shmem_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ulonglong_get_nbi(dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe) { return shmem_ctx_float_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe) { return shmem_ctx_double_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe) { return shmem_ctx_char_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe) { return shmem_ctx_schar_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe) { return shmem_ctx_short_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe) { return shmem_ctx_int_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe) { return shmem_ctx_long_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe) { return shmem_ctx_longlong_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe) { return shmem_ctx_uchar_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe) { return shmem_ctx_ushort_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe) { return shmem_ctx_uint_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe) { return shmem_ctx_ulong_get_nbi(ctx, dest, source, nelems, pe); }
+inline void shmem_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe) { return shmem_ctx_ulonglong_get_nbi(ctx, dest, source, nelems, pe); }
 inline void shmem_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
@@ -1335,6 +2037,19 @@ inline void shmem_ibput(unsigned short *dest, const unsigned short *source, ptrd
 inline void shmem_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_float_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_double_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_char_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_schar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_short_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_int_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_long_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_longlong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_uchar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ushort_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_uint_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ulong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ulonglong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
@@ -1348,6 +2063,19 @@ inline void shmem_ibget(unsigned short *dest, const unsigned short *source, ptrd
 inline void shmem_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
 inline void shmem_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_float_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_double_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_char_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_schar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_short_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_int_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_long_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_longlong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_uchar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ushort_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_uint_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ulong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+inline void shmem_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { return shmem_ctx_ulonglong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
 inline float shmem_atomic_fetch(const float *source, int pe) { return shmem_float_atomic_fetch(source, pe); }
 inline double shmem_atomic_fetch(const double *source, int pe) { return shmem_double_atomic_fetch(source, pe); }
 inline int shmem_atomic_fetch(const int *source, int pe) { return shmem_int_atomic_fetch(source, pe); }
@@ -1356,6 +2084,14 @@ inline long long shmem_atomic_fetch(const long long *source, int pe) { return sh
 inline unsigned int shmem_atomic_fetch(const unsigned int *source, int pe) { return shmem_uint_atomic_fetch(source, pe); }
 inline unsigned long shmem_atomic_fetch(const unsigned long *source, int pe) { return shmem_ulong_atomic_fetch(source, pe); }
 inline unsigned long long shmem_atomic_fetch(const unsigned long long *source, int pe) { return shmem_ulonglong_atomic_fetch(source, pe); }
+inline float shmem_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe) { return shmem_ctx_float_atomic_fetch(ctx, source, pe); }
+inline double shmem_atomic_fetch(shmem_ctx_t ctx, const double *source, int pe) { return shmem_ctx_double_atomic_fetch(ctx, source, pe); }
+inline int shmem_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe) { return shmem_ctx_int_atomic_fetch(ctx, source, pe); }
+inline long shmem_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe) { return shmem_ctx_long_atomic_fetch(ctx, source, pe); }
+inline long long shmem_atomic_fetch(shmem_ctx_t ctx, const long long *source, int pe) { return shmem_ctx_longlong_atomic_fetch(ctx, source, pe); }
+inline unsigned int shmem_atomic_fetch(shmem_ctx_t ctx, const unsigned int *source, int pe) { return shmem_ctx_uint_atomic_fetch(ctx, source, pe); }
+inline unsigned long shmem_atomic_fetch(shmem_ctx_t ctx, const unsigned long *source, int pe) { return shmem_ctx_ulong_atomic_fetch(ctx, source, pe); }
+inline unsigned long long shmem_atomic_fetch(shmem_ctx_t ctx, const unsigned long long *source, int pe) { return shmem_ctx_ulonglong_atomic_fetch(ctx, source, pe); }
 inline void shmem_atomic_set(float *dest, float value, int pe) { return shmem_float_atomic_set(dest, value, pe); }
 inline void shmem_atomic_set(double *dest, double value, int pe) { return shmem_double_atomic_set(dest, value, pe); }
 inline void shmem_atomic_set(int *dest, int value, int pe) { return shmem_int_atomic_set(dest, value, pe); }
@@ -1364,6 +2100,14 @@ inline void shmem_atomic_set(long long *dest, long long value, int pe) { return 
 inline void shmem_atomic_set(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_set(dest, value, pe); }
 inline void shmem_atomic_set(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_set(dest, value, pe); }
 inline void shmem_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_set(dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, float *dest, float value, int pe) { return shmem_ctx_float_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, double *dest, double value, int pe) { return shmem_ctx_double_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, int *dest, int value, int pe) { return shmem_ctx_int_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, long *dest, long value, int pe) { return shmem_ctx_long_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_set(ctx, dest, value, pe); }
+inline void shmem_atomic_set(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_set(ctx, dest, value, pe); }
 inline float shmem_atomic_swap(float *dest, float value, int pe) { return shmem_float_atomic_swap(dest, value, pe); }
 inline double shmem_atomic_swap(double *dest, double value, int pe) { return shmem_double_atomic_swap(dest, value, pe); }
 inline int shmem_atomic_swap(int *dest, int value, int pe) { return shmem_int_atomic_swap(dest, value, pe); }
@@ -1372,54 +2116,110 @@ inline long long shmem_atomic_swap(long long *dest, long long value, int pe) { r
 inline unsigned int shmem_atomic_swap(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_swap(dest, value, pe); }
 inline unsigned long shmem_atomic_swap(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_swap(dest, value, pe); }
 inline unsigned long long shmem_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_swap(dest, value, pe); }
+inline float shmem_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int pe) { return shmem_ctx_float_atomic_swap(ctx, dest, value, pe); }
+inline double shmem_atomic_swap(shmem_ctx_t ctx, double *dest, double value, int pe) { return shmem_ctx_double_atomic_swap(ctx, dest, value, pe); }
+inline int shmem_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe) { return shmem_ctx_int_atomic_swap(ctx, dest, value, pe); }
+inline long shmem_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe) { return shmem_ctx_long_atomic_swap(ctx, dest, value, pe); }
+inline long long shmem_atomic_swap(shmem_ctx_t ctx, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_swap(ctx, dest, value, pe); }
+inline unsigned int shmem_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_swap(ctx, dest, value, pe); }
+inline unsigned long shmem_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_swap(ctx, dest, value, pe); }
+inline unsigned long long shmem_atomic_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_swap(ctx, dest, value, pe); }
 inline int shmem_atomic_compare_swap(int *dest, int cond, int value, int pe) { return shmem_int_atomic_compare_swap(dest, cond, value, pe); }
 inline long shmem_atomic_compare_swap(long *dest, long cond, long value, int pe) { return shmem_long_atomic_compare_swap(dest, cond, value, pe); }
 inline long long shmem_atomic_compare_swap(long long *dest, long long cond, long long value, int pe) { return shmem_longlong_atomic_compare_swap(dest, cond, value, pe); }
 inline unsigned int shmem_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return shmem_uint_atomic_compare_swap(dest, cond, value, pe); }
 inline unsigned long shmem_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return shmem_ulong_atomic_compare_swap(dest, cond, value, pe); }
 inline unsigned long long shmem_atomic_compare_swap(unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return shmem_ulonglong_atomic_compare_swap(dest, cond, value, pe); }
+inline int shmem_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int value, int pe) { return shmem_ctx_int_atomic_compare_swap(ctx, dest, cond, value, pe); }
+inline long shmem_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, long value, int pe) { return shmem_ctx_long_atomic_compare_swap(ctx, dest, cond, value, pe); }
+inline long long shmem_atomic_compare_swap(shmem_ctx_t ctx, long long *dest, long long cond, long long value, int pe) { return shmem_ctx_longlong_atomic_compare_swap(ctx, dest, cond, value, pe); }
+inline unsigned int shmem_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return shmem_ctx_uint_atomic_compare_swap(ctx, dest, cond, value, pe); }
+inline unsigned long shmem_atomic_compare_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_compare_swap(ctx, dest, cond, value, pe); }
+inline unsigned long long shmem_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_compare_swap(ctx, dest, cond, value, pe); }
 inline int shmem_atomic_fetch_inc(int *dest, int pe) { return shmem_int_atomic_fetch_inc(dest, pe); }
 inline long shmem_atomic_fetch_inc(long *dest, int pe) { return shmem_long_atomic_fetch_inc(dest, pe); }
 inline long long shmem_atomic_fetch_inc(long long *dest, int pe) { return shmem_longlong_atomic_fetch_inc(dest, pe); }
 inline unsigned int shmem_atomic_fetch_inc(unsigned int *dest, int pe) { return shmem_uint_atomic_fetch_inc(dest, pe); }
 inline unsigned long shmem_atomic_fetch_inc(unsigned long *dest, int pe) { return shmem_ulong_atomic_fetch_inc(dest, pe); }
 inline unsigned long long shmem_atomic_fetch_inc(unsigned long long *dest, int pe) { return shmem_ulonglong_atomic_fetch_inc(dest, pe); }
+inline int shmem_atomic_fetch_inc(shmem_ctx_t ctx, int *dest, int pe) { return shmem_ctx_int_atomic_fetch_inc(ctx, dest, pe); }
+inline long shmem_atomic_fetch_inc(shmem_ctx_t ctx, long *dest, int pe) { return shmem_ctx_long_atomic_fetch_inc(ctx, dest, pe); }
+inline long long shmem_atomic_fetch_inc(shmem_ctx_t ctx, long long *dest, int pe) { return shmem_ctx_longlong_atomic_fetch_inc(ctx, dest, pe); }
+inline unsigned int shmem_atomic_fetch_inc(shmem_ctx_t ctx, unsigned int *dest, int pe) { return shmem_ctx_uint_atomic_fetch_inc(ctx, dest, pe); }
+inline unsigned long shmem_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long *dest, int pe) { return shmem_ctx_ulong_atomic_fetch_inc(ctx, dest, pe); }
+inline unsigned long long shmem_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe) { return shmem_ctx_ulonglong_atomic_fetch_inc(ctx, dest, pe); }
 inline void shmem_atomic_inc(int *dest, int pe) { return shmem_int_atomic_inc(dest, pe); }
 inline void shmem_atomic_inc(long *dest, int pe) { return shmem_long_atomic_inc(dest, pe); }
 inline void shmem_atomic_inc(long long *dest, int pe) { return shmem_longlong_atomic_inc(dest, pe); }
 inline void shmem_atomic_inc(unsigned int *dest, int pe) { return shmem_uint_atomic_inc(dest, pe); }
 inline void shmem_atomic_inc(unsigned long *dest, int pe) { return shmem_ulong_atomic_inc(dest, pe); }
 inline void shmem_atomic_inc(unsigned long long *dest, int pe) { return shmem_ulonglong_atomic_inc(dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, int *dest, int pe) { return shmem_ctx_int_atomic_inc(ctx, dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, long *dest, int pe) { return shmem_ctx_long_atomic_inc(ctx, dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, long long *dest, int pe) { return shmem_ctx_longlong_atomic_inc(ctx, dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, unsigned int *dest, int pe) { return shmem_ctx_uint_atomic_inc(ctx, dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, unsigned long *dest, int pe) { return shmem_ctx_ulong_atomic_inc(ctx, dest, pe); }
+inline void shmem_atomic_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe) { return shmem_ctx_ulonglong_atomic_inc(ctx, dest, pe); }
 inline int shmem_atomic_fetch_add(int *dest, int value, int pe) { return shmem_int_atomic_fetch_add(dest, value, pe); }
 inline long shmem_atomic_fetch_add(long *dest, long value, int pe) { return shmem_long_atomic_fetch_add(dest, value, pe); }
 inline long long shmem_atomic_fetch_add(long long *dest, long long value, int pe) { return shmem_longlong_atomic_fetch_add(dest, value, pe); }
 inline unsigned int shmem_atomic_fetch_add(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_add(dest, value, pe); }
 inline unsigned long shmem_atomic_fetch_add(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_add(dest, value, pe); }
 inline unsigned long long shmem_atomic_fetch_add(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_add(dest, value, pe); }
+inline int shmem_atomic_fetch_add(shmem_ctx_t ctx, int *dest, int value, int pe) { return shmem_ctx_int_atomic_fetch_add(ctx, dest, value, pe); }
+inline long shmem_atomic_fetch_add(shmem_ctx_t ctx, long *dest, long value, int pe) { return shmem_ctx_long_atomic_fetch_add(ctx, dest, value, pe); }
+inline long long shmem_atomic_fetch_add(shmem_ctx_t ctx, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_fetch_add(ctx, dest, value, pe); }
+inline unsigned int shmem_atomic_fetch_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_add(ctx, dest, value, pe); }
+inline unsigned long shmem_atomic_fetch_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_add(ctx, dest, value, pe); }
+inline unsigned long long shmem_atomic_fetch_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_add(ctx, dest, value, pe); }
 inline void shmem_atomic_add(int *dest, int value, int pe) { return shmem_int_atomic_add(dest, value, pe); }
 inline void shmem_atomic_add(long *dest, long value, int pe) { return shmem_long_atomic_add(dest, value, pe); }
 inline void shmem_atomic_add(long long *dest, long long value, int pe) { return shmem_longlong_atomic_add(dest, value, pe); }
 inline void shmem_atomic_add(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_add(dest, value, pe); }
 inline void shmem_atomic_add(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_add(dest, value, pe); }
 inline void shmem_atomic_add(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_add(dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, int *dest, int value, int pe) { return shmem_ctx_int_atomic_add(ctx, dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, long *dest, long value, int pe) { return shmem_ctx_long_atomic_add(ctx, dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_add(ctx, dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_add(ctx, dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_add(ctx, dest, value, pe); }
+inline void shmem_atomic_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_add(ctx, dest, value, pe); }
 inline unsigned int shmem_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_and(dest, value, pe); }
 inline unsigned long shmem_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_and(dest, value, pe); }
 inline unsigned long long shmem_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_and(dest, value, pe); }
+inline unsigned int shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_and(ctx, dest, value, pe); }
+inline unsigned long shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_and(ctx, dest, value, pe); }
+inline unsigned long long shmem_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_and(ctx, dest, value, pe); }
 inline void shmem_atomic_and(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_and(dest, value, pe); }
 inline void shmem_atomic_and(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_and(dest, value, pe); }
 inline void shmem_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_and(dest, value, pe); }
+inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_and(ctx, dest, value, pe); }
+inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_and(ctx, dest, value, pe); }
+inline void shmem_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_and(ctx, dest, value, pe); }
 inline unsigned int shmem_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_or(dest, value, pe); }
 inline unsigned long shmem_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_or(dest, value, pe); }
 inline unsigned long long shmem_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_or(dest, value, pe); }
+inline unsigned int shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_or(ctx, dest, value, pe); }
+inline unsigned long shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_or(ctx, dest, value, pe); }
+inline unsigned long long shmem_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_or(ctx, dest, value, pe); }
 inline void shmem_atomic_or(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_or(dest, value, pe); }
 inline void shmem_atomic_or(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_or(dest, value, pe); }
 inline void shmem_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_or(dest, value, pe); }
+inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_or(ctx, dest, value, pe); }
+inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_or(ctx, dest, value, pe); }
+inline void shmem_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_or(ctx, dest, value, pe); }
 inline unsigned int shmem_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_xor(dest, value, pe); }
 inline unsigned long shmem_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_xor(dest, value, pe); }
 inline unsigned long long shmem_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_xor(dest, value, pe); }
+inline unsigned int shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_xor(ctx, dest, value, pe); }
+inline unsigned long shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_xor(ctx, dest, value, pe); }
+inline unsigned long long shmem_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_xor(ctx, dest, value, pe); }
 inline void shmem_atomic_xor(unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_xor(dest, value, pe); }
 inline void shmem_atomic_xor(unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_xor(dest, value, pe); }
 inline void shmem_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_xor(dest, value, pe); }
+inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_xor(ctx, dest, value, pe); }
+inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_xor(ctx, dest, value, pe); }
+inline void shmem_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_xor(ctx, dest, value, pe); }
 inline void shmem_atomic_fetch_nbi(float *fetch, const float *source, int pe) { return shmem_float_atomic_fetch_nbi(fetch, source, pe); }
 inline void shmem_atomic_fetch_nbi(double *fetch, const double *source, int pe) { return shmem_double_atomic_fetch_nbi(fetch, source, pe); }
 inline void shmem_atomic_fetch_nbi(int *fetch, const int *source, int pe) { return shmem_int_atomic_fetch_nbi(fetch, source, pe); }
@@ -1428,12 +2228,26 @@ inline void shmem_atomic_fetch_nbi(long long *fetch, const long long *source, in
 inline void shmem_atomic_fetch_nbi(unsigned int *fetch, const unsigned int *source, int pe) { return shmem_uint_atomic_fetch_nbi(fetch, source, pe); }
 inline void shmem_atomic_fetch_nbi(unsigned long *fetch, const unsigned long *source, int pe) { return shmem_ulong_atomic_fetch_nbi(fetch, source, pe); }
 inline void shmem_atomic_fetch_nbi(unsigned long long *fetch, const unsigned long long *source, int pe) { return shmem_ulonglong_atomic_fetch_nbi(fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, float *fetch, const float *source, int pe) { return shmem_ctx_float_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, double *fetch, const double *source, int pe) { return shmem_ctx_double_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, int *fetch, const int *source, int pe) { return shmem_ctx_int_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, long *fetch, const long *source, int pe) { return shmem_ctx_long_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, long long *fetch, const long long *source, int pe) { return shmem_ctx_longlong_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int *fetch, const unsigned int *source, int pe) { return shmem_ctx_uint_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long *fetch, const unsigned long *source, int pe) { return shmem_ctx_ulong_atomic_fetch_nbi(ctx, fetch, source, pe); }
+inline void shmem_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long *fetch, const unsigned long long *source, int pe) { return shmem_ctx_ulonglong_atomic_fetch_nbi(ctx, fetch, source, pe); }
 inline void shmem_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe) { return shmem_int_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
 inline void shmem_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe) { return shmem_long_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
 inline void shmem_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond, long long value, int pe) { return shmem_longlong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
 inline void shmem_atomic_compare_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return shmem_uint_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
 inline void shmem_atomic_compare_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return shmem_ulong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
 inline void shmem_atomic_compare_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return shmem_ulonglong_atomic_compare_swap_nbi(fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int cond, int value, int pe) { return shmem_ctx_int_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long cond, long value, int pe) { return shmem_ctx_long_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long cond, long long value, int pe) { return shmem_ctx_longlong_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return shmem_ctx_uint_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
+inline void shmem_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_compare_swap_nbi(ctx, fetch, dest, cond, value, pe); }
 inline void shmem_atomic_swap_nbi(float *fetch, float *dest, float value, int pe) { return shmem_float_atomic_swap_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_swap_nbi(double *fetch, double *dest, double value, int pe) { return shmem_double_atomic_swap_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_swap_nbi(int *fetch, int *dest, int value, int pe) { return shmem_int_atomic_swap_nbi(fetch, dest, value, pe); }
@@ -1442,27 +2256,56 @@ inline void shmem_atomic_swap_nbi(long long *fetch, long long *dest, long long v
 inline void shmem_atomic_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_swap_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_swap_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_swap_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_swap_nbi(fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, float *fetch, float *dest, float value, int pe) { return shmem_ctx_float_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, double *fetch, double *dest, double value, int pe) { return shmem_ctx_double_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe) { return shmem_ctx_int_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe) { return shmem_ctx_long_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_swap_nbi(ctx, fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe) { return shmem_int_atomic_fetch_inc_nbi(fetch, dest, pe); }
 inline void shmem_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe) { return shmem_long_atomic_fetch_inc_nbi(fetch, dest, pe); }
 inline void shmem_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe) { return shmem_longlong_atomic_fetch_inc_nbi(fetch, dest, pe); }
 inline void shmem_atomic_fetch_inc_nbi(unsigned int *fetch, unsigned int *dest, int pe) { return shmem_uint_atomic_fetch_inc_nbi(fetch, dest, pe); }
 inline void shmem_atomic_fetch_inc_nbi(unsigned long *fetch, unsigned long *dest, int pe) { return shmem_ulong_atomic_fetch_inc_nbi(fetch, dest, pe); }
 inline void shmem_atomic_fetch_inc_nbi(unsigned long long *fetch, unsigned long long *dest, int pe) { return shmem_ulonglong_atomic_fetch_inc_nbi(fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int pe) { return shmem_ctx_int_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long *fetch, long *dest, int pe) { return shmem_ctx_long_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, int pe) { return shmem_ctx_longlong_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, int pe) { return shmem_ctx_uint_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, int pe) { return shmem_ctx_ulong_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
+inline void shmem_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, int pe) { return shmem_ctx_ulonglong_atomic_fetch_inc_nbi(ctx, fetch, dest, pe); }
 inline void shmem_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe) { return shmem_int_atomic_fetch_add_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe) { return shmem_long_atomic_fetch_add_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe) { return shmem_longlong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_add_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_add_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_add_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_add_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_add_nbi(fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe) { return shmem_ctx_int_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe) { return shmem_ctx_long_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe) { return shmem_ctx_longlong_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_add_nbi(ctx, fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_and_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_and_nbi(fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_and_nbi(ctx, fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_or_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_or_nbi(fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_or_nbi(ctx, fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_uint_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ulong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
 inline void shmem_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ulonglong_atomic_fetch_xor_nbi(fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe) { return shmem_ctx_uint_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe) { return shmem_ctx_ulong_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
+inline void shmem_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe) { return shmem_ctx_ulonglong_atomic_fetch_xor_nbi(ctx, fetch, dest, value, pe); }
 inline void shmem_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_float_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_double_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_char_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
@@ -1476,6 +2319,19 @@ inline void shmem_put_signal(unsigned short *dest, const unsigned short *source,
 inline void shmem_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_uint_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ulong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ulonglong_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_float_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_double_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_char_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_schar_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_short_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_int_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_long_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_longlong_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_uchar_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ushort_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_uint_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ulong_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ulonglong_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_float_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_double_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_char_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
@@ -1489,6 +2345,19 @@ inline void shmem_put_signal_nbi(unsigned short *dest, const unsigned short *sou
 inline void shmem_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_uint_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ulong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline void shmem_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ulonglong_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_float_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_double_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_char_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_schar_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_short_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_int_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_long_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_longlong_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_uchar_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ushort_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_uint_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ulong_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
+inline void shmem_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) { return shmem_ctx_ulonglong_put_signal_nbi(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe); }
 inline int shmem_test(int *ivar, int cmp, int cmp_value) { return shmem_int_test(ivar, cmp, cmp_value); }
 inline int shmem_test(long *ivar, int cmp, long cmp_value) { return shmem_long_test(ivar, cmp, cmp_value); }
 inline int shmem_test(long long *ivar, int cmp, long long cmp_value) { return shmem_longlong_test(ivar, cmp, cmp_value); }
@@ -1732,345 +2601,752 @@ inline int shmem_alltoalls(shmem_team_t team, unsigned int *dest, const unsigned
 inline int shmem_alltoalls(shmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_ulong_alltoalls(team, dest, source, dst, sst, nelems); }
 inline int shmem_alltoalls(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { return shmem_ulonglong_alltoalls(team, dest, source, dst, sst, nelems); }
 #else /* C11 */
-#define shmem_put(dest, source, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_put, \
-    double: shmem_double_put, \
-    char: shmem_char_put, \
-    signed char: shmem_schar_put, \
-    short: shmem_short_put, \
-    int: shmem_int_put, \
-    long: shmem_long_put, \
-    long long: shmem_longlong_put, \
-    unsigned char: shmem_uchar_put, \
-    unsigned short: shmem_ushort_put, \
-    unsigned int: shmem_uint_put, \
-    unsigned long: shmem_ulong_put, \
-    unsigned long long: shmem_ulonglong_put \
-    )(dest, source, nelems, pe)
-#define shmem_iput(dest, source, dst, sst, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_iput, \
-    double: shmem_double_iput, \
-    char: shmem_char_iput, \
-    signed char: shmem_schar_iput, \
-    short: shmem_short_iput, \
-    int: shmem_int_iput, \
-    long: shmem_long_iput, \
-    long long: shmem_longlong_iput, \
-    unsigned char: shmem_uchar_iput, \
-    unsigned short: shmem_ushort_iput, \
-    unsigned int: shmem_uint_iput, \
-    unsigned long: shmem_ulong_iput, \
-    unsigned long long: shmem_ulonglong_iput \
-    )(dest, source, dst, sst, nelems, pe)
-#define shmem_p(dest, value, pe) _Generic(*(dest), \
-    float: shmem_float_p, \
-    double: shmem_double_p, \
-    char: shmem_char_p, \
-    signed char: shmem_schar_p, \
-    short: shmem_short_p, \
-    int: shmem_int_p, \
-    long: shmem_long_p, \
-    long long: shmem_longlong_p, \
-    unsigned char: shmem_uchar_p, \
-    unsigned short: shmem_ushort_p, \
-    unsigned int: shmem_uint_p, \
-    unsigned long: shmem_ulong_p, \
-    unsigned long long: shmem_ulonglong_p \
-    )(dest, value, pe)
-#define shmem_get(dest, source, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_get, \
-    double: shmem_double_get, \
-    char: shmem_char_get, \
-    signed char: shmem_schar_get, \
-    short: shmem_short_get, \
-    int: shmem_int_get, \
-    long: shmem_long_get, \
-    long long: shmem_longlong_get, \
-    unsigned char: shmem_uchar_get, \
-    unsigned short: shmem_ushort_get, \
-    unsigned int: shmem_uint_get, \
-    unsigned long: shmem_ulong_get, \
-    unsigned long long: shmem_ulonglong_get \
-    )(dest, source, nelems, pe)
-#define shmem_iget(dest, source, dst, sst, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_iget, \
-    double: shmem_double_iget, \
-    char: shmem_char_iget, \
-    signed char: shmem_schar_iget, \
-    short: shmem_short_iget, \
-    int: shmem_int_iget, \
-    long: shmem_long_iget, \
-    long long: shmem_longlong_iget, \
-    unsigned char: shmem_uchar_iget, \
-    unsigned short: shmem_ushort_iget, \
-    unsigned int: shmem_uint_iget, \
-    unsigned long: shmem_ulong_iget, \
-    unsigned long long: shmem_ulonglong_iget \
-    )(dest, source, dst, sst, nelems, pe)
-#define shmem_g(source, pe) _Generic(*(source), \
-    float: shmem_float_g, \
-    double: shmem_double_g, \
-    char: shmem_char_g, \
-    signed char: shmem_schar_g, \
-    short: shmem_short_g, \
-    int: shmem_int_g, \
-    long: shmem_long_g, \
-    long long: shmem_longlong_g, \
-    unsigned char: shmem_uchar_g, \
-    unsigned short: shmem_ushort_g, \
-    unsigned int: shmem_uint_g, \
-    unsigned long: shmem_ulong_g, \
-    unsigned long long: shmem_ulonglong_g \
-    )(source, pe)
-#define shmem_put_nbi(dest, source, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_put_nbi, \
-    double: shmem_double_put_nbi, \
-    char: shmem_char_put_nbi, \
-    signed char: shmem_schar_put_nbi, \
-    short: shmem_short_put_nbi, \
-    int: shmem_int_put_nbi, \
-    long: shmem_long_put_nbi, \
-    long long: shmem_longlong_put_nbi, \
-    unsigned char: shmem_uchar_put_nbi, \
-    unsigned short: shmem_ushort_put_nbi, \
-    unsigned int: shmem_uint_put_nbi, \
-    unsigned long: shmem_ulong_put_nbi, \
-    unsigned long long: shmem_ulonglong_put_nbi \
-    )(dest, source, nelems, pe)
-#define shmem_get_nbi(dest, source, nelems, pe) _Generic(*(dest), \
-    float: shmem_float_get_nbi, \
-    double: shmem_double_get_nbi, \
-    char: shmem_char_get_nbi, \
-    signed char: shmem_schar_get_nbi, \
-    short: shmem_short_get_nbi, \
-    int: shmem_int_get_nbi, \
-    long: shmem_long_get_nbi, \
-    long long: shmem_longlong_get_nbi, \
-    unsigned char: shmem_uchar_get_nbi, \
-    unsigned short: shmem_ushort_get_nbi, \
-    unsigned int: shmem_uint_get_nbi, \
-    unsigned long: shmem_ulong_get_nbi, \
-    unsigned long long: shmem_ulonglong_get_nbi \
-    )(dest, source, nelems, pe)
-#define shmem_ibput(dest, source, dst, sst, bsize, nblocks, pe) _Generic(*(dest), \
-    float: shmem_float_ibput, \
-    double: shmem_double_ibput, \
-    char: shmem_char_ibput, \
-    signed char: shmem_schar_ibput, \
-    short: shmem_short_ibput, \
-    int: shmem_int_ibput, \
-    long: shmem_long_ibput, \
-    long long: shmem_longlong_ibput, \
-    unsigned char: shmem_uchar_ibput, \
-    unsigned short: shmem_ushort_ibput, \
-    unsigned int: shmem_uint_ibput, \
-    unsigned long: shmem_ulong_ibput, \
-    unsigned long long: shmem_ulonglong_ibput \
-    )(dest, source, dst, sst, bsize, nblocks, pe)
-#define shmem_ibget(dest, source, dst, sst, bsize, nblocks, pe) _Generic(*(dest), \
-    float: shmem_float_ibget, \
-    double: shmem_double_ibget, \
-    char: shmem_char_ibget, \
-    signed char: shmem_schar_ibget, \
-    short: shmem_short_ibget, \
-    int: shmem_int_ibget, \
-    long: shmem_long_ibget, \
-    long long: shmem_longlong_ibget, \
-    unsigned char: shmem_uchar_ibget, \
-    unsigned short: shmem_ushort_ibget, \
-    unsigned int: shmem_uint_ibget, \
-    unsigned long: shmem_ulong_ibget, \
-    unsigned long long: shmem_ulonglong_ibget \
-    )(dest, source, dst, sst, bsize, nblocks, pe)
-#define shmem_atomic_fetch(source, pe) _Generic(*(source), \
-    float: shmem_float_atomic_fetch, \
-    double: shmem_double_atomic_fetch, \
-    int: shmem_int_atomic_fetch, \
-    long: shmem_long_atomic_fetch, \
-    long long: shmem_longlong_atomic_fetch, \
-    unsigned int: shmem_uint_atomic_fetch, \
-    unsigned long: shmem_ulong_atomic_fetch, \
-    unsigned long long: shmem_ulonglong_atomic_fetch \
-    )(source, pe)
-#define shmem_atomic_set(dest, value, pe) _Generic(*(dest), \
-    float: shmem_float_atomic_set, \
-    double: shmem_double_atomic_set, \
-    int: shmem_int_atomic_set, \
-    long: shmem_long_atomic_set, \
-    long long: shmem_longlong_atomic_set, \
-    unsigned int: shmem_uint_atomic_set, \
-    unsigned long: shmem_ulong_atomic_set, \
-    unsigned long long: shmem_ulonglong_atomic_set \
-    )(dest, value, pe)
-#define shmem_atomic_swap(dest, value, pe) _Generic(*(dest), \
-    float: shmem_float_atomic_swap, \
-    double: shmem_double_atomic_swap, \
-    int: shmem_int_atomic_swap, \
-    long: shmem_long_atomic_swap, \
-    long long: shmem_longlong_atomic_swap, \
-    unsigned int: shmem_uint_atomic_swap, \
-    unsigned long: shmem_ulong_atomic_swap, \
-    unsigned long long: shmem_ulonglong_atomic_swap \
-    )(dest, value, pe)
-#define shmem_atomic_compare_swap(dest, cond, value, pe) _Generic(*(dest), \
-    int: shmem_int_atomic_compare_swap, \
-    long: shmem_long_atomic_compare_swap, \
-    long long: shmem_longlong_atomic_compare_swap, \
-    unsigned int: shmem_uint_atomic_compare_swap, \
-    unsigned long: shmem_ulong_atomic_compare_swap, \
-    unsigned long long: shmem_ulonglong_atomic_compare_swap \
-    )(dest, cond, value, pe)
-#define shmem_atomic_fetch_inc(dest, pe) _Generic(*(dest), \
-    int: shmem_int_atomic_fetch_inc, \
-    long: shmem_long_atomic_fetch_inc, \
-    long long: shmem_longlong_atomic_fetch_inc, \
-    unsigned int: shmem_uint_atomic_fetch_inc, \
-    unsigned long: shmem_ulong_atomic_fetch_inc, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_inc \
-    )(dest, pe)
-#define shmem_atomic_inc(dest, pe) _Generic(*(dest), \
-    int: shmem_int_atomic_inc, \
-    long: shmem_long_atomic_inc, \
-    long long: shmem_longlong_atomic_inc, \
-    unsigned int: shmem_uint_atomic_inc, \
-    unsigned long: shmem_ulong_atomic_inc, \
-    unsigned long long: shmem_ulonglong_atomic_inc \
-    )(dest, pe)
-#define shmem_atomic_fetch_add(dest, value, pe) _Generic(*(dest), \
-    int: shmem_int_atomic_fetch_add, \
-    long: shmem_long_atomic_fetch_add, \
-    long long: shmem_longlong_atomic_fetch_add, \
-    unsigned int: shmem_uint_atomic_fetch_add, \
-    unsigned long: shmem_ulong_atomic_fetch_add, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_add \
-    )(dest, value, pe)
-#define shmem_atomic_add(dest, value, pe) _Generic(*(dest), \
-    int: shmem_int_atomic_add, \
-    long: shmem_long_atomic_add, \
-    long long: shmem_longlong_atomic_add, \
-    unsigned int: shmem_uint_atomic_add, \
-    unsigned long: shmem_ulong_atomic_add, \
-    unsigned long long: shmem_ulonglong_atomic_add \
-    )(dest, value, pe)
-#define shmem_atomic_fetch_and(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_fetch_and, \
-    unsigned long: shmem_ulong_atomic_fetch_and, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_and \
-    )(dest, value, pe)
-#define shmem_atomic_and(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_and, \
-    unsigned long: shmem_ulong_atomic_and, \
-    unsigned long long: shmem_ulonglong_atomic_and \
-    )(dest, value, pe)
-#define shmem_atomic_fetch_or(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_fetch_or, \
-    unsigned long: shmem_ulong_atomic_fetch_or, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_or \
-    )(dest, value, pe)
-#define shmem_atomic_or(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_or, \
-    unsigned long: shmem_ulong_atomic_or, \
-    unsigned long long: shmem_ulonglong_atomic_or \
-    )(dest, value, pe)
-#define shmem_atomic_fetch_xor(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_fetch_xor, \
-    unsigned long: shmem_ulong_atomic_fetch_xor, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_xor \
-    )(dest, value, pe)
-#define shmem_atomic_xor(dest, value, pe) _Generic(*(dest), \
-    unsigned int: shmem_uint_atomic_xor, \
-    unsigned long: shmem_ulong_atomic_xor, \
-    unsigned long long: shmem_ulonglong_atomic_xor \
-    )(dest, value, pe)
-#define shmem_atomic_fetch_nbi(fetch, source, pe) _Generic(*(fetch), \
-    float: shmem_float_atomic_fetch_nbi, \
-    double: shmem_double_atomic_fetch_nbi, \
-    int: shmem_int_atomic_fetch_nbi, \
-    long: shmem_long_atomic_fetch_nbi, \
-    long long: shmem_longlong_atomic_fetch_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_nbi \
-    )(fetch, source, pe)
-#define shmem_atomic_compare_swap_nbi(fetch, dest, cond, value, pe) _Generic(*(fetch), \
-    int: shmem_int_atomic_compare_swap_nbi, \
-    long: shmem_long_atomic_compare_swap_nbi, \
-    long long: shmem_longlong_atomic_compare_swap_nbi, \
-    unsigned int: shmem_uint_atomic_compare_swap_nbi, \
-    unsigned long: shmem_ulong_atomic_compare_swap_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_compare_swap_nbi \
-    )(fetch, dest, cond, value, pe)
-#define shmem_atomic_swap_nbi(fetch, dest, value, pe) _Generic(*(fetch), \
-    float: shmem_float_atomic_swap_nbi, \
-    double: shmem_double_atomic_swap_nbi, \
-    int: shmem_int_atomic_swap_nbi, \
-    long: shmem_long_atomic_swap_nbi, \
-    long long: shmem_longlong_atomic_swap_nbi, \
-    unsigned int: shmem_uint_atomic_swap_nbi, \
-    unsigned long: shmem_ulong_atomic_swap_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_swap_nbi \
-    )(fetch, dest, value, pe)
-#define shmem_atomic_fetch_inc_nbi(fetch, dest, pe) _Generic(*(fetch), \
-    int: shmem_int_atomic_fetch_inc_nbi, \
-    long: shmem_long_atomic_fetch_inc_nbi, \
-    long long: shmem_longlong_atomic_fetch_inc_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_inc_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_inc_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_inc_nbi \
-    )(fetch, dest, pe)
-#define shmem_atomic_fetch_add_nbi(fetch, dest, value, pe) _Generic(*(fetch), \
-    int: shmem_int_atomic_fetch_add_nbi, \
-    long: shmem_long_atomic_fetch_add_nbi, \
-    long long: shmem_longlong_atomic_fetch_add_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_add_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_add_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_add_nbi \
-    )(fetch, dest, value, pe)
-#define shmem_atomic_fetch_and_nbi(fetch, dest, value, pe) _Generic(*(fetch), \
-    unsigned int: shmem_uint_atomic_fetch_and_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_and_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_and_nbi \
-    )(fetch, dest, value, pe)
-#define shmem_atomic_fetch_or_nbi(fetch, dest, value, pe) _Generic(*(fetch), \
-    unsigned int: shmem_uint_atomic_fetch_or_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_or_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_or_nbi \
-    )(fetch, dest, value, pe)
-#define shmem_atomic_fetch_xor_nbi(fetch, dest, value, pe) _Generic(*(fetch), \
-    unsigned int: shmem_uint_atomic_fetch_xor_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_xor_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_xor_nbi \
-    )(fetch, dest, value, pe)
-#define shmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe) _Generic(*(dest), \
-    float: shmem_float_put_signal, \
-    double: shmem_double_put_signal, \
-    char: shmem_char_put_signal, \
-    signed char: shmem_schar_put_signal, \
-    short: shmem_short_put_signal, \
-    int: shmem_int_put_signal, \
-    long: shmem_long_put_signal, \
-    long long: shmem_longlong_put_signal, \
-    unsigned char: shmem_uchar_put_signal, \
-    unsigned short: shmem_ushort_put_signal, \
-    unsigned int: shmem_uint_put_signal, \
-    unsigned long: shmem_ulong_put_signal, \
-    unsigned long long: shmem_ulonglong_put_signal \
-    )(dest, source, nelems, sig_addr, signal, sig_op, pe)
-#define shmem_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe) _Generic(*(dest), \
-    float: shmem_float_put_signal_nbi, \
-    double: shmem_double_put_signal_nbi, \
-    char: shmem_char_put_signal_nbi, \
-    signed char: shmem_schar_put_signal_nbi, \
-    short: shmem_short_put_signal_nbi, \
-    int: shmem_int_put_signal_nbi, \
-    long: shmem_long_put_signal_nbi, \
-    long long: shmem_longlong_put_signal_nbi, \
-    unsigned char: shmem_uchar_put_signal_nbi, \
-    unsigned short: shmem_ushort_put_signal_nbi, \
-    unsigned int: shmem_uint_put_signal_nbi, \
-    unsigned long: shmem_ulong_put_signal_nbi, \
-    unsigned long long: shmem_ulonglong_put_signal_nbi \
-    )(dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define shmem_put(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_put, const float *: shmem_ctx_float_put, \
+        double *: shmem_ctx_double_put, const double *: shmem_ctx_double_put, \
+        char *: shmem_ctx_char_put, const char *: shmem_ctx_char_put, \
+        signed char *: shmem_ctx_schar_put, const signed char *: shmem_ctx_schar_put, \
+        short *: shmem_ctx_short_put, const short *: shmem_ctx_short_put, \
+        int *: shmem_ctx_int_put, const int *: shmem_ctx_int_put, \
+        long *: shmem_ctx_long_put, const long *: shmem_ctx_long_put, \
+        long long *: shmem_ctx_longlong_put, const long long *: shmem_ctx_longlong_put, \
+        unsigned char *: shmem_ctx_uchar_put, const unsigned char *: shmem_ctx_uchar_put, \
+        unsigned short *: shmem_ctx_ushort_put, const unsigned short *: shmem_ctx_ushort_put, \
+        unsigned int *: shmem_ctx_uint_put, const unsigned int *: shmem_ctx_uint_put, \
+        unsigned long *: shmem_ctx_ulong_put, const unsigned long *: shmem_ctx_ulong_put, \
+        unsigned long long *: shmem_ctx_ulonglong_put, const unsigned long long *: shmem_ctx_ulonglong_put, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_put, \
+        double: shmem_double_put, \
+        char: shmem_char_put, \
+        signed char: shmem_schar_put, \
+        short: shmem_short_put, \
+        int: shmem_int_put, \
+        long: shmem_long_put, \
+        long long: shmem_longlong_put, \
+        unsigned char: shmem_uchar_put, \
+        unsigned short: shmem_ushort_put, \
+        unsigned int: shmem_uint_put, \
+        unsigned long: shmem_ulong_put, \
+        unsigned long long: shmem_ulonglong_put, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_iput(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_iput, const float *: shmem_ctx_float_iput, \
+        double *: shmem_ctx_double_iput, const double *: shmem_ctx_double_iput, \
+        char *: shmem_ctx_char_iput, const char *: shmem_ctx_char_iput, \
+        signed char *: shmem_ctx_schar_iput, const signed char *: shmem_ctx_schar_iput, \
+        short *: shmem_ctx_short_iput, const short *: shmem_ctx_short_iput, \
+        int *: shmem_ctx_int_iput, const int *: shmem_ctx_int_iput, \
+        long *: shmem_ctx_long_iput, const long *: shmem_ctx_long_iput, \
+        long long *: shmem_ctx_longlong_iput, const long long *: shmem_ctx_longlong_iput, \
+        unsigned char *: shmem_ctx_uchar_iput, const unsigned char *: shmem_ctx_uchar_iput, \
+        unsigned short *: shmem_ctx_ushort_iput, const unsigned short *: shmem_ctx_ushort_iput, \
+        unsigned int *: shmem_ctx_uint_iput, const unsigned int *: shmem_ctx_uint_iput, \
+        unsigned long *: shmem_ctx_ulong_iput, const unsigned long *: shmem_ctx_ulong_iput, \
+        unsigned long long *: shmem_ctx_ulonglong_iput, const unsigned long long *: shmem_ctx_ulonglong_iput, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_iput, \
+        double: shmem_double_iput, \
+        char: shmem_char_iput, \
+        signed char: shmem_schar_iput, \
+        short: shmem_short_iput, \
+        int: shmem_int_iput, \
+        long: shmem_long_iput, \
+        long long: shmem_longlong_iput, \
+        unsigned char: shmem_uchar_iput, \
+        unsigned short: shmem_ushort_iput, \
+        unsigned int: shmem_uint_iput, \
+        unsigned long: shmem_ulong_iput, \
+        unsigned long long: shmem_ulonglong_iput, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_p(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_p, const float *: shmem_ctx_float_p, \
+        double *: shmem_ctx_double_p, const double *: shmem_ctx_double_p, \
+        char *: shmem_ctx_char_p, const char *: shmem_ctx_char_p, \
+        signed char *: shmem_ctx_schar_p, const signed char *: shmem_ctx_schar_p, \
+        short *: shmem_ctx_short_p, const short *: shmem_ctx_short_p, \
+        int *: shmem_ctx_int_p, const int *: shmem_ctx_int_p, \
+        long *: shmem_ctx_long_p, const long *: shmem_ctx_long_p, \
+        long long *: shmem_ctx_longlong_p, const long long *: shmem_ctx_longlong_p, \
+        unsigned char *: shmem_ctx_uchar_p, const unsigned char *: shmem_ctx_uchar_p, \
+        unsigned short *: shmem_ctx_ushort_p, const unsigned short *: shmem_ctx_ushort_p, \
+        unsigned int *: shmem_ctx_uint_p, const unsigned int *: shmem_ctx_uint_p, \
+        unsigned long *: shmem_ctx_ulong_p, const unsigned long *: shmem_ctx_ulong_p, \
+        unsigned long long *: shmem_ctx_ulonglong_p, const unsigned long long *: shmem_ctx_ulonglong_p, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_p, \
+        double: shmem_double_p, \
+        char: shmem_char_p, \
+        signed char: shmem_schar_p, \
+        short: shmem_short_p, \
+        int: shmem_int_p, \
+        long: shmem_long_p, \
+        long long: shmem_longlong_p, \
+        unsigned char: shmem_uchar_p, \
+        unsigned short: shmem_ushort_p, \
+        unsigned int: shmem_uint_p, \
+        unsigned long: shmem_ulong_p, \
+        unsigned long long: shmem_ulonglong_p, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_get(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_get, const float *: shmem_ctx_float_get, \
+        double *: shmem_ctx_double_get, const double *: shmem_ctx_double_get, \
+        char *: shmem_ctx_char_get, const char *: shmem_ctx_char_get, \
+        signed char *: shmem_ctx_schar_get, const signed char *: shmem_ctx_schar_get, \
+        short *: shmem_ctx_short_get, const short *: shmem_ctx_short_get, \
+        int *: shmem_ctx_int_get, const int *: shmem_ctx_int_get, \
+        long *: shmem_ctx_long_get, const long *: shmem_ctx_long_get, \
+        long long *: shmem_ctx_longlong_get, const long long *: shmem_ctx_longlong_get, \
+        unsigned char *: shmem_ctx_uchar_get, const unsigned char *: shmem_ctx_uchar_get, \
+        unsigned short *: shmem_ctx_ushort_get, const unsigned short *: shmem_ctx_ushort_get, \
+        unsigned int *: shmem_ctx_uint_get, const unsigned int *: shmem_ctx_uint_get, \
+        unsigned long *: shmem_ctx_ulong_get, const unsigned long *: shmem_ctx_ulong_get, \
+        unsigned long long *: shmem_ctx_ulonglong_get, const unsigned long long *: shmem_ctx_ulonglong_get, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_get, \
+        double: shmem_double_get, \
+        char: shmem_char_get, \
+        signed char: shmem_schar_get, \
+        short: shmem_short_get, \
+        int: shmem_int_get, \
+        long: shmem_long_get, \
+        long long: shmem_longlong_get, \
+        unsigned char: shmem_uchar_get, \
+        unsigned short: shmem_ushort_get, \
+        unsigned int: shmem_uint_get, \
+        unsigned long: shmem_ulong_get, \
+        unsigned long long: shmem_ulonglong_get, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_iget(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_iget, const float *: shmem_ctx_float_iget, \
+        double *: shmem_ctx_double_iget, const double *: shmem_ctx_double_iget, \
+        char *: shmem_ctx_char_iget, const char *: shmem_ctx_char_iget, \
+        signed char *: shmem_ctx_schar_iget, const signed char *: shmem_ctx_schar_iget, \
+        short *: shmem_ctx_short_iget, const short *: shmem_ctx_short_iget, \
+        int *: shmem_ctx_int_iget, const int *: shmem_ctx_int_iget, \
+        long *: shmem_ctx_long_iget, const long *: shmem_ctx_long_iget, \
+        long long *: shmem_ctx_longlong_iget, const long long *: shmem_ctx_longlong_iget, \
+        unsigned char *: shmem_ctx_uchar_iget, const unsigned char *: shmem_ctx_uchar_iget, \
+        unsigned short *: shmem_ctx_ushort_iget, const unsigned short *: shmem_ctx_ushort_iget, \
+        unsigned int *: shmem_ctx_uint_iget, const unsigned int *: shmem_ctx_uint_iget, \
+        unsigned long *: shmem_ctx_ulong_iget, const unsigned long *: shmem_ctx_ulong_iget, \
+        unsigned long long *: shmem_ctx_ulonglong_iget, const unsigned long long *: shmem_ctx_ulonglong_iget, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_iget, \
+        double: shmem_double_iget, \
+        char: shmem_char_iget, \
+        signed char: shmem_schar_iget, \
+        short: shmem_short_iget, \
+        int: shmem_int_iget, \
+        long: shmem_long_iget, \
+        long long: shmem_longlong_iget, \
+        unsigned char: shmem_uchar_iget, \
+        unsigned short: shmem_ushort_iget, \
+        unsigned int: shmem_uint_iget, \
+        unsigned long: shmem_ulong_iget, \
+        unsigned long long: shmem_ulonglong_iget, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_g(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_g, const float *: shmem_ctx_float_g, \
+        double *: shmem_ctx_double_g, const double *: shmem_ctx_double_g, \
+        char *: shmem_ctx_char_g, const char *: shmem_ctx_char_g, \
+        signed char *: shmem_ctx_schar_g, const signed char *: shmem_ctx_schar_g, \
+        short *: shmem_ctx_short_g, const short *: shmem_ctx_short_g, \
+        int *: shmem_ctx_int_g, const int *: shmem_ctx_int_g, \
+        long *: shmem_ctx_long_g, const long *: shmem_ctx_long_g, \
+        long long *: shmem_ctx_longlong_g, const long long *: shmem_ctx_longlong_g, \
+        unsigned char *: shmem_ctx_uchar_g, const unsigned char *: shmem_ctx_uchar_g, \
+        unsigned short *: shmem_ctx_ushort_g, const unsigned short *: shmem_ctx_ushort_g, \
+        unsigned int *: shmem_ctx_uint_g, const unsigned int *: shmem_ctx_uint_g, \
+        unsigned long *: shmem_ctx_ulong_g, const unsigned long *: shmem_ctx_ulong_g, \
+        unsigned long long *: shmem_ctx_ulonglong_g, const unsigned long long *: shmem_ctx_ulonglong_g, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_g, \
+        double: shmem_double_g, \
+        char: shmem_char_g, \
+        signed char: shmem_schar_g, \
+        short: shmem_short_g, \
+        int: shmem_int_g, \
+        long: shmem_long_g, \
+        long long: shmem_longlong_g, \
+        unsigned char: shmem_uchar_g, \
+        unsigned short: shmem_ushort_g, \
+        unsigned int: shmem_uint_g, \
+        unsigned long: shmem_ulong_g, \
+        unsigned long long: shmem_ulonglong_g, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_put_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_put_nbi, const float *: shmem_ctx_float_put_nbi, \
+        double *: shmem_ctx_double_put_nbi, const double *: shmem_ctx_double_put_nbi, \
+        char *: shmem_ctx_char_put_nbi, const char *: shmem_ctx_char_put_nbi, \
+        signed char *: shmem_ctx_schar_put_nbi, const signed char *: shmem_ctx_schar_put_nbi, \
+        short *: shmem_ctx_short_put_nbi, const short *: shmem_ctx_short_put_nbi, \
+        int *: shmem_ctx_int_put_nbi, const int *: shmem_ctx_int_put_nbi, \
+        long *: shmem_ctx_long_put_nbi, const long *: shmem_ctx_long_put_nbi, \
+        long long *: shmem_ctx_longlong_put_nbi, const long long *: shmem_ctx_longlong_put_nbi, \
+        unsigned char *: shmem_ctx_uchar_put_nbi, const unsigned char *: shmem_ctx_uchar_put_nbi, \
+        unsigned short *: shmem_ctx_ushort_put_nbi, const unsigned short *: shmem_ctx_ushort_put_nbi, \
+        unsigned int *: shmem_ctx_uint_put_nbi, const unsigned int *: shmem_ctx_uint_put_nbi, \
+        unsigned long *: shmem_ctx_ulong_put_nbi, const unsigned long *: shmem_ctx_ulong_put_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_put_nbi, const unsigned long long *: shmem_ctx_ulonglong_put_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_put_nbi, \
+        double: shmem_double_put_nbi, \
+        char: shmem_char_put_nbi, \
+        signed char: shmem_schar_put_nbi, \
+        short: shmem_short_put_nbi, \
+        int: shmem_int_put_nbi, \
+        long: shmem_long_put_nbi, \
+        long long: shmem_longlong_put_nbi, \
+        unsigned char: shmem_uchar_put_nbi, \
+        unsigned short: shmem_ushort_put_nbi, \
+        unsigned int: shmem_uint_put_nbi, \
+        unsigned long: shmem_ulong_put_nbi, \
+        unsigned long long: shmem_ulonglong_put_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_get_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_get_nbi, const float *: shmem_ctx_float_get_nbi, \
+        double *: shmem_ctx_double_get_nbi, const double *: shmem_ctx_double_get_nbi, \
+        char *: shmem_ctx_char_get_nbi, const char *: shmem_ctx_char_get_nbi, \
+        signed char *: shmem_ctx_schar_get_nbi, const signed char *: shmem_ctx_schar_get_nbi, \
+        short *: shmem_ctx_short_get_nbi, const short *: shmem_ctx_short_get_nbi, \
+        int *: shmem_ctx_int_get_nbi, const int *: shmem_ctx_int_get_nbi, \
+        long *: shmem_ctx_long_get_nbi, const long *: shmem_ctx_long_get_nbi, \
+        long long *: shmem_ctx_longlong_get_nbi, const long long *: shmem_ctx_longlong_get_nbi, \
+        unsigned char *: shmem_ctx_uchar_get_nbi, const unsigned char *: shmem_ctx_uchar_get_nbi, \
+        unsigned short *: shmem_ctx_ushort_get_nbi, const unsigned short *: shmem_ctx_ushort_get_nbi, \
+        unsigned int *: shmem_ctx_uint_get_nbi, const unsigned int *: shmem_ctx_uint_get_nbi, \
+        unsigned long *: shmem_ctx_ulong_get_nbi, const unsigned long *: shmem_ctx_ulong_get_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_get_nbi, const unsigned long long *: shmem_ctx_ulonglong_get_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_get_nbi, \
+        double: shmem_double_get_nbi, \
+        char: shmem_char_get_nbi, \
+        signed char: shmem_schar_get_nbi, \
+        short: shmem_short_get_nbi, \
+        int: shmem_int_get_nbi, \
+        long: shmem_long_get_nbi, \
+        long long: shmem_longlong_get_nbi, \
+        unsigned char: shmem_uchar_get_nbi, \
+        unsigned short: shmem_ushort_get_nbi, \
+        unsigned int: shmem_uint_get_nbi, \
+        unsigned long: shmem_ulong_get_nbi, \
+        unsigned long long: shmem_ulonglong_get_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_ibput(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_ibput, const float *: shmem_ctx_float_ibput, \
+        double *: shmem_ctx_double_ibput, const double *: shmem_ctx_double_ibput, \
+        char *: shmem_ctx_char_ibput, const char *: shmem_ctx_char_ibput, \
+        signed char *: shmem_ctx_schar_ibput, const signed char *: shmem_ctx_schar_ibput, \
+        short *: shmem_ctx_short_ibput, const short *: shmem_ctx_short_ibput, \
+        int *: shmem_ctx_int_ibput, const int *: shmem_ctx_int_ibput, \
+        long *: shmem_ctx_long_ibput, const long *: shmem_ctx_long_ibput, \
+        long long *: shmem_ctx_longlong_ibput, const long long *: shmem_ctx_longlong_ibput, \
+        unsigned char *: shmem_ctx_uchar_ibput, const unsigned char *: shmem_ctx_uchar_ibput, \
+        unsigned short *: shmem_ctx_ushort_ibput, const unsigned short *: shmem_ctx_ushort_ibput, \
+        unsigned int *: shmem_ctx_uint_ibput, const unsigned int *: shmem_ctx_uint_ibput, \
+        unsigned long *: shmem_ctx_ulong_ibput, const unsigned long *: shmem_ctx_ulong_ibput, \
+        unsigned long long *: shmem_ctx_ulonglong_ibput, const unsigned long long *: shmem_ctx_ulonglong_ibput, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_ibput, \
+        double: shmem_double_ibput, \
+        char: shmem_char_ibput, \
+        signed char: shmem_schar_ibput, \
+        short: shmem_short_ibput, \
+        int: shmem_int_ibput, \
+        long: shmem_long_ibput, \
+        long long: shmem_longlong_ibput, \
+        unsigned char: shmem_uchar_ibput, \
+        unsigned short: shmem_ushort_ibput, \
+        unsigned int: shmem_uint_ibput, \
+        unsigned long: shmem_ulong_ibput, \
+        unsigned long long: shmem_ulonglong_ibput, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_ibget(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_ibget, const float *: shmem_ctx_float_ibget, \
+        double *: shmem_ctx_double_ibget, const double *: shmem_ctx_double_ibget, \
+        char *: shmem_ctx_char_ibget, const char *: shmem_ctx_char_ibget, \
+        signed char *: shmem_ctx_schar_ibget, const signed char *: shmem_ctx_schar_ibget, \
+        short *: shmem_ctx_short_ibget, const short *: shmem_ctx_short_ibget, \
+        int *: shmem_ctx_int_ibget, const int *: shmem_ctx_int_ibget, \
+        long *: shmem_ctx_long_ibget, const long *: shmem_ctx_long_ibget, \
+        long long *: shmem_ctx_longlong_ibget, const long long *: shmem_ctx_longlong_ibget, \
+        unsigned char *: shmem_ctx_uchar_ibget, const unsigned char *: shmem_ctx_uchar_ibget, \
+        unsigned short *: shmem_ctx_ushort_ibget, const unsigned short *: shmem_ctx_ushort_ibget, \
+        unsigned int *: shmem_ctx_uint_ibget, const unsigned int *: shmem_ctx_uint_ibget, \
+        unsigned long *: shmem_ctx_ulong_ibget, const unsigned long *: shmem_ctx_ulong_ibget, \
+        unsigned long long *: shmem_ctx_ulonglong_ibget, const unsigned long long *: shmem_ctx_ulonglong_ibget, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_ibget, \
+        double: shmem_double_ibget, \
+        char: shmem_char_ibget, \
+        signed char: shmem_schar_ibget, \
+        short: shmem_short_ibget, \
+        int: shmem_int_ibget, \
+        long: shmem_long_ibget, \
+        long long: shmem_longlong_ibget, \
+        unsigned char: shmem_uchar_ibget, \
+        unsigned short: shmem_ushort_ibget, \
+        unsigned int: shmem_uint_ibget, \
+        unsigned long: shmem_ulong_ibget, \
+        unsigned long long: shmem_ulonglong_ibget, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_atomic_fetch, const float *: shmem_ctx_float_atomic_fetch, \
+        double *: shmem_ctx_double_atomic_fetch, const double *: shmem_ctx_double_atomic_fetch, \
+        int *: shmem_ctx_int_atomic_fetch, const int *: shmem_ctx_int_atomic_fetch, \
+        long *: shmem_ctx_long_atomic_fetch, const long *: shmem_ctx_long_atomic_fetch, \
+        long long *: shmem_ctx_longlong_atomic_fetch, const long long *: shmem_ctx_longlong_atomic_fetch, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch, const unsigned int *: shmem_ctx_uint_atomic_fetch, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch, const unsigned long *: shmem_ctx_ulong_atomic_fetch, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_atomic_fetch, \
+        double: shmem_double_atomic_fetch, \
+        int: shmem_int_atomic_fetch, \
+        long: shmem_long_atomic_fetch, \
+        long long: shmem_longlong_atomic_fetch, \
+        unsigned int: shmem_uint_atomic_fetch, \
+        unsigned long: shmem_ulong_atomic_fetch, \
+        unsigned long long: shmem_ulonglong_atomic_fetch, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_set(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_atomic_set, const float *: shmem_ctx_float_atomic_set, \
+        double *: shmem_ctx_double_atomic_set, const double *: shmem_ctx_double_atomic_set, \
+        int *: shmem_ctx_int_atomic_set, const int *: shmem_ctx_int_atomic_set, \
+        long *: shmem_ctx_long_atomic_set, const long *: shmem_ctx_long_atomic_set, \
+        long long *: shmem_ctx_longlong_atomic_set, const long long *: shmem_ctx_longlong_atomic_set, \
+        unsigned int *: shmem_ctx_uint_atomic_set, const unsigned int *: shmem_ctx_uint_atomic_set, \
+        unsigned long *: shmem_ctx_ulong_atomic_set, const unsigned long *: shmem_ctx_ulong_atomic_set, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_set, const unsigned long long *: shmem_ctx_ulonglong_atomic_set, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_atomic_set, \
+        double: shmem_double_atomic_set, \
+        int: shmem_int_atomic_set, \
+        long: shmem_long_atomic_set, \
+        long long: shmem_longlong_atomic_set, \
+        unsigned int: shmem_uint_atomic_set, \
+        unsigned long: shmem_ulong_atomic_set, \
+        unsigned long long: shmem_ulonglong_atomic_set, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_swap(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_atomic_swap, const float *: shmem_ctx_float_atomic_swap, \
+        double *: shmem_ctx_double_atomic_swap, const double *: shmem_ctx_double_atomic_swap, \
+        int *: shmem_ctx_int_atomic_swap, const int *: shmem_ctx_int_atomic_swap, \
+        long *: shmem_ctx_long_atomic_swap, const long *: shmem_ctx_long_atomic_swap, \
+        long long *: shmem_ctx_longlong_atomic_swap, const long long *: shmem_ctx_longlong_atomic_swap, \
+        unsigned int *: shmem_ctx_uint_atomic_swap, const unsigned int *: shmem_ctx_uint_atomic_swap, \
+        unsigned long *: shmem_ctx_ulong_atomic_swap, const unsigned long *: shmem_ctx_ulong_atomic_swap, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_swap, const unsigned long long *: shmem_ctx_ulonglong_atomic_swap, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_atomic_swap, \
+        double: shmem_double_atomic_swap, \
+        int: shmem_int_atomic_swap, \
+        long: shmem_long_atomic_swap, \
+        long long: shmem_longlong_atomic_swap, \
+        unsigned int: shmem_uint_atomic_swap, \
+        unsigned long: shmem_ulong_atomic_swap, \
+        unsigned long long: shmem_ulonglong_atomic_swap, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_compare_swap(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_compare_swap, const int *: shmem_ctx_int_atomic_compare_swap, \
+        long *: shmem_ctx_long_atomic_compare_swap, const long *: shmem_ctx_long_atomic_compare_swap, \
+        long long *: shmem_ctx_longlong_atomic_compare_swap, const long long *: shmem_ctx_longlong_atomic_compare_swap, \
+        unsigned int *: shmem_ctx_uint_atomic_compare_swap, const unsigned int *: shmem_ctx_uint_atomic_compare_swap, \
+        unsigned long *: shmem_ctx_ulong_atomic_compare_swap, const unsigned long *: shmem_ctx_ulong_atomic_compare_swap, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_compare_swap, const unsigned long long *: shmem_ctx_ulonglong_atomic_compare_swap, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_compare_swap, \
+        long: shmem_long_atomic_compare_swap, \
+        long long: shmem_longlong_atomic_compare_swap, \
+        unsigned int: shmem_uint_atomic_compare_swap, \
+        unsigned long: shmem_ulong_atomic_compare_swap, \
+        unsigned long long: shmem_ulonglong_atomic_compare_swap, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_fetch_inc, const int *: shmem_ctx_int_atomic_fetch_inc, \
+        long *: shmem_ctx_long_atomic_fetch_inc, const long *: shmem_ctx_long_atomic_fetch_inc, \
+        long long *: shmem_ctx_longlong_atomic_fetch_inc, const long long *: shmem_ctx_longlong_atomic_fetch_inc, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_inc, const unsigned int *: shmem_ctx_uint_atomic_fetch_inc, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_inc, const unsigned long *: shmem_ctx_ulong_atomic_fetch_inc, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_inc, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_inc, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_fetch_inc, \
+        long: shmem_long_atomic_fetch_inc, \
+        long long: shmem_longlong_atomic_fetch_inc, \
+        unsigned int: shmem_uint_atomic_fetch_inc, \
+        unsigned long: shmem_ulong_atomic_fetch_inc, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_inc, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_inc(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_inc, const int *: shmem_ctx_int_atomic_inc, \
+        long *: shmem_ctx_long_atomic_inc, const long *: shmem_ctx_long_atomic_inc, \
+        long long *: shmem_ctx_longlong_atomic_inc, const long long *: shmem_ctx_longlong_atomic_inc, \
+        unsigned int *: shmem_ctx_uint_atomic_inc, const unsigned int *: shmem_ctx_uint_atomic_inc, \
+        unsigned long *: shmem_ctx_ulong_atomic_inc, const unsigned long *: shmem_ctx_ulong_atomic_inc, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_inc, const unsigned long long *: shmem_ctx_ulonglong_atomic_inc, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_inc, \
+        long: shmem_long_atomic_inc, \
+        long long: shmem_longlong_atomic_inc, \
+        unsigned int: shmem_uint_atomic_inc, \
+        unsigned long: shmem_ulong_atomic_inc, \
+        unsigned long long: shmem_ulonglong_atomic_inc, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_add(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_fetch_add, const int *: shmem_ctx_int_atomic_fetch_add, \
+        long *: shmem_ctx_long_atomic_fetch_add, const long *: shmem_ctx_long_atomic_fetch_add, \
+        long long *: shmem_ctx_longlong_atomic_fetch_add, const long long *: shmem_ctx_longlong_atomic_fetch_add, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_add, const unsigned int *: shmem_ctx_uint_atomic_fetch_add, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_add, const unsigned long *: shmem_ctx_ulong_atomic_fetch_add, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_add, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_add, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_fetch_add, \
+        long: shmem_long_atomic_fetch_add, \
+        long long: shmem_longlong_atomic_fetch_add, \
+        unsigned int: shmem_uint_atomic_fetch_add, \
+        unsigned long: shmem_ulong_atomic_fetch_add, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_add, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_add(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_add, const int *: shmem_ctx_int_atomic_add, \
+        long *: shmem_ctx_long_atomic_add, const long *: shmem_ctx_long_atomic_add, \
+        long long *: shmem_ctx_longlong_atomic_add, const long long *: shmem_ctx_longlong_atomic_add, \
+        unsigned int *: shmem_ctx_uint_atomic_add, const unsigned int *: shmem_ctx_uint_atomic_add, \
+        unsigned long *: shmem_ctx_ulong_atomic_add, const unsigned long *: shmem_ctx_ulong_atomic_add, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_add, const unsigned long long *: shmem_ctx_ulonglong_atomic_add, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_add, \
+        long: shmem_long_atomic_add, \
+        long long: shmem_longlong_atomic_add, \
+        unsigned int: shmem_uint_atomic_add, \
+        unsigned long: shmem_ulong_atomic_add, \
+        unsigned long long: shmem_ulonglong_atomic_add, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_and(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_and, const unsigned int *: shmem_ctx_uint_atomic_fetch_and, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_and, const unsigned long *: shmem_ctx_ulong_atomic_fetch_and, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_and, \
+        unsigned long: shmem_ulong_atomic_fetch_and, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_and, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_and(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_and, const unsigned int *: shmem_ctx_uint_atomic_and, \
+        unsigned long *: shmem_ctx_ulong_atomic_and, const unsigned long *: shmem_ctx_ulong_atomic_and, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_and, const unsigned long long *: shmem_ctx_ulonglong_atomic_and, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_and, \
+        unsigned long: shmem_ulong_atomic_and, \
+        unsigned long long: shmem_ulonglong_atomic_and, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_or(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_or, const unsigned int *: shmem_ctx_uint_atomic_fetch_or, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_or, const unsigned long *: shmem_ctx_ulong_atomic_fetch_or, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_or, \
+        unsigned long: shmem_ulong_atomic_fetch_or, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_or, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_or(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_or, const unsigned int *: shmem_ctx_uint_atomic_or, \
+        unsigned long *: shmem_ctx_ulong_atomic_or, const unsigned long *: shmem_ctx_ulong_atomic_or, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_or, const unsigned long long *: shmem_ctx_ulonglong_atomic_or, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_or, \
+        unsigned long: shmem_ulong_atomic_or, \
+        unsigned long long: shmem_ulonglong_atomic_or, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_xor, const unsigned int *: shmem_ctx_uint_atomic_fetch_xor, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_xor, const unsigned long *: shmem_ctx_ulong_atomic_fetch_xor, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_xor, \
+        unsigned long: shmem_ulong_atomic_fetch_xor, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_xor, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_xor(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_xor, const unsigned int *: shmem_ctx_uint_atomic_xor, \
+        unsigned long *: shmem_ctx_ulong_atomic_xor, const unsigned long *: shmem_ctx_ulong_atomic_xor, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_xor, const unsigned long long *: shmem_ctx_ulonglong_atomic_xor, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_xor, \
+        unsigned long: shmem_ulong_atomic_xor, \
+        unsigned long long: shmem_ulonglong_atomic_xor, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_atomic_fetch_nbi, const float *: shmem_ctx_float_atomic_fetch_nbi, \
+        double *: shmem_ctx_double_atomic_fetch_nbi, const double *: shmem_ctx_double_atomic_fetch_nbi, \
+        int *: shmem_ctx_int_atomic_fetch_nbi, const int *: shmem_ctx_int_atomic_fetch_nbi, \
+        long *: shmem_ctx_long_atomic_fetch_nbi, const long *: shmem_ctx_long_atomic_fetch_nbi, \
+        long long *: shmem_ctx_longlong_atomic_fetch_nbi, const long long *: shmem_ctx_longlong_atomic_fetch_nbi, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_atomic_fetch_nbi, \
+        double: shmem_double_atomic_fetch_nbi, \
+        int: shmem_int_atomic_fetch_nbi, \
+        long: shmem_long_atomic_fetch_nbi, \
+        long long: shmem_longlong_atomic_fetch_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_compare_swap_nbi, const int *: shmem_ctx_int_atomic_compare_swap_nbi, \
+        long *: shmem_ctx_long_atomic_compare_swap_nbi, const long *: shmem_ctx_long_atomic_compare_swap_nbi, \
+        long long *: shmem_ctx_longlong_atomic_compare_swap_nbi, const long long *: shmem_ctx_longlong_atomic_compare_swap_nbi, \
+        unsigned int *: shmem_ctx_uint_atomic_compare_swap_nbi, const unsigned int *: shmem_ctx_uint_atomic_compare_swap_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_compare_swap_nbi, const unsigned long *: shmem_ctx_ulong_atomic_compare_swap_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_compare_swap_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_compare_swap_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_compare_swap_nbi, \
+        long: shmem_long_atomic_compare_swap_nbi, \
+        long long: shmem_longlong_atomic_compare_swap_nbi, \
+        unsigned int: shmem_uint_atomic_compare_swap_nbi, \
+        unsigned long: shmem_ulong_atomic_compare_swap_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_compare_swap_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_atomic_swap_nbi, const float *: shmem_ctx_float_atomic_swap_nbi, \
+        double *: shmem_ctx_double_atomic_swap_nbi, const double *: shmem_ctx_double_atomic_swap_nbi, \
+        int *: shmem_ctx_int_atomic_swap_nbi, const int *: shmem_ctx_int_atomic_swap_nbi, \
+        long *: shmem_ctx_long_atomic_swap_nbi, const long *: shmem_ctx_long_atomic_swap_nbi, \
+        long long *: shmem_ctx_longlong_atomic_swap_nbi, const long long *: shmem_ctx_longlong_atomic_swap_nbi, \
+        unsigned int *: shmem_ctx_uint_atomic_swap_nbi, const unsigned int *: shmem_ctx_uint_atomic_swap_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_swap_nbi, const unsigned long *: shmem_ctx_ulong_atomic_swap_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_swap_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_swap_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_atomic_swap_nbi, \
+        double: shmem_double_atomic_swap_nbi, \
+        int: shmem_int_atomic_swap_nbi, \
+        long: shmem_long_atomic_swap_nbi, \
+        long long: shmem_longlong_atomic_swap_nbi, \
+        unsigned int: shmem_uint_atomic_swap_nbi, \
+        unsigned long: shmem_ulong_atomic_swap_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_swap_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_fetch_inc_nbi, const int *: shmem_ctx_int_atomic_fetch_inc_nbi, \
+        long *: shmem_ctx_long_atomic_fetch_inc_nbi, const long *: shmem_ctx_long_atomic_fetch_inc_nbi, \
+        long long *: shmem_ctx_longlong_atomic_fetch_inc_nbi, const long long *: shmem_ctx_longlong_atomic_fetch_inc_nbi, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_inc_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_inc_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_inc_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_inc_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_inc_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_inc_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_fetch_inc_nbi, \
+        long: shmem_long_atomic_fetch_inc_nbi, \
+        long long: shmem_longlong_atomic_fetch_inc_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_inc_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_inc_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_inc_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        int *: shmem_ctx_int_atomic_fetch_add_nbi, const int *: shmem_ctx_int_atomic_fetch_add_nbi, \
+        long *: shmem_ctx_long_atomic_fetch_add_nbi, const long *: shmem_ctx_long_atomic_fetch_add_nbi, \
+        long long *: shmem_ctx_longlong_atomic_fetch_add_nbi, const long long *: shmem_ctx_longlong_atomic_fetch_add_nbi, \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_add_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_add_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_add_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_add_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_add_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_add_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        int: shmem_int_atomic_fetch_add_nbi, \
+        long: shmem_long_atomic_fetch_add_nbi, \
+        long long: shmem_longlong_atomic_fetch_add_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_add_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_add_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_add_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_and_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_and_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_and_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_and_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_and_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_and_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_and_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_and_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_or_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_or_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_or_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_or_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_or_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_or_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_or_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_or_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        unsigned int *: shmem_ctx_uint_atomic_fetch_xor_nbi, const unsigned int *: shmem_ctx_uint_atomic_fetch_xor_nbi, \
+        unsigned long *: shmem_ctx_ulong_atomic_fetch_xor_nbi, const unsigned long *: shmem_ctx_ulong_atomic_fetch_xor_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor_nbi, const unsigned long long *: shmem_ctx_ulonglong_atomic_fetch_xor_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        unsigned int: shmem_uint_atomic_fetch_xor_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_xor_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_xor_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_put_signal(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_put_signal, const float *: shmem_ctx_float_put_signal, \
+        double *: shmem_ctx_double_put_signal, const double *: shmem_ctx_double_put_signal, \
+        char *: shmem_ctx_char_put_signal, const char *: shmem_ctx_char_put_signal, \
+        signed char *: shmem_ctx_schar_put_signal, const signed char *: shmem_ctx_schar_put_signal, \
+        short *: shmem_ctx_short_put_signal, const short *: shmem_ctx_short_put_signal, \
+        int *: shmem_ctx_int_put_signal, const int *: shmem_ctx_int_put_signal, \
+        long *: shmem_ctx_long_put_signal, const long *: shmem_ctx_long_put_signal, \
+        long long *: shmem_ctx_longlong_put_signal, const long long *: shmem_ctx_longlong_put_signal, \
+        unsigned char *: shmem_ctx_uchar_put_signal, const unsigned char *: shmem_ctx_uchar_put_signal, \
+        unsigned short *: shmem_ctx_ushort_put_signal, const unsigned short *: shmem_ctx_ushort_put_signal, \
+        unsigned int *: shmem_ctx_uint_put_signal, const unsigned int *: shmem_ctx_uint_put_signal, \
+        unsigned long *: shmem_ctx_ulong_put_signal, const unsigned long *: shmem_ctx_ulong_put_signal, \
+        unsigned long long *: shmem_ctx_ulonglong_put_signal, const unsigned long long *: shmem_ctx_ulonglong_put_signal, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_put_signal, \
+        double: shmem_double_put_signal, \
+        char: shmem_char_put_signal, \
+        signed char: shmem_schar_put_signal, \
+        short: shmem_short_put_signal, \
+        int: shmem_int_put_signal, \
+        long: shmem_long_put_signal, \
+        long long: shmem_longlong_put_signal, \
+        unsigned char: shmem_uchar_put_signal, \
+        unsigned short: shmem_ushort_put_signal, \
+        unsigned int: shmem_uint_put_signal, \
+        unsigned long: shmem_ulong_put_signal, \
+        unsigned long long: shmem_ulonglong_put_signal, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
+#define shmem_put_signal_nbi(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \
+    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \
+        float *: shmem_ctx_float_put_signal_nbi, const float *: shmem_ctx_float_put_signal_nbi, \
+        double *: shmem_ctx_double_put_signal_nbi, const double *: shmem_ctx_double_put_signal_nbi, \
+        char *: shmem_ctx_char_put_signal_nbi, const char *: shmem_ctx_char_put_signal_nbi, \
+        signed char *: shmem_ctx_schar_put_signal_nbi, const signed char *: shmem_ctx_schar_put_signal_nbi, \
+        short *: shmem_ctx_short_put_signal_nbi, const short *: shmem_ctx_short_put_signal_nbi, \
+        int *: shmem_ctx_int_put_signal_nbi, const int *: shmem_ctx_int_put_signal_nbi, \
+        long *: shmem_ctx_long_put_signal_nbi, const long *: shmem_ctx_long_put_signal_nbi, \
+        long long *: shmem_ctx_longlong_put_signal_nbi, const long long *: shmem_ctx_longlong_put_signal_nbi, \
+        unsigned char *: shmem_ctx_uchar_put_signal_nbi, const unsigned char *: shmem_ctx_uchar_put_signal_nbi, \
+        unsigned short *: shmem_ctx_ushort_put_signal_nbi, const unsigned short *: shmem_ctx_ushort_put_signal_nbi, \
+        unsigned int *: shmem_ctx_uint_put_signal_nbi, const unsigned int *: shmem_ctx_uint_put_signal_nbi, \
+        unsigned long *: shmem_ctx_ulong_put_signal_nbi, const unsigned long *: shmem_ctx_ulong_put_signal_nbi, \
+        unsigned long long *: shmem_ctx_ulonglong_put_signal_nbi, const unsigned long long *: shmem_ctx_ulonglong_put_signal_nbi, \
+        default: shmemi_c11_no_match), \
+    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \
+        float: shmem_float_put_signal_nbi, \
+        double: shmem_double_put_signal_nbi, \
+        char: shmem_char_put_signal_nbi, \
+        signed char: shmem_schar_put_signal_nbi, \
+        short: shmem_short_put_signal_nbi, \
+        int: shmem_int_put_signal_nbi, \
+        long: shmem_long_put_signal_nbi, \
+        long long: shmem_longlong_put_signal_nbi, \
+        unsigned char: shmem_uchar_put_signal_nbi, \
+        unsigned short: shmem_ushort_put_signal_nbi, \
+        unsigned int: shmem_uint_put_signal_nbi, \
+        unsigned long: shmem_ulong_put_signal_nbi, \
+        unsigned long long: shmem_ulonglong_put_signal_nbi, \
+        default: shmemi_c11_no_match) \
+    )(__VA_ARGS__)
 #define shmem_test(ivar, cmp, cmp_value) _Generic(*(ivar), \
     int: shmem_int_test, \
     long: shmem_long_test, \

@@ -153,6 +153,23 @@ foreach(prov ${_fence_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
+# ctx_quiet across 2 nodes (issue 25, tests/c/ctx_quiet.c): PE 3 stopped (SIGSTOP by its node
+# peer), PE 0's quiet of the context holding a put and an AMO to it must wait, the quiet of
+# another context must not. ISHMEM_PEER_TIMEOUT_S=20: a quiet that waits for every operation
+# (the broken build of ISHMEM_MUTATION=ctx_quiet_global) ends the job after 20 s of no
+# completion instead of 300 s.
+set(_ctx_provs tcp)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _ctx_provs sockets)
+endif()
+foreach(prov ${_ctx_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(t ctx_quiet.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: ctx_quiet \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:ctx_quiet>)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env};ISHMEM_PEER_TIMEOUT_S=20")
+endforeach()
+
 # order_mut across 2 pretend nodes (issue 26, tests/c/order_mut.c): writer, target and checker
 # on different paths (network put, node-local flag, the checker's own network get), 100 rounds
 # per phase. tcp;ofi_rxm: every phase (amo_fence_put failed until the fence ordered a network

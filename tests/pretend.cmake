@@ -128,6 +128,9 @@ foreach(l mpirun mpiexec)
   add_pretend(openshmem.pretend_${l}.4 ${l} 4 2 ENV ${_pretend_fabric_env}
     EXPECT --success --merge "^PASS: openshmem \\(4 PEs\\)$" 80 COMMAND ${OPENSHMEM_PROG})
 endforeach()
+# ctx_quiet with a stopped PE (issue 25; fabric.cmake has it under ISHMEM_NODE_SPLIT)
+add_pretend(ctx_quiet.pretend_mpirun.4 mpirun 4 2 ENV ${_pretend_fabric_env} ISHMEM_PEER_TIMEOUT_S=20
+  EXPECT --success --merge "^PASS: ctx_quiet \\(4 PEs\\)$" 80 COMMAND $<TARGET_FILE:ctx_quiet>)
 add_pretend(uid.pretend_uid_loop.4 uid-loop 4 2 ENV ${_pretend_fabric_env}
   EXPECT --success --merge "^PASS: uid \\(4 PEs\\)$" 80
   COMMAND $<TARGET_FILE:uid> file ${CMAKE_CURRENT_BINARY_DIR}/pretend-uid @RANK@ 4)

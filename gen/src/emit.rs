@@ -146,6 +146,7 @@ fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
         "size_t *" => "*mut usize".into(),
         "ishmemx_queue_t" => "crate::api::queue::Queue".into(),
         "ishmem_team_t" => "c_int".into(),
+        "shmem_ctx_t" => "ctx::Ctx".into(),
         other => panic!("no Rust spelling for C type template {other:?}"),
     }
 }
@@ -154,7 +155,7 @@ fn rust_shim(i: &Inst) -> String {
     rust_shim_of(&i.name, i.op.ret, i.op.params, i.ty, i.op.body, i.elem)
 }
 
-fn rust_shim_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>, body: &str, elem: usize) -> String {
+pub(crate) fn rust_shim_of(name: &str, ret: &str, params: &[(&str, &str)], ty: Option<&CType>, body: &str, elem: usize) -> String {
     let params: Vec<String> = params.iter().map(|(t, n)| format!("{n}: {}", rust_type(t, ty))).collect();
     let ret = match ret {
         "void" => String::new(),
@@ -715,6 +716,7 @@ pub fn all_files() -> Vec<(&'static str, String)> {
         ("include/shmemx.h", crate::oshmem::shmemx_h(&osh)),
         ("abi/shmem-symbols.txt", crate::oshmem::symbols(&osh)),
         ("abi/shmem-missing.txt", crate::oshmem::missing(&osh)),
+        ("src/api/generated_ctx.rs", crate::oshmem::rust_shims(&osh)),
     ]
 }
 

@@ -9,7 +9,7 @@
 //! less `const` and the handle typedefs, and the generator stops on any difference). Names that
 //! ishmem has nothing for are listed missing, with the reason.
 
-use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params};
+use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params, rust_shim_of};
 use crate::ops::{Op, FIXED, HOST_OPS, OPS};
 use crate::table::{self, osh, CType};
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,14 +28,14 @@ pub struct Row {
 pub enum What {
     /// An alias of the ishmem symbol `target`, declared as `decl`.
     Exported { target: String, decl: String },
+    /// A function of libishmem's own with no ishmem counterpart (contexts, realloc, ...),
+    /// declared as `decl`; `rust` is its generated Rust shim (None: hand-written in src/api).
+    Native { decl: String, rust: Option<String> },
     /// Not exported, and why.
     Missing(&'static str),
 }
 
-const CTX: &str = "contexts (shmem_ctx_t) are not implemented yet";
 const NO_TYPE: &str = "ishmem's type table has no such type (long double, complex)";
-const REALLOC: &str = "shmem_realloc is not implemented yet";
-const HINTS: &str = "shmem_malloc_with_hints is not implemented yet";
 const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
 const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
 const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
@@ -117,19 +117,25 @@ const FIXED_OSH: &[(&str, &str, &str, &str, &str)] = &[
     ("1.5-deprecated", "deprecated", "shmemalign", "void *shmemalign(size_t alignment, size_t size)", "ishmem_align"),
 ];
 
+/// OpenSHMEM names libishmem implements itself (no ishmem counterpart: Intel SHMEM has no
+/// contexts, realloc or allocation hints), hand-written in src/api (ctx.rs, memory.rs):
+/// (spec, section, name, declaration).
+const NATIVE_OSH: &[(&str, &str, &str, &str)] = &[
+    ("1.5", "setup", "shmem_ctx_create", "int shmem_ctx_create(long options, shmem_ctx_t *ctx)"),
+    ("1.5", "setup", "shmem_ctx_destroy", "void shmem_ctx_destroy(shmem_ctx_t ctx)"),
+    ("1.5", "teams", "shmem_team_create_ctx", "int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)"),
+    ("1.5", "teams", "shmem_ctx_get_team", "int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)"),
+    ("1.5", "memory", "shmem_realloc", "void *shmem_realloc(void *ptr, size_t size)"),
+    ("1.5", "memory", "shmem_malloc_with_hints", "void *shmem_malloc_with_hints(size_t size, long hints)"),
+    ("1.6", "signal", "shmem_ctx_signal_add", "void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)"),
+    ("1.6", "signal", "shmem_ctx_signal_set", "void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)"),
+    ("1.5", "ordering", "shmem_ctx_fence", "void shmem_ctx_fence(shmem_ctx_t ctx)"),
+    ("1.5", "ordering", "shmem_ctx_quiet", "void shmem_ctx_quiet(shmem_ctx_t ctx)"),
+    ("1.6", "ordering", "shmem_ctx_pe_quiet", "void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)"),
+];
+
 /// Hand-written OpenSHMEM names with no ishmem target: (spec, section, name, why).
 const MISSING: &[(&str, &str, &str, &str)] = &[
-    ("1.5", "teams", "shmem_team_create_ctx", CTX),
-    ("1.5", "teams", "shmem_ctx_get_team", CTX),
-    ("1.5", "setup", "shmem_ctx_create", CTX),
-    ("1.5", "setup", "shmem_ctx_destroy", CTX),
-    ("1.5", "memory", "shmem_realloc", REALLOC),
-    ("1.5", "memory", "shmem_malloc_with_hints", HINTS),
-    ("1.6", "signal", "shmem_ctx_signal_add", CTX),
-    ("1.6", "signal", "shmem_ctx_signal_set", CTX),
-    ("1.5", "ordering", "shmem_ctx_fence", CTX),
-    ("1.5", "ordering", "shmem_ctx_quiet", CTX),
-    ("1.6", "ordering", "shmem_ctx_pe_quiet", CTX),
     ("1.5-deprecated", "deprecated", "start_pes", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shrealloc", DEPRECATED),
     ("1.5-deprecated", "deprecated", "shmem_clear_cache_inv", DEPRECATED),
@@ -265,6 +271,27 @@ fn abi_sig(decl: &str) -> (String, Vec<String>) {
     (ret, params)
 }
 
+/// `shmem_X` -> `shmem_ctx_X`.
+fn ctx_name(osh: &str) -> String {
+    format!("shmem_ctx_{}", osh.strip_prefix("shmem_").expect("a shmem name"))
+}
+
+/// A family's parameters with the context first.
+fn ctx_params(params: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![("shmem_ctx_t", "ctx")];
+    v.extend_from_slice(params);
+    v
+}
+
+/// The Rust shim of a ctx form: the family's body (ishmem's parameter names and types) run
+/// by `api::ctx::run`, which checks the context, turns a team context's PE number into the
+/// world's and has the network track the operations as the context's.
+fn ctx_shim(op: &Op, name: &str, ty: Option<&'static CType>, elem: usize) -> String {
+    assert!(op.params.iter().any(|p| p.1 == "pe"), "{name}: a ctx form needs a pe parameter");
+    let body = format!("ctx::run(F, ctx, pe, |pe| {})", op.body);
+    rust_shim_of(name, op.ret, &ctx_params(op.params), ty, &body, elem)
+}
+
 /// Stops the generator unless `decl` (the OpenSHMEM name) and its target are ABI-identical.
 fn check_alias(decl: &str, target: &str, ishmem: &BTreeMap<String, String>) {
     let Some(td) = ishmem.get(target) else { panic!("{decl}: the target {target} is not an ishmem symbol") };
@@ -285,18 +312,21 @@ pub fn rows() -> Vec<Row> {
     for op in OPS.iter().chain(HOST_OPS) {
         let spec = spec_of(op);
         let params = osh_params(op);
-        let mut names = Vec::new(); /* the OpenSHMEM names of this family, for the ctx forms */
+        // The OpenSHMEM names of this family, for the ctx forms: (name, the ishmem type and
+        // element size where ishmem has the form).
+        let mut names: Vec<(String, Option<(Option<&'static CType>, usize)>)> = Vec::new();
         if let Some(pat) = op.typed {
             for &tn in osh_types(op) {
                 let name = osh_name(&pat.replace("{T}", tn));
-                names.push(name.clone());
                 match ishmem_type(op, tn) {
                     Some(t) => {
+                        names.push((name.clone(), Some((Some(t), t.size))));
                         let decl = c_decl_of(&name, op.ret, &params, Some(t));
                         exported(&mut v, spec, op.section, name, decl, pat.replace("{T}", t.name));
                     }
                     None => {
                         assert!(osh::OSH_ONLY.iter().any(|(n, _)| *n == tn), "{pat}: ishmem lacks the OpenSHMEM type {tn}");
+                        names.push((name.clone(), None));
                         v.push(Row { name, spec, section: op.section, what: What::Missing(NO_TYPE) });
                     }
                 }
@@ -306,21 +336,31 @@ pub fn rows() -> Vec<Row> {
             for &s in table::SIZES {
                 let target = pat.replace("{S}", &s.to_string());
                 let name = osh_name(&target);
-                names.push(name.clone());
+                names.push((name.clone(), Some((None, s / 8))));
                 exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), target);
             }
         }
         if let Some(m) = op.mem {
             let name = osh_name(m);
-            names.push(name.clone());
+            names.push((name.clone(), Some((None, 1))));
             exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), m.to_string());
         }
         if ["rma", "amo", "signal"].contains(&op.section) {
-            for n in names {
-                let name = format!("shmem_ctx_{}", n.strip_prefix("shmem_").expect("a shmem name"));
-                v.push(Row { name, spec, section: op.section, what: What::Missing(CTX) });
+            for (n, form) in names {
+                let name = ctx_name(&n);
+                let what = match form {
+                    Some((ty, elem)) => {
+                        let decl = c_decl_of(&name, op.ret, &ctx_params(&params), ty);
+                        What::Native { decl, rust: Some(ctx_shim(op, &name, ty, elem)) }
+                    }
+                    None => What::Missing(NO_TYPE),
+                };
+                v.push(Row { name, spec, section: op.section, what });
             }
         }
+    }
+    for &(spec, section, name, decl) in NATIVE_OSH {
+        v.push(Row { name: name.to_string(), spec, section, what: What::Native { decl: decl.to_string(), rust: None } });
     }
     for &(spec, section, name, why) in MISSING {
         v.push(Row { name: name.to_string(), spec, section, what: What::Missing(why) });
@@ -395,6 +435,9 @@ struct Generic {
     params: Vec<(&'static str, &'static str)>,
     /// (C type, typed function)
     cases: Vec<(&'static str, String)>,
+    /// The context forms (shmem.h's rma, amo and signal families): (C type, typed function),
+    /// picked when the first argument is a shmem_ctx_t.
+    ctx_cases: Vec<(&'static str, String)>,
 }
 
 fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
@@ -407,11 +450,16 @@ fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
         if header == "shmem.h" {
             let cases: Vec<(&str, String)> =
                 types.map(|t| (t.c, osh_name(&pat.replace("{T}", t.name)))).filter(|(_, f)| exported.contains(f)).collect();
-            v.push(Generic { name: osh_name(g), ret: op.ret, params: osh_params(op), cases });
+            let ctx_cases = if ["rma", "amo", "signal"].contains(&op.section) {
+                cases.iter().map(|(c, f)| (*c, ctx_name(f))).filter(|(_, f)| exported.contains(f)).collect()
+            } else {
+                Vec::new()
+            };
+            v.push(Generic { name: osh_name(g), ret: op.ret, params: osh_params(op), cases, ctx_cases });
         } else if !HOST_OPS.iter().any(|h| std::ptr::eq(h, op)) && (has_on_queue(op) || is_coll(op)) {
             let cases = types.map(|t| (t.c, x_name(&queue_name(&pat.replace("{T}", t.name))))).collect();
             let params = queue_params(op).into_iter().map(|(t, n)| (handle(t), n)).collect();
-            v.push(Generic { name: x_name(&queue_name(g)), ret: "void", params, cases });
+            v.push(Generic { name: x_name(&queue_name(g)), ret: "void", params, cases, ctx_cases: Vec::new() });
         }
     }
     v
@@ -419,13 +467,34 @@ fn generics(header: &str, exported: &BTreeSet<String>) -> Vec<Generic> {
 
 fn generic_c(g: &Generic) -> String {
     let args: Vec<&str> = g.params.iter().map(|(_, n)| *n).collect();
-    let on = g.params.iter().find(|(t, _)| t.starts_with("T *") || t.starts_with("const T *")).expect("a typed pointer").1;
-    let mut s = format!("#define {}({}) _Generic(*({on}), \\\n", g.name, args.join(", "));
-    for (k, (c, f)) in g.cases.iter().enumerate() {
-        let sep = if k + 1 == g.cases.len() { "" } else { "," };
-        let _ = writeln!(s, "    {c}: {f}{sep} \\");
+    let at = g.params.iter().position(|(t, _)| t.starts_with("T *") || t.starts_with("const T *")).expect("a typed pointer");
+    let on = g.params[at].1;
+    let mut s = String::new();
+    if g.ctx_cases.is_empty() {
+        let _ = writeln!(s, "#define {}({}) _Generic(*({on}), \\", g.name, args.join(", "));
+        for (k, (c, f)) in g.cases.iter().enumerate() {
+            let sep = if k + 1 == g.cases.len() { "" } else { "," };
+            let _ = writeln!(s, "    {c}: {f}{sep} \\");
+        }
+        let _ = writeln!(s, "    )({})", args.join(", "));
+        return s;
     }
-    let _ = writeln!(s, "    )({})", args.join(", "));
+    // With or without a context first: the first argument's type picks the form; the context
+    // form is dispatched on the pointer type of the argument after the context (T * or
+    // const T *), the plain one on the type it points to, as the forms without contexts are.
+    assert_eq!(at, 0, "{}: the typed pointer must come first", g.name);
+    let _ = writeln!(s, "#define {}(...) _Generic((SHMEMI_ARG0(__VA_ARGS__, 0)), \\", g.name);
+    let _ = writeln!(s, "    shmem_ctx_t: _Generic((SHMEMI_ARG1(__VA_ARGS__, 0)), \\");
+    for (c, f) in &g.ctx_cases {
+        let _ = writeln!(s, "        {c} *: {f}, const {c} *: {f}, \\");
+    }
+    let _ = writeln!(s, "        default: shmemi_c11_no_match), \\");
+    let _ = writeln!(s, "    default: _Generic(*(SHMEMI_ARG0(__VA_ARGS__, 0)), \\");
+    for (c, f) in &g.cases {
+        let _ = writeln!(s, "        {c}: {f}, \\");
+    }
+    let _ = writeln!(s, "        default: shmemi_c11_no_match) \\");
+    let _ = writeln!(s, "    )(__VA_ARGS__)");
     s
 }
 
@@ -435,6 +504,15 @@ fn generic_cxx(g: &Generic) -> String {
     for (c, f) in &g.cases {
         let t = table::TYPES.iter().find(|t| t.c == *c).expect("a table type");
         let _ = writeln!(s, "inline {} {{ return {f}({}); }}", c_decl_of(&g.name, g.ret, &g.params, Some(t)), args.join(", "));
+    }
+    for (c, f) in &g.ctx_cases {
+        let t = table::TYPES.iter().find(|t| t.c == *c).expect("a table type");
+        let _ = writeln!(
+            s,
+            "inline {} {{ return {f}(ctx, {}); }}",
+            c_decl_of(&g.name, g.ret, &ctx_params(&g.params), Some(t)),
+            args.join(", ")
+        );
     }
     s
 }
@@ -504,7 +582,7 @@ fn header(name: &str, pre: &str, rows: &[Row]) -> String {
     let mut last = "";
     let mut exported = BTreeSet::new();
     for r in rows {
-        let What::Exported { decl, .. } = &r.what else {
+        let (What::Exported { decl, .. } | What::Native { decl, .. }) = &r.what else {
             continue;
         };
         exported.insert(r.name.clone());
@@ -544,25 +622,47 @@ pub fn shmemx_h(rows: &[Row]) -> String {
 pub fn symbols(rows: &[Row]) -> String {
     let mut sorted: Vec<&Row> = rows.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let n_exp = rows.iter().filter(|r| matches!(r.what, What::Exported { .. })).count();
+    let n_exp = rows.iter().filter(|r| !matches!(r.what, What::Missing(_))).count();
+    let n_native = rows.iter().filter(|r| matches!(r.what, What::Native { .. })).count();
     let n_osh = rows.iter().filter(|r| r.spec != "shmemx").count();
     let mut s = format!(
         "# The OpenSHMEM names of libishmem: every C name of OpenSHMEM 1.5 (deprecated ones included), the 1.6\n\
          # additions (ibput/ibget, scans, signal_add/set, team_ptr, pe_quiet, query_initialized) and the\n\
          # shmemx_* extensions. Generated by ishmem-gen (gen/src/oshmem.rs) from src/table.rs and\n\
          # gen/src/ops.rs; do not edit. An exported name is an alias of its ishmem symbol (the same\n\
-         # address, made by build.rs from this file; tests/scripts/check_shmem_abi.cmake checks it).\n\
-         # {} names ({n_osh} of OpenSHMEM): {n_exp} exported, {} missing (abi/shmem-missing.txt).\n\
-         # name\tstatus\tspec\tthe ishmem symbol it aliases, or why it is missing\n",
+         # address, made by build.rs from this file; tests/scripts/check_shmem_abi.sh checks it); a\n\
+         # native one is a function of libishmem's own with no ishmem counterpart (contexts, realloc,\n\
+         # malloc_with_hints: src/api/ctx.rs, src/api/generated_ctx.rs, src/api/memory.rs).\n\
+         # {} names ({n_osh} of OpenSHMEM): {n_exp} exported ({n_native} native), {} missing (abi/shmem-missing.txt).\n\
+         # name\tstatus\tspec\tthe ishmem symbol it aliases (native: -), or why it is missing\n",
         rows.len(),
         rows.len() - n_exp
     );
     for r in sorted {
         let (status, what) = match &r.what {
             What::Exported { target, .. } => ("exported", target.as_str()),
+            What::Native { .. } => ("native", "-"),
             What::Missing(why) => ("missing", *why),
         };
         let _ = writeln!(s, "{}\t{status}\t{}\t{what}", r.name, r.spec);
+    }
+    s
+}
+
+/// `src/api/generated_ctx.rs`: the Rust shims of the native rows that have one (the ctx forms).
+pub fn rust_shims(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "//! Generated by ishmem-gen (gen/src/oshmem.rs) from src/table.rs and gen/src/ops.rs: the\n\
+         //! OpenSHMEM context forms (shmem_ctx_*) of the rma, amo and signal families, each the\n\
+         //! family's body run by `api::ctx::run`. Do not edit.\n\
+         //! Their safety contract is the C API's: pointers as the specification defines them.\n\n\
+         #![allow(clippy::missing_safety_doc)]\n\n\
+         use crate::api::{amo, ctx, rma, signal};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
+    );
+    for r in rows {
+        if let What::Native { rust: Some(text), .. } = &r.what {
+            s.push_str(text);
+        }
     }
     s
 }

@@ -6,12 +6,13 @@
  *
  * Every function declared here is a plain C symbol of libishmem.so and an alias of the ishmem_*
  * function of the same name (the same address, the same code): shmem_int_put is
- * ishmem_int_put. OpenSHMEM 1.5 is declared with the 1.6 additions ishmem has (ibput/ibget,
- * the scans, shmem_signal_add/set, shmem_query_initialized). Collectives take the team first,
- * as OpenSHMEM 1.5 defines them. Error messages name the ishmem function. The OpenSHMEM names
- * libishmem does not export yet (contexts, locks, alltoalls, realloc, malloc_with_hints,
- * team_ptr, pe_quiet, the deprecated active-set collectives, long double and complex types)
- * are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * ishmem_int_put. Contexts (shmem_ctx_*), shmem_realloc and shmem_malloc_with_hints, which
+ * Intel SHMEM does not have, are libishmem's own functions (listed `native`). OpenSHMEM 1.5 is
+ * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
+ * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
+ * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
+ * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
+ * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H
@@ -28,3 +29,28 @@ typedef struct shmem_team_config_t {
     int num_contexts;
 } shmem_team_config_t;
 
+
+/* Contexts: a handle to a context of libishmem. SHMEM_CTX_DEFAULT is the default context (the
+ * operations without a context use it), SHMEM_CTX_INVALID never names a context. */
+typedef struct shmemi_ctx *shmem_ctx_t;
+#ifdef __cplusplus
+extern "C" shmem_ctx_t const SHMEM_CTX_DEFAULT;
+#else
+extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
+#endif
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+/* shmem_ctx_create options */
+#define SHMEM_CTX_SERIALIZED (1L << 0)
+#define SHMEM_CTX_PRIVATE (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
+
+/* shmem_malloc_with_hints hints (0: none) */
+#define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0)
+#define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
+
+#ifndef __cplusplus
+/* Helpers of the C11 generic names that take a context first or not. */
+#define SHMEMI_ARG0(a, ...) a
+#define SHMEMI_ARG1(a, b, ...) b
+static inline void shmemi_c11_no_match(void) {}
+#endif

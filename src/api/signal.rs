@@ -26,8 +26,8 @@ fn check_sig(func: &str, sig_addr: *const u64, pe: c_int) {
     check_align(func, "sig_addr", sig_addr as usize, 8);
 }
 
-const SIGNAL_SET: c_int = 0;
-const SIGNAL_ADD: c_int = 1;
+pub(crate) const SIGNAL_SET: c_int = 0;
+pub(crate) const SIGNAL_ADD: c_int = 1;
 
 fn check_sig_op(func: &str, sig_op: c_int) {
     if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
@@ -39,7 +39,7 @@ fn check_sig_op(func: &str, sig_op: c_int) {
 ///
 /// # Safety
 /// `sig_addr` is checked against the symmetric regions.
-unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+pub(crate) unsafe fn update(func: &str, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     check_sig_op(func, sig_op);
     check_sig(func, sig_addr, pe);
     // SAFETY: amo::* check the address (again).

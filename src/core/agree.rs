@@ -1,7 +1,8 @@
 //! Agreement between every PE of the job (across nodes too) on what they must do alike:
 //! - **settings** (`env::SAME_ON_EVERY_PE`): compared at init through the launcher's exchange
 //!   (they travel with the node identities, so no extra round), `settings_differ`;
-//! - **symmetric memory calls** (malloc, calloc, align, free): every PE makes the same calls
+//! - **symmetric memory calls** (malloc, calloc, align, free, shmem_realloc,
+//!   shmem_malloc_with_hints): every PE makes the same calls
 //!   in the same order with the same arguments, or the heaps split. Each call is a call of the
 //!   world team (it takes the next world count, as barrier_all and the world collectives do),
 //!   and its record goes into this PE's world team area, words `team::W_MEMCALL..` by the
@@ -30,6 +31,10 @@ pub enum MemKind {
     Calloc = 2,
     Align = 3,
     Free = 4,
+    /// shmem_realloc: `a` the old block's heap offset (u64::MAX: NULL), `b` the new size.
+    Realloc = 5,
+    /// shmem_malloc_with_hints: `a` the size, `b` the hints.
+    MallocHints = 6,
 }
 
 /// A memory call as its record shows it: `kind` (the low byte of a record's first word), `a`
@@ -41,6 +46,9 @@ pub fn describe(kind: u64, a: u64, b: u64) -> String {
         3 => format!("ishmem_align(alignment {b}, size {a})"),
         4 if a == u64::MAX => "ishmem_free(NULL)".into(),
         4 => format!("ishmem_free(heap offset {a:#x})"),
+        5 if a == u64::MAX => format!("shmem_realloc(NULL, size {b})"),
+        5 => format!("shmem_realloc(heap offset {a:#x}, size {b})"),
+        6 => format!("shmem_malloc_with_hints(size {a}, hints {b:#x})"),
         _ => "no symmetric memory call".into(),
     }
 }
@@ -200,6 +208,8 @@ mod tests {
         assert_eq!(describe(MemKind::Malloc as u64, 64, 1), "ishmem_malloc(size 64)");
         assert_eq!(describe(5 << 8 | MemKind::Align as u64, 64, 4096), "ishmem_align(alignment 4096, size 64)");
         assert_eq!(describe(MemKind::Free as u64, u64::MAX, 0), "ishmem_free(NULL)");
+        assert_eq!(describe(MemKind::Realloc as u64, 0x40, 128), "shmem_realloc(heap offset 0x40, size 128)");
+        assert_eq!(describe(MemKind::MallocHints as u64, 64, 3), "shmem_malloc_with_hints(size 64, hints 0x3)");
         assert_eq!(describe(0, 0, 0), "no symmetric memory call");
     }
 }

@@ -13,6 +13,7 @@ pub mod agree;
 pub mod amo;
 pub mod coll;
 pub mod coll_entry;
+pub mod ctx;
 pub mod device;
 pub mod info;
 #[cfg(test)]
@@ -251,6 +252,7 @@ pub fn finalize(func: &str) {
         crate::ffi::info(func, &line);
     }
     quiet();
+    ctx::forget_all();
     if st.net.is_some() {
         // SAFETY: as in `State::barrier`.
         unsafe { (*st.job_ptr).mark_finalizing(st.team_seq[0].load(Relaxed)) }

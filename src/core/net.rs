@@ -408,6 +408,17 @@ impl Net {
         NODE_AMOS.with(|c| c.set(false));
     }
 
+    /// A context's quiet: every put and AMO posted under `t` is complete at its target (with
+    /// a staged heap, the mailbox's requests too: they are not told apart by context).
+    pub fn quiet_ctx(&self, func: &str, t: &crate::transport::fabric::Tracker) {
+        if let Some(s) = &self.stage {
+            s.quiet(&self.fab, func);
+        }
+        if let Err(e) = self.fab.quiet_tracked(t) {
+            net_fatal(func, &format!("network: {e}"))
+        }
+    }
+
     /// The quiet of finalize after the last barrier: this PE's last writes reach the PEs
     /// still waiting for them; PEs that have left may be gone, so errors are not reported and
     /// the wait is short. The mailbox stops reporting errors of its replies.
@@ -453,7 +464,8 @@ impl Net {
     /// is on this node.
     #[inline]
     fn posted_amo(&self, pe: usize) {
-        if self.on_node.get(pe).copied().unwrap_or(false) {
+        // (A context's AMO asks delivery completion, which its own quiet and fence wait for.)
+        if self.on_node.get(pe).copied().unwrap_or(false) && !crate::transport::fabric::tracked() {
             NODE_AMOS.with(|c| c.set(true));
         }
     }
@@ -596,6 +608,12 @@ impl Net {
     /// # Safety
     /// `dst` must be writable for `n` bytes, and not otherwise accessed, until the next quiet.
     pub unsafe fn get_nbi(&self, func: &str, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+        if crate::transport::fabric::tracked() {
+            // A context's nbi get completes before it returns (its quiet then has none to wait
+            // for; the shared nbi-get accounting is the default context's).
+            // SAFETY: forwarded contract.
+            return unsafe { self.get(func, pe, dst, n, at) };
+        }
         if let Some(s) = self.staged(func, pe, at) {
             // SAFETY: forwarded contract (complete at return).
             return unsafe { s.get(&self.fab, func, pe, dst, n, at.offset) };

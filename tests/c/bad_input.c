@@ -3,6 +3,7 @@
  * whole job with a nonzero status (checked by expect_fail.sh). "exhaust" is a success case:
  * ishmem_malloc returns NULL when the heap is too small. */
 #include "test_util.h"
+#include <shmem.h> /* the OpenSHMEM contexts, shmem_realloc, shmem_malloc_with_hints */
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,6 +27,13 @@ static void *hold_stdout(void *arg) {
     __atomic_store_n(&stdout_held, 1, __ATOMIC_RELEASE);
     sleep(1);
     funlockfile(stdout);
+    return NULL;
+}
+
+/* ctx_private_thread: a thread other than the creator uses a private context. */
+static void *private_put(void *arg) {
+    static int word;
+    shmem_ctx_int_p(*(shmem_ctx_t *)arg, &word, 1, 0);
     return NULL;
 }
 
@@ -520,6 +528,60 @@ int main(int argc, char **argv) {
         ishmem_team_destroy(b);
         ishmem_free(buf);
         return test_finish("team_exhaust");
+    }
+    /* OpenSHMEM contexts, realloc and malloc_with_hints (issue 25) */
+    if (!strcmp(c, "ctx_options")) {
+        BAD_ONLY();
+        shmem_ctx_t x;
+        shmem_ctx_create(0x10, &x);
+        return survived("shmem_ctx_create with option bits 0x10");
+    }
+    if (!strcmp(c, "ctx_invalid")) {
+        BAD_ONLY();
+        shmem_ctx_int_p(SHMEM_CTX_INVALID, buf, 1, 0);
+        return survived("shmem_ctx_int_p on SHMEM_CTX_INVALID");
+    }
+    if (!strcmp(c, "ctx_destroyed")) {
+        BAD_ONLY();
+        shmem_ctx_t x;
+        CHECK_EQ(shmem_ctx_create(0, &x), 0);
+        shmem_ctx_destroy(x);
+        shmem_ctx_int_atomic_inc(x, buf, 0);
+        return survived("shmem_ctx_int_atomic_inc on a destroyed context");
+    }
+    if (!strcmp(c, "ctx_private_thread")) {
+        BAD_ONLY();
+        static shmem_ctx_t px;
+        CHECK_EQ(shmem_ctx_create(SHMEM_CTX_PRIVATE, &px), 0);
+        pthread_t th;
+        pthread_create(&th, NULL, private_put, &px);
+        pthread_join(th, NULL);
+        return survived("a SHMEM_CTX_PRIVATE context used by another thread");
+    }
+    if (!strcmp(c, "ctx_team_pe")) {
+        shmem_team_t pair = SHMEM_TEAM_INVALID, solo = SHMEM_TEAM_INVALID;
+        CHECK_EQ(shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &solo, NULL, 0, &pair), 0);
+        BAD_ONLY();
+        shmem_ctx_t x;
+        CHECK_EQ(shmem_team_create_ctx(solo, 0, &x), 0);
+        shmem_ctx_int_p(x, buf, 1, 1);
+        return survived("shmem_ctx_int_p to PE 1 of a team of 1");
+    }
+    if (!strcmp(c, "hints")) {
+        BAD_ONLY();
+        shmem_malloc_with_hints(64, 0x8);
+        return survived("shmem_malloc_with_hints with hint bits 0x8");
+    }
+    if (!strcmp(c, "realloc_bad_ptr")) {
+        BAD_ONLY();
+        shmem_realloc(&local, 64);
+        return survived("shmem_realloc of a stack address");
+    }
+    if (!strcmp(c, "realloc_mismatch")) {
+        void *p = shmem_realloc(buf, t_me == bad_pe() ? 512 : 256);
+        (void)p;
+        ishmem_barrier_all();
+        return survived("shmem_realloc with different sizes");
     }
     if (!strcmp(c, "hang")) {
         /* PE 0 never reaches the barrier: for ishmrun --timeout */

@@ -2,10 +2,9 @@
  * user (issue 30, item 1). Every PE puts a value into the next PE's heap word and global,
  * 1,000 rounds with a barrier each, and checks what it received: a job whose control file or
  * heap another user made and shares would see the attacker's values or fail to start.
- * "shm_victim --pmi1-kvsname" (no ishmem call) asks the PMI-1 server of PMI_FD (MPICH hydra,
- * Slurm's srun --mpi=pmi2) for the job's kvsname, prints it and exits: shm_attack.sh hands it
- * to the attacker as the launcher's key (the PE started afterwards on the same connection sends
- * its own init). */
+ * "shm_victim --pmi1-kvsname" (no ishmem call) asks the PMI-1 server of PMI_FD (MPICH hydra)
+ * for the job's kvsname, prints it and exits: shm_attack.sh hands it to the attacker as the
+ * launcher's key (the PE started afterwards on the same connection sends its own init). */
 #include "test_util.h"
 
 #include <unistd.h>

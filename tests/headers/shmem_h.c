@@ -21,6 +21,21 @@ int header_test_c(void) {
     (void)sizeof(shmem_sum_inscan(SHMEM_TEAM_WORLD, d, s, 4));
     (void)sizeof(shmem_team_sync(SHMEM_TEAM_WORLD));
     (void)sizeof(shmem_sync(SHMEM_TEAM_WORLD));
+    /* contexts: typed and generic forms with a context first (issue 25) */
+    shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
+    (void)sizeof(shmem_ctx_int_g(ctx, &x, 0));
+    (void)sizeof(shmem_g(ctx, &x, 0));
+    (void)sizeof(shmem_atomic_fetch_add(ctx, &x, 1, 0));
+    (void)sizeof(shmem_atomic_fetch_add(&x, 1, 0));
+    void (*cput)(shmem_ctx_t, int *, const int *, size_t, int) = shmem_ctx_int_put;
+    (void)cput;
+    int (*mk)(long, shmem_ctx_t *) = shmem_ctx_create;
+    (void)mk;
+    void *(*re)(void *, size_t) = shmem_realloc;
+    (void)re;
+    (void)(SHMEM_CTX_INVALID == ctx);
+    (void)(SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED | SHMEM_CTX_NOSTORE | SHMEM_MALLOC_ATOMICS_REMOTE |
+           SHMEM_MALLOC_SIGNAL_REMOTE);
     shmem_team_config_t cfg = {0};
     (void)cfg;
     long psync[SHMEM_BCAST_SYNC_SIZE] = {SHMEM_SYNC_VALUE};

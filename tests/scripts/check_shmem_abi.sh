@@ -3,6 +3,8 @@
 # the installed library against the generated list.
 # - every row marked `exported` is a defined dynamic symbol of type T at the same address as the
 #   ishmem symbol it aliases (also type T): an alias, not a second implementation;
+# - every row marked `native` (libishmem's own: contexts, realloc, malloc_with_hints) is a
+#   defined dynamic symbol of type T, and SHMEM_CTX_DEFAULT is a defined data symbol;
 # - no row marked `missing` is exported (the list says what is true);
 # - every exported shmem_* / shmemx_* name (and the deprecated _my_pe, _num_pes, shmalloc,
 #   shfree, shmemalign, start_pes, shrealloc) is a row marked exported.
@@ -18,7 +20,7 @@ printf '%s\n' "$syms" | awk -v list="$list" '
     FILENAME == "-" && NF == 3 { addr[$3] = $1; type[$3] = $2; next }
     END {
         FS = "\t"
-        bad = 0; nexp = 0; nmiss = 0
+        bad = 0; nexp = 0; nmiss = 0; nnat = 0
         while ((getline line < list) > 0) {
             if (line ~ /^#/ || line == "") continue
             n = split(line, f, "\t")
@@ -30,6 +32,10 @@ printf '%s\n' "$syms" | awk -v list="$list" '
                 if (!(f[4] in addr)) { print "FAIL: " f[1] ": its target " f[4] " is not exported"; bad++; continue }
                 if (type[f[1]] != "T" || type[f[4]] != "T") { print "FAIL: " f[1] " (" type[f[1]] ") / " f[4] " (" type[f[4]] "): not both type T"; bad++ }
                 if (addr[f[1]] != addr[f[4]]) { print "FAIL: " f[1] " at " addr[f[1]] ", its target " f[4] " at " addr[f[4]] ": not an alias"; bad++ }
+            } else if (f[2] == "native") {
+                nnat++
+                if (!(f[1] in addr)) { print "FAIL: " f[1] " (native) is not exported"; bad++; continue }
+                if (type[f[1]] != "T") { print "FAIL: " f[1] " (native) is of type " type[f[1]] ", not T"; bad++ }
             } else if (f[2] == "missing") {
                 nmiss++
                 if (f[1] in addr) { print "FAIL: " f[1] " is listed missing but exported"; bad++ }
@@ -37,10 +43,11 @@ printf '%s\n' "$syms" | awk -v list="$list" '
         }
         for (s in addr) {
             if (s ~ /^shmemx?_/ || s ~ /^(_my_pe|_num_pes|shmalloc|shfree|shmemalign|start_pes|shrealloc)$/) {
-                if (listed[s] != "exported") { print "FAIL: " s " is exported but not listed as exported in " list; bad++ }
+                if (listed[s] != "exported" && listed[s] != "native") { print "FAIL: " s " is exported but not listed as exported or native in " list; bad++ }
             }
         }
+        if (nnat > 0 && !("SHMEM_CTX_DEFAULT" in addr && type["SHMEM_CTX_DEFAULT"] ~ /^[RDB]$/)) { print "FAIL: SHMEM_CTX_DEFAULT is not a defined data symbol"; bad++ }
         if (nexp < 1000) { print "FAIL: only " nexp " exported rows in " list; bad++ }
         if (bad) exit 1
-        printf "PASS: %d OpenSHMEM names are aliases of their ishmem symbols (same address, type T); %d listed missing are not exported\n", nexp, nmiss
+        printf "PASS: %d OpenSHMEM names are aliases of their ishmem symbols (same address, type T), %d native ones are exported (type T); %d listed missing are not exported\n", nexp, nnat, nmiss
     }' -

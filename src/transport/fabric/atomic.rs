@@ -37,8 +37,15 @@ impl Fabric {
     }
 
     /// Non-fetching AMO `op` with `operand` (the low `dt.size()` bytes, native order) on the
-    /// element at `at` on PE `pe`; non-blocking, completes at [`Fabric::quiet`].
+    /// element at `at` on PE `pe`; non-blocking, completes at [`Fabric::quiet`]. Inside
+    /// [`Tracker::run`] (a context's AMO) it is the fetching AMO, complete at its target when it
+    /// returns: injected atomics report no completion entry of their own (tcp;ofi_rxm counts
+    /// them but writes no CQ entry even with FI_COMPLETION), so a context could not tell when
+    /// one of its own is done.
     pub fn atomic(&self, pe: usize, op: AtomicOp, dt: Dtype, at: Remote, operand: u64) -> Result<(), String> {
+        if tracked() {
+            return self.amo_fetching(pe, op, dt, at, operand, None).map(|_| ());
+        }
         self.check_atomic(op, dt, AtomicKind::Write)?;
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
@@ -117,7 +124,7 @@ impl Fabric {
             None => (Some(has_op!(ops, fi_ops_atomic, readwritemsg)?), None),
             Some(_) => (None, Some(has_op!(ops, fi_ops_atomic, compwritemsg)?)),
         };
-        let flags = FI_COMPLETION | self.fence_flags(CLASS_ATOMIC)?;
+        let flags = FI_COMPLETION | if tracked() { 0 } else { self.fence_flags(CLASS_ATOMIC)? };
         let (slot, p) = self.slot()?;
         let wk = if compare.is_some() { OpKind::CompareAtomic } else { OpKind::FetchAtomic };
         let w = Waiter::new(wk, pe, 1);

@@ -283,7 +283,11 @@ impl Fabric {
         // so it is alive here; this is the last access before that thread may go.
         let w = unsafe { &*(ctx as *const Waiter) };
         if err != 0 {
-            self.cq_errs_r.fetch_add(1, Ordering::AcqRel);
+            // A context's tracker counts writes (puts, non-fetching AMOs); other waiters reads.
+            match w.kind {
+                OpKind::Put | OpKind::Atomic => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
+                _ => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
+            };
             let mut m = w.msg.lock().unwrap_or_else(|e| e.into_inner());
             if m.is_none() {
                 *m = Some(format!("{} ({prov})", self.lib.strerror(err)));
@@ -361,6 +365,26 @@ impl Fabric {
     /// slept for pending work, slept while another thread waited or without a wait fd).
     pub fn wait_stats(&self) -> [u64; 4] {
         std::array::from_fn(|i| self.wait_ends[i].load(Ordering::Relaxed))
+    }
+
+    /// Waits until every operation posted under `t` (a context's, see [`Tracker`]) is complete
+    /// at its target; operations of other contexts, other threads and the default context are
+    /// not waited for. `Err`: the errors of its operations since the last such call, or a stall.
+    pub fn quiet_tracked(&self, t: &Tracker) -> Result<(), String> {
+        let w = &*t.0;
+        #[cfg(ishmem_mutation = "ctx_quiet_noop")]
+        return Ok(());
+        #[cfg(ishmem_mutation = "ctx_quiet_global")]
+        return self.quiet();
+        #[allow(unreachable_code)]
+        if let Err(t) = self.wait_until(|_| w.pending.load(Ordering::Acquire) == 0) {
+            return Err(self.stalled(&format!("context quiet ({} of its operations outstanding)", w.pending.load(Ordering::Acquire)), t));
+        }
+        if w.err.swap(0, Ordering::AcqRel) != 0 {
+            let m = w.msg.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+            return Err(format!("a put or AMO of the context failed: {m}"));
+        }
+        Ok(())
     }
 
     /// Waits until every put, AMO and nbi get issued before the call has completed; `Err`

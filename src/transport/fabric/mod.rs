@@ -499,6 +499,58 @@ thread_local! {
     /// posted no write since: a fence orders the calling thread's operations, so another
     /// thread's next write must neither take it nor be delayed by it.
     static FENCED: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The [`Tracker`] whose operations this thread posts now (null: none, the default
+    /// context's), set by [`Tracker::run`].
+    static TRACKING: std::cell::Cell<*const Waiter> = const { std::cell::Cell::new(ptr::null()) };
+}
+
+/// The outstanding writes of one OpenSHMEM context (core::ctx): while a thread runs inside
+/// [`Tracker::run`], its puts are posted with FI_COMPLETION and FI_DELIVERY_COMPLETE and this
+/// tracker (a waiter that lives as long as the context) as their context, counted in `pending`
+/// until the CQ reports them; they take no part in the thread's shared fence and its flush
+/// marks, and [`Fabric::quiet_tracked`] waits for them alone. They are also counted as every
+/// write is, so [`Fabric::quiet`] still completes them. Its non-fetching AMOs are fetching ones
+/// (complete when they return: see [`Fabric::atomic`]).
+pub struct Tracker(Box<Waiter>);
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker(Waiter::new(OpKind::Put, usize::MAX, 0))
+    }
+}
+
+impl Tracker {
+    /// Runs `f` with the calling thread's operations tracked here (nests: the outer tracker
+    /// is back on return).
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(*const Waiter);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let _ = TRACKING.try_with(|c| c.set(self.0));
+            }
+        }
+        let _restore = Restore(TRACKING.with(|c| c.replace(&*self.0 as *const Waiter)));
+        f()
+    }
+
+    /// Operations posted under this tracker and not completed yet.
+    pub fn pending(&self) -> usize {
+        self.0.pending.load(Ordering::Acquire)
+    }
+}
+
+/// The calling thread's tracker, if it runs inside [`Tracker::run`].
+#[inline]
+fn tracking() -> Option<&'static Waiter> {
+    let p = TRACKING.try_with(|c| c.get()).unwrap_or(ptr::null());
+    // SAFETY: a non-null pointer is the Waiter of a Tracker that Tracker::run borrows for as
+    // long as it is set (restored before run returns).
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Whether the calling thread's operations are tracked by a context now.
+pub fn tracked() -> bool {
+    tracking().is_some()
 }
 
 /// A thread's wait for every outstanding operation, from creation to drop (see

@@ -179,7 +179,8 @@ impl Fabric {
         addr: u64,
         key: u64,
     ) -> Result<(), String> {
-        let fence = self.fence_flags(CLASS_RMA)?;
+        // A context's writes neither take nor need the thread's shared fence (see Tracker).
+        let fence = if tracked() { 0 } else { self.fence_flags(CLASS_RMA)? };
         self.post_write_flags(pe, dest, src, len, desc, addr, key, fence, true)
     }
 
@@ -205,10 +206,15 @@ impl Fabric {
             fi_ops_rma,
             writemsg
         )?;
-        let flags =
-            fence | if self.info.put_flush { 0 } else { FI_DELIVERY_COMPLETE } | if len <= self.info.inject_size { FI_INJECT } else { 0 };
+        let track = tracking();
+        let flags = fence
+            | if self.info.put_flush && track.is_none() { 0 } else { FI_DELIVERY_COMPLETE }
+            | if len <= self.info.inject_size { FI_INJECT } else { 0 }
+            | if track.is_some() { FI_COMPLETION } else { 0 };
         self.issue(false, true)?;
-        self.mark(CLASS_RMA);
+        if track.is_none() {
+            self.mark(CLASS_RMA);
+        }
         let iov = libc::iovec { iov_base: src as *mut c_void, iov_len: len };
         let rma = fi_rma_iov { addr, len, key };
         let mut d = desc;
@@ -219,14 +225,20 @@ impl Fabric {
             addr: dest,
             rma_iov: &rma,
             rma_iov_count: 1,
-            context: tag(OpKind::Put, pe),
+            context: track.map_or(tag(OpKind::Put, pe), |w| w.ctx()),
             data: 0,
         };
+        if let Some(w) = track {
+            w.pending.fetch_add(1, Ordering::AcqRel);
+        }
         // SAFETY: ep is live; msg and what it points to live across the call; src stays
         // readable until completion (FI_INJECT: until return) by the caller's contract.
         let r = self.post("fi_writemsg", pe, || unsafe { writemsg(self.objs.ep, &msg, flags) });
+        if let (Some(w), Err(_)) = (track, &r) {
+            w.pending.fetch_sub(1, Ordering::AcqRel);
+        }
         self.posted(false, r)?;
-        if self.info.put_flush && flush {
+        if self.info.put_flush && flush && track.is_none() {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);
             }
@@ -318,8 +330,14 @@ impl Fabric {
     }
 
     /// Waits until every put issued so far has read its source (local completion): after it,
-    /// the source buffers of earlier puts may be reused.
+    /// the source buffers of earlier puts may be reused. Inside [`Tracker::run`], every put of
+    /// that context only (they ask delivery completion, which comes after the source is read).
     pub fn wait_local_writes(&self) -> Result<(), String> {
+        if let Some(w) = tracking() {
+            return self
+                .wait_until(|_| w.pending.load(Ordering::Acquire) == 0)
+                .map_err(|t| self.stalled("waiting for the context's puts", t));
+        }
         self.drain_writes()
     }
 
@@ -341,7 +359,7 @@ impl Fabric {
         let (dest, addr, key) = self.target(&t, pe, at, bytes.len())?;
         drop(t);
         // Injected (len <= inject_size): the source is copied before the call returns.
-        let fence = self.fence_flags(CLASS_RMA)?;
+        let fence = if tracked() { 0 } else { self.fence_flags(CLASS_RMA)? };
         self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
     }
 
