@@ -145,6 +145,14 @@ def read_spreads(paths):
 
 
 NOISY = 1.2  # show the run-to-run range when max/min exceeds this
+SPLIT = 2.0  # a row whose runs of one library differ by more than this is not compared
+# Rows whose name means something else for a peer (bench/peer_oshmem.h).
+OP_NOTES = {("oshmem", "put_signal"): "oshmem: putmem + fence + atomic set, 3 calls; OpenSHMEM 1.4 has no put_signal"}
+
+
+def split_runs(spreads, keys):
+    """The series (of `keys`) whose runs disagree by more than SPLIT."""
+    return [k for k in keys if (sp := spreads.get(k)) and sp[2] > 1 and sp[0] > 0 and sp[1] / sp[0] > SPLIT]
 
 
 def fmt_cell(v, spread):
@@ -208,7 +216,10 @@ def markdown(rows, data, labels, plot_dir, md_path, spreads):
                "\"Nx better\" compares ishmem with the peer in that direction. "
                "Values are the median over runs; `(a–b)` is the range over the runs "
                f"where it exceeds {NOISY}x; \"best runs\" compares each library's "
-               "best run (a check on rows whose runs are bimodal).\n")
+               "best run (a check on rows whose runs are bimodal). A row where one "
+               f"library's runs differ by more than {SPLIT:g}x is not compared by its "
+               "median (\"not compared\"). `put_signal` is ishmem's fused call against "
+               "the peer's three-call emulation where the peer lacks it.\n")
     for (scope, npes), grp in data.items():
         out.append(f"## scope `{scope}`, {npes} PEs\n")
         head = ["op", "bytes", "unit"] + [labels[s] for s in series]
@@ -220,10 +231,17 @@ def markdown(rows, data, labels, plot_dir, md_path, spreads):
         out.append("|" + "---|" * 3 + "---:|" * (len(head) - 3))
         for (op, nbytes) in sorted(grp, key=lambda k: (op_key(k[0]), k[1])):
             cell = grp[(op, nbytes)]
-            line = [f"`{op}`", human_bytes(nbytes), cell["unit"]]
+            notes = [OP_NOTES[(s[0], op)] for s in series if (s[0], op) in OP_NOTES]
+            line = [f"`{op}`" + "".join(f" ({n})" for n in notes), human_bytes(nbytes), cell["unit"]]
             line += [fmt_cell(cell.get(s), spreads.get((s[0], s[1], op, scope, npes, nbytes)))
                      for s in series]
-            line += [better(cell.get(b), cell.get(p), cell["unit"]) for b in bases for p in peers]
+            split = split_runs(spreads, [(s[0], s[1], op, scope, npes, nbytes) for s in series])
+            if split:
+                # Not claimed either way: a library's own runs span more than SPLIT.
+                why = "runs of " + ", ".join(k[0] for k in split) + f" disagree >{SPLIT:g}x: not compared"
+                line += [why for b in bases for p in peers]
+            else:
+                line += [better(cell.get(b), cell.get(p), cell["unit"]) for b in bases for p in peers]
             if with_best:
                 def best(srs):
                     sp = spreads.get((srs[0], srs[1], op, scope, npes, nbytes))

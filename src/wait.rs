@@ -21,10 +21,18 @@ static NET_PROGRESS: AtomicBool = AtomicBool::new(false);
 /// The progress step (`core::net_progress`), registered once by the core.
 static PROGRESS: OnceLock<fn()> = OnceLock::new();
 
-/// Registers the progress step that waits run while `progress_on(true)` (the first
-/// registration stays: there is one core).
-pub fn set_progress(step: fn()) {
+/// Whether network traffic arrived lately (`core::net_busy`): while it does, a wait that has
+/// yielded for `YIELD_PHASE` keeps yielding and polling instead of sleeping, so that a PE
+/// waiting in a barrier while others read and write its memory answers at once (issue 31:
+/// the target of a g loop slept up to `ISHMEM_WAIT_SLEEP_MAX_US` between polls, and its
+/// progress thread woke per arrival), and sleeps once the job has been quiet for a while.
+static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Registers the progress step that waits run while `progress_on(true)`, and the test of
+/// recent traffic (the first registration stays: there is one core).
+pub fn set_progress(step: fn(), busy: fn() -> bool) {
     let _ = PROGRESS.set(step);
+    let _ = BUSY.set(busy);
 }
 
 /// Turns the progress step in every wait's poll on (the job spans nodes) or off (finalize).
@@ -79,7 +87,8 @@ impl Backoff {
     /// Waits a little before the next poll.
     #[inline]
     pub fn snooze(&mut self) {
-        if NET_PROGRESS.load(Relaxed) {
+        let net = NET_PROGRESS.load(Relaxed);
+        if net {
             if let Some(step) = PROGRESS.get() {
                 step();
             }
@@ -92,6 +101,13 @@ impl Backoff {
         let now = Instant::now();
         let until = *self.yield_until.get_or_insert(now + YIELD_PHASE);
         if now < until {
+            std::thread::yield_now();
+        } else if net && self.spin > 0 && BUSY.get().is_some_and(|busy| busy()) {
+            // The job communicates: poll on (the sleep starts over from 1 us afterwards). Not
+            // where the machine has more PEs than CPUs (spin 0): there a waiter that sleeps
+            // leaves the CPU to the PEs and progress threads that move the traffic.
+            self.yield_until = Some(now + YIELD_PHASE);
+            self.sleep_us = 1;
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(self.sleep_us));

@@ -185,6 +185,18 @@ add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "f
   ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 fence_global quiet get)
 set_tests_properties(order_mut.fabric_tcp_staged.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
 
+# Issue 31 (more PEs than CPUs): 2 PEs on 2 pretend nodes confined to one CPU (taskset) are one
+# machine's PEs on one CPU, whatever the split: their waits must not spin (ISHMEM_INFO says how
+# they wait). Before: the PEs were counted per pretend node (1 each), the waits spun 20000 polls.
+find_program(TASKSET_PROGRAM taskset)
+if(TASKSET_PROGRAM)
+  add_run(env.oversubscribed.fabric_tcp.ishmrun.2
+    "^waits: spin 0 polls before yielding \\(2 PEs of the job on this machine, 1 usable CPUs: oversubscribed\\)$"
+    "fabric;ishmrun;env" ${TASKSET_PROGRAM} -c 0 ${ISHMEM_RUN} --timeout 80 -n 2 $<TARGET_FILE:setup> ISHMRUN 2)
+  set_tests_properties(env.oversubscribed.fabric_tcp.ishmrun.2 PROPERTIES
+    ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm;ISHMEM_INFO=1")
+endif()
+
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on
 # loopback) that knows only PE 1's pid (so its listening ports, as a port scan would find them)
 # tries blind fi_read / fi_write with guessed memory keys (the old fixed 1-4) at offset 0 and

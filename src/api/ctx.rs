@@ -47,10 +47,9 @@ fn resolve(func: &str, ctx: Ctx) -> &'static core_ctx::Ctx {
     }
     match core_ctx::lookup(ctx as usize) {
         Some(c) => c,
-        None => fatal(
-            func,
-            &format!("ctx {ctx:p} is not a live context (destroyed, or not made by shmem_ctx_create or shmem_team_create_ctx)"),
-        ),
+        None => {
+            fatal(func, &format!("ctx {ctx:p} is not a live context (destroyed, or not made by shmem_ctx_create or shmem_team_create_ctx)"))
+        }
     }
 }
 
@@ -90,7 +89,9 @@ unsafe fn create(func: &str, st: &State, team: i32, desc: TeamDesc, options: c_l
     if options as i64 & !core_ctx::OPTIONS != 0 {
         fatal(
             func,
-            &format!("options {options:#x} has bits other than SHMEM_CTX_SERIALIZED (0x1), SHMEM_CTX_PRIVATE (0x2) and SHMEM_CTX_NOSTORE (0x4)"),
+            &format!(
+                "options {options:#x} has bits other than SHMEM_CTX_SERIALIZED (0x1), SHMEM_CTX_PRIVATE (0x2) and SHMEM_CTX_NOSTORE (0x4)"
+            ),
         );
     }
     if st.net.as_ref().is_some_and(|n| n.stage.is_some()) {

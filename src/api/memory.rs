@@ -235,9 +235,7 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_
         if hints & !HINTS != 0 {
             fatal(
                 F,
-                &format!(
-                    "hints {hints:#x} has bits other than SHMEM_MALLOC_ATOMICS_REMOTE (0x1) and SHMEM_MALLOC_SIGNAL_REMOTE (0x2)"
-                ),
+                &format!("hints {hints:#x} has bits other than SHMEM_MALLOC_ATOMICS_REMOTE (0x1) and SHMEM_MALLOC_SIGNAL_REMOTE (0x2)"),
             );
         }
         allocate_with(F, Kind::MallocHints, size, 1, false, hints as u64)

@@ -32,6 +32,9 @@ pub struct Nodes {
     pub members: Vec<Vec<usize>>,
     /// A host name for each node (for messages).
     pub hosts: Vec<String>,
+    /// Per PE: the PEs of the job on its machine (equal identities; the pretend nodes of
+    /// `ISHMEM_NODE_SPLIT` on one machine counted together), which share its CPUs.
+    pub host_size: Vec<usize>,
 }
 
 impl Nodes {
@@ -69,12 +72,13 @@ impl Nodes {
         for (pe, &n) in node_of.iter().enumerate() {
             members[n].push(pe);
         }
-        Nodes { node_of, members, hosts }
+        let host_size = ids.iter().map(|id| group_size[id.as_str()]).collect();
+        Nodes { node_of, members, hosts, host_size }
     }
 
     /// One node holding every PE.
     pub fn single(npes: usize) -> Nodes {
-        Nodes { node_of: vec![0; npes], members: vec![(0..npes).collect()], hosts: vec![super::hostname()] }
+        Nodes { node_of: vec![0; npes], members: vec![(0..npes).collect()], hosts: vec![super::hostname()], host_size: vec![npes; npes] }
     }
 
     pub fn count(&self) -> usize {
@@ -156,6 +160,9 @@ mod tests {
     #[test]
     fn split_makes_pretend_nodes_of_consecutive_ranks() {
         let n = Nodes::group(&ids(&["a"; 4]), 2);
+        // Pretend nodes of one machine share its CPUs.
+        assert_eq!((n.local_size(0), n.host_size[0], n.host_size[3]), (2, 4, 4));
+        assert_eq!(Nodes::group(&ids(&["a", "b", "a"]), 0).host_size, vec![2, 1, 2]);
         assert_eq!(n.members, vec![vec![0, 1], vec![2, 3]]);
         let n = Nodes::group(&ids(&["a"; 5]), 2);
         assert_eq!(n.members, vec![vec![0, 1, 2], vec![3, 4]]);

@@ -57,6 +57,12 @@ pub fn info_text(st: Option<&State>) -> String {
             st.data.as_ref().map_or("off".to_string(), |d| format!("{} bytes", d.len))
         ));
         s.push_str(&format!("nodes: {}\n", st.nodes.describe()));
+        let (host_pes, cpus) = (st.nodes.host_size.get(st.me).copied().unwrap_or(0), super::usable_cpus());
+        s.push_str(&format!(
+            "waits: spin {} polls before yielding ({host_pes} PEs of the job on this machine, {cpus} usable CPUs{})\n",
+            st.cfg.wait_spin,
+            if cpus > 0 && host_pes > cpus { ": oversubscribed" } else { "" }
+        ));
         if let Some(n) = &st.net {
             s.push_str(&format!("network: {}\n", n.fab.info()));
             s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));

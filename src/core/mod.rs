@@ -193,19 +193,28 @@ fn set_hooks() {
         tell_global_exit: live::tell_global_exit,
         before_exit: net::remove_provider_files,
     });
-    crate::wait::set_progress(net_progress);
+    crate::wait::set_progress(net_progress, net_busy);
 }
 
 /// One step of network progress (waits call it while the job spans nodes).
 #[cold]
 pub fn net_progress() {
     if let Some(n) = running().and_then(|st| st.net.as_ref()) {
-        n.fab.progress();
+        n.fab.poll_in_wait();
         // A PE waiting for a flag serves the requests that carry it.
         if let Some(s) = &n.stage {
             s.serve_some(&n.fab, "ishmem wait");
         }
     }
+}
+
+/// How long after the last traffic seen arriving a library wait still polls rather than
+/// sleeps (`wait::Backoff`).
+const NET_ACTIVE_WINDOW: Duration = Duration::from_millis(5);
+
+/// Whether network traffic arrived for this PE within `NET_ACTIVE_WINDOW`.
+pub fn net_busy() -> bool {
+    running().and_then(|st| st.net.as_ref()).is_some_and(|n| n.fab.recently_active(NET_ACTIVE_WINDOW))
 }
 
 /// Tells the PEs of other nodes that PE `cause` failed (jobs across nodes; see `net::Net::tell`).
@@ -243,6 +252,34 @@ pub fn init(func: &str, thread_level: i32, req: InitRequest, gpu_allowed: bool) 
     let state = start::publish(func, start::assemble(j, thread_level, heap, job, gpu, net, ring));
     start::preload(func, state);
     PHASE.store(RUNNING, Release);
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`); 0 when unknown.
+pub(crate) fn usable_cpus() -> usize {
+    // SAFETY: set is plain data filled in by sched_getaffinity.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is writable and its size is passed.
+    let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    // SAFETY: CPU_COUNT reads the set filled above.
+    if ok {
+        (unsafe { libc::CPU_COUNT(&set) }) as usize
+    } else {
+        0
+    }
+}
+
+/// Polls spent spinning before a wait yields. When this machine runs more PEs of the job
+/// (`host_pes`: pretend nodes of one machine counted together) than this process has `cores`,
+/// a spinning waiter keeps the PE it waits for off the CPU, so it yields almost at once (at
+/// most 64 polls); across nodes (`net`) at once: every PE also has a progress thread, and the
+/// network traffic a waiter waits for moves only when the provider's progress runs (4 PEs on
+/// 2 pretend nodes on 2 cores: barrier_all 2,400-2,600 us spinning, 130-770 us yielding).
+pub(crate) fn effective_spin(spin: u64, host_pes: usize, net: bool, cores: usize) -> u64 {
+    match () {
+        _ if cores == 0 || host_pes <= cores => spin,
+        _ if net => 0,
+        _ => spin.min(64),
+    }
 }
 
 /// Finalizes: completes outstanding operations, synchronizes, leaves the job.
@@ -624,5 +661,21 @@ pub fn bytes(func: &str, n: usize, elem: usize) -> usize {
     match n.checked_mul(elem) {
         Some(b) if b <= isize::MAX as usize => b,
         _ => fatal(func, &format!("size overflow: {n} elements of {elem} bytes")),
+    }
+}
+
+#[cfg(test)]
+mod spin_tests {
+    use super::effective_spin;
+
+    #[test]
+    fn oversubscribed_waits_yield() {
+        // Enough CPUs, or unknown: the setting as given.
+        assert_eq!(effective_spin(20000, 2, true, 2), 20000);
+        assert_eq!(effective_spin(20000, 8, true, 0), 20000);
+        // More PEs on the machine than CPUs: one node caps the spin, across nodes none.
+        assert_eq!(effective_spin(20000, 3, false, 2), 64);
+        assert_eq!(effective_spin(10, 3, false, 2), 10);
+        assert_eq!(effective_spin(20000, 4, true, 2), 0);
     }
 }

@@ -165,8 +165,16 @@ impl Net {
     /// Opens the provider, registers the regions and exchanges names and keys with every PE
     /// through `x`; returns once every PE can reach every other.
     pub fn start(x: &mut dyn Exchange, p: &NetParams) -> Result<Net, String> {
-        let opts =
-            Options { provider: p.provider.map(str::to_owned), npes_hint: p.npes, stall_timeout: p.peer_timeout, ..Options::default() };
+        // ISHMEMI_OFI_DELIVERY=1 (a measuring aid): every put asks delivery completion instead
+        // of quiet's flush read.
+        let delivery_per_put = std::env::var("ISHMEMI_OFI_DELIVERY").is_ok_and(|v| v == "1");
+        let opts = Options {
+            provider: p.provider.map(str::to_owned),
+            npes_hint: p.npes,
+            stall_timeout: p.peer_timeout,
+            delivery_per_put,
+            ..Options::default()
+        };
         let fab = Fabric::open_with(&opts)?;
         let stage = if p.staged {
             let lay = stage::Layout::for_job(p.npes, 4, 16 << 20);
@@ -256,7 +264,9 @@ impl Net {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
                         if manual {
-                            f.progress_wait(period, wait_max);
+                            // A staged heap's mailbox is served by this thread only: it
+                            // keeps its period while another thread waits.
+                            f.progress_wait(period, wait_max, st.is_none());
                         } else {
                             std::thread::sleep(period);
                         }

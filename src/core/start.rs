@@ -80,7 +80,7 @@ pub(super) fn bootstrap(func: &str, req: InitRequest) -> Joined {
             ),
         );
     }
-    cfg.wait_spin = effective_spin(cfg.wait_spin, nodes.local_size(info.rank));
+    cfg.wait_spin = super::effective_spin(cfg.wait_spin, nodes.host_size[info.rank], multi, super::usable_cpus());
     if info.rank == 0 {
         for w in &warnings {
             crate::ffi::warn(func, w);
@@ -461,21 +461,4 @@ fn by_world(npes: usize, members: &[usize], local: &[usize]) -> Box<[usize]> {
         v[pe] = local[l];
     }
     v.into()
-}
-
-/// Polls spent spinning before a wait yields: when the node has more PEs than cores this
-/// process may run on, a spinning waiter keeps the PE it waits for off the CPU, so it yields
-/// almost at once.
-fn effective_spin(spin: u64, local_pes: usize) -> u64 {
-    // SAFETY: set is plain data filled in by sched_getaffinity.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is writable and its size is passed.
-    let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
-    // SAFETY: CPU_COUNT reads the set filled above.
-    let cores = if ok { (unsafe { libc::CPU_COUNT(&set) }) as usize } else { 0 };
-    if cores > 0 && local_pes > cores {
-        spin.min(64)
-    } else {
-        spin
-    }
 }

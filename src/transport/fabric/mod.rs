@@ -428,6 +428,10 @@ pub struct Fabric {
     /// another thread was waiting on the provider or there is no wait fd. Read by
     /// [`Fabric::wait_stats`] (`ISHMEMI_PROXY_PROFILE`).
     wait_ends: [AtomicU64; 4],
+    /// Microseconds since `opened` at which traffic was last seen arriving (the wait fd
+    /// readable): see [`Fabric::recently_active`].
+    last_arrival_us: AtomicU64,
+    opened: Instant,
     tables: RwLock<Tables>,
     scratch: Scratch,
     valid_cache: Vec<AtomicU8>,
@@ -651,6 +655,8 @@ impl Fabric {
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
             wait_ends: Default::default(),
+            last_arrival_us: AtomicU64::new(0),
+            opened: Instant::now(),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
             scratch,
             valid_cache: (0..3 * 19 * 10).map(|_| AtomicU8::new(0)).collect(),
