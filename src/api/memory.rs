@@ -56,8 +56,10 @@ fn allocate_with(func: &str, kind: Kind, size: usize, align: usize, zero: bool, 
     let p = place(func, st, &mut heap, size, align);
     if zero && !p.is_null() {
         match &st.gpu {
-            Some(g) => g.memset(func, p as usize, size),
-            // SAFETY: the block [p, p+size) is inside the mapped local heap.
+            // SAFETY: as below, on the GPU heap.
+            Some(g) => unsafe { g.memset(func, p as usize, size) },
+            // SAFETY: the block [p, p+size) is inside the mapped local heap, and no PE may write
+            // it before its owner zeroed it (the barrier below).
             None => unsafe { std::ptr::write_bytes(p, 0, size) },
         }
         // No PE may write into the block before its owner zeroed it.
@@ -206,7 +208,8 @@ pub extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
         }
         let n = old.min(size);
         match &st.gpu {
-            Some(g) => g.copy(F, p as usize, ptr as usize, n),
+            // SAFETY: as below, on the GPU heap.
+            Some(g) => unsafe { g.copy(F, p as usize, ptr as usize, n) },
             // SAFETY: both blocks are live, distinct blocks of the mapped local heap, at least
             // n bytes long.
             None => unsafe { std::ptr::copy_nonoverlapping(ptr as *const u8, p, n) },

@@ -266,7 +266,7 @@ pub extern "C" fn ishmem_team_destroy(team: c_int) {
         let mut pool = st.teams.lock().unwrap_or_else(|e| e.into_inner());
         match pool.release(team) {
             // Device code must no longer find the team (only this PE reads these words).
-            Ok(free) => coll::publish_desc(F, st.heap.base, st.gpu.as_ref(), &free),
+            Ok(free) => coll::publish_slot(st, F, &free),
             Err(e) => {
                 drop(pool);
                 fatal(F, &e);

@@ -130,16 +130,21 @@ fn from_net<T: Atom>(v: u64) -> T {
 }
 
 /// One AMO on the GPU heap, by the bits of the operands.
+///
+/// # Safety
+/// `r` must be a GPU heap address given by `target` (mapped here, aligned for `T`).
 #[inline]
-fn on_gpu<T: Atom>(g: &Gpu, func: &str, r: usize, op: AmoOp, value: T, cond: T) -> T {
-    T::from_bits64(g.amo(func, r, size_of::<T>() as u32, op, value.to_bits64(), cond.to_bits64()))
+unsafe fn on_gpu<T: Atom>(g: &Gpu, func: &str, r: usize, op: AmoOp, value: T, cond: T) -> T {
+    // SAFETY: per the caller, r is a mapped heap location aligned for T (size_of::<T>()).
+    T::from_bits64(unsafe { g.amo(func, r, size_of::<T>() as u32, op, value.to_bits64(), cond.to_bits64()) })
 }
 
 /// Atomically reads PE `pe`'s copy of the symmetric `dest`.
 #[inline]
 pub fn fetch<T: Atom>(st: &State, func: &str, dest: usize, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
-        Reach::Gpu(g, r) => T::from_bits64(g.amo(func, r, size_of::<T>() as u32, AmoOp::Fetch, 0, 0)),
+        // SAFETY: `target` returns a mapped heap address aligned for T.
+        Reach::Gpu(g, r) => T::from_bits64(unsafe { g.amo(func, r, size_of::<T>() as u32, AmoOp::Fetch, 0, 0) }),
         // SAFETY: `target` returns a mapped, aligned address.
         Reach::Host(r) => unsafe { T::load(r as *mut T) },
         Reach::Net(n, pe, at) => from_net(n.fetch(func, pe, at, size_of::<T>())),
@@ -151,7 +156,8 @@ pub fn fetch<T: Atom>(st: &State, func: &str, dest: usize, pe: usize) -> T {
 pub fn set<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) {
     match target::<T>(st, func, dest, pe) {
         Reach::Gpu(g, r) => {
-            on_gpu(g, func, r, AmoOp::Set, value, value);
+            // SAFETY: r comes from `target`.
+            unsafe { on_gpu(g, func, r, AmoOp::Set, value, value) };
         }
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::store(r as *mut T, value) },
@@ -163,7 +169,8 @@ pub fn set<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) {
 #[inline]
 pub fn swap<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
-        Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Swap, value, value),
+        // SAFETY: r comes from `target`.
+        Reach::Gpu(g, r) => unsafe { on_gpu(g, func, r, AmoOp::Swap, value, value) },
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::swap(r as *mut T, value) },
         Reach::Net(n, pe, at) => from_net(n.swap(func, pe, at, size_of::<T>(), value.to_bits64())),
@@ -174,7 +181,8 @@ pub fn swap<T: Atom>(st: &State, func: &str, dest: usize, value: T, pe: usize) -
 #[inline]
 pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, value: T, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
-        Reach::Gpu(g, r) => on_gpu(g, func, r, AmoOp::Cas, value, cond),
+        // SAFETY: r comes from `target`.
+        Reach::Gpu(g, r) => unsafe { on_gpu(g, func, r, AmoOp::Cas, value, cond) },
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::cas(r as *mut T, cond, value) },
         Reach::Net(n, pe, at) => from_net(n.cas(func, pe, at, size_of::<T>(), cond.to_bits64(), value.to_bits64())),
@@ -185,7 +193,8 @@ pub fn compare_swap<T: AtomInt>(st: &State, func: &str, dest: usize, cond: T, va
 #[inline]
 pub fn fetch_op<T: AtomInt>(st: &State, func: &str, dest: usize, op: Rmw, value: T, pe: usize) -> T {
     match target::<T>(st, func, dest, pe) {
-        Reach::Gpu(g, r) => on_gpu(g, func, r, op.amo(), value, value),
+        // SAFETY: r comes from `target`.
+        Reach::Gpu(g, r) => unsafe { on_gpu(g, func, r, op.amo(), value, value) },
         // SAFETY: as in `fetch`.
         Reach::Host(r) => unsafe { T::rmw(r as *mut T, op, value) },
         Reach::Net(n, pe, at) => from_net(n.fetch_rmw(func, pe, at, size_of::<T>(), op, value.to_bits64())),
@@ -214,7 +223,9 @@ pub unsafe fn read_local<T: Atom>(st: &State, func: &str, p: *mut T) -> T {
     match st.gpu_heap(p as usize) {
         Some(g) => {
             let mut v = std::mem::MaybeUninit::<T>::uninit();
-            g.copy(func, v.as_mut_ptr() as usize, p as usize, size_of::<T>());
+            // SAFETY: v is writable for size_of::<T>() bytes; p is this PE's checked heap
+            // address, readable for as many (per the caller).
+            unsafe { g.copy(func, v.as_mut_ptr() as usize, p as usize, size_of::<T>()) };
             // SAFETY: the copy wrote every byte of v.
             unsafe { v.assume_init() }
         }

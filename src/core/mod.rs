@@ -531,7 +531,8 @@ impl State {
     /// `[src, src+n)` must lie in this PE's GPU heap, `[dst, dst+n)` be writable host memory.
     pub unsafe fn read_gpu_heap(&self, func: &str, dst: usize, src: usize, n: usize) {
         if let Some(g) = &self.gpu {
-            g.copy(func, dst, src, n);
+            // SAFETY: forwarded contract.
+            unsafe { g.copy(func, dst, src, n) };
         }
     }
 

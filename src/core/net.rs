@@ -530,7 +530,8 @@ impl Net {
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(src as usize, n)) {
             // A device source: through a host buffer, read by the provider before return.
             let mut b = vec![0u8; n];
-            g.copy(func, b.as_mut_ptr() as usize, src as usize, n);
+            // SAFETY: b is writable for n bytes; src is readable for n bytes per the caller.
+            unsafe { g.copy(func, b.as_mut_ptr() as usize, src as usize, n) };
             // SAFETY: b is readable for n bytes until the wait below returns.
             let r = unsafe { self.fab.put(pe, b.as_ptr(), n, at) }.and_then(|_| self.fab.wait_local_writes());
             if let Err(e) = r {
@@ -546,13 +547,17 @@ impl Net {
     }
 
     /// A blocking get into a device buffer, through a host buffer.
-    fn get_to_device(&self, func: &str, g: &crate::transport::cuda::Gpu, pe: usize, dst: *mut u8, n: usize, at: Remote) {
+    ///
+    /// # Safety
+    /// `dst` must be device memory of `g`'s context, writable for `n` bytes.
+    unsafe fn get_to_device(&self, func: &str, g: &crate::transport::cuda::Gpu, pe: usize, dst: *mut u8, n: usize, at: Remote) {
         let mut b = vec![0u8; n];
         // SAFETY: b is writable for n bytes.
         if let Err(e) = unsafe { self.fab.get(pe, b.as_mut_ptr(), n, at) } {
             net_fatal(func, &format!("network get of {n} bytes from PE {pe}: {e}"))
         }
-        g.copy(func, dst as usize, b.as_ptr() as usize, n);
+        // SAFETY: dst is writable for n bytes per the caller; b holds n bytes.
+        unsafe { g.copy(func, dst as usize, b.as_ptr() as usize, n) };
     }
 
     /// A collective's flag: an 8-byte put of `v`, ordered after this PE's earlier puts to
@@ -598,7 +603,9 @@ impl Net {
             return unsafe { s.get(&self.fab, func, pe, dst, n, at.offset) };
         }
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(dst as usize, n)) {
-            return self.get_to_device(func, g, pe, dst, n, at);
+            // SAFETY: dst is writable for n bytes (forwarded contract) and device memory of g
+            // (device_local).
+            return unsafe { self.get_to_device(func, g, pe, dst, n, at) };
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get(pe, dst, n, at) } {
@@ -622,7 +629,9 @@ impl Net {
             return unsafe { s.get(&self.fab, func, pe, dst, n, at.offset) };
         }
         if let Some(g) = self.stage.as_ref().and_then(|s| s.device_local(dst as usize, n)) {
-            return self.get_to_device(func, g, pe, dst, n, at);
+            // SAFETY: dst is writable for n bytes (forwarded contract) and device memory of g
+            // (device_local).
+            return unsafe { self.get_to_device(func, g, pe, dst, n, at) };
         }
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.fab.get_nbi(pe, dst, n, at) } {

@@ -16,7 +16,9 @@ use std::ptr;
 #[inline]
 pub unsafe fn put(st: &State, func: &str, dest: usize, src: *const u8, n: usize, pe: usize) {
     match st.reach(func, "dest", dest, n, pe, Some(src as usize)) {
-        Reach::Gpu(g, r) => g.copy(func, r, src as usize, n),
+        // SAFETY: r..r+n lies in a heap mapped here (checked by reach); src is readable per the
+        // caller.
+        Reach::Gpu(g, r) => unsafe { g.copy(func, r, src as usize, n) },
         // SAFETY: r..r+n lies in a mapped symmetric region (checked by reach); src is readable
         // per the caller; the copy allows the ranges to overlap (a put to oneself).
         Reach::Host(r) => unsafe { copy::copy(r as *mut u8, src, n, st.cfg.nt_copy_min) },
@@ -32,7 +34,8 @@ pub unsafe fn put(st: &State, func: &str, dest: usize, src: *const u8, n: usize,
 #[inline]
 pub unsafe fn get(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, pe: usize) {
     match st.reach(func, "source", src, n, pe, Some(dest as usize)) {
-        Reach::Gpu(g, r) => g.copy(func, dest as usize, r, n),
+        // SAFETY: as in `put`, with the roles of the ranges swapped.
+        Reach::Gpu(g, r) => unsafe { g.copy(func, dest as usize, r, n) },
         // SAFETY: as in `put`, with the roles of the ranges swapped.
         Reach::Host(r) => unsafe { copy::copy(dest, r as *const u8, n, st.cfg.nt_copy_min) },
         // SAFETY: dest is writable for n bytes per the caller.
@@ -107,7 +110,9 @@ pub unsafe fn strided(st: &State, func: &str, put: bool, sym: Strided, local: St
     };
     let (d, dst, s, sst) = if put { (r, sym.stride, local.addr, local.stride) } else { (local.addr, local.stride, r, sym.stride) };
     if let Some(g) = gpu {
-        return g.copy_2d(func, d, dst, s, sst, block, nblocks);
+        // SAFETY: every block lies inside both spans: the symmetric one checked by reach, the
+        // local one valid per the caller.
+        return unsafe { g.copy_2d(func, d, dst, s, sst, block, nblocks) };
     }
     for b in 0..nblocks {
         // SAFETY: block b lies inside both spans: the symmetric one checked by reach, the
@@ -125,7 +130,9 @@ pub unsafe fn store<T: Copy>(st: &State, func: &str, dest: usize, value: T, pe: 
     match st.reach(func, "dest", dest, size_of::<T>(), pe, None) {
         Reach::Gpu(g, r) => {
             super::check_align(func, "dest", r, align_of::<T>());
-            g.copy(func, r, &value as *const T as usize, size_of::<T>())
+            // SAFETY: r is a mapped, aligned heap location of size_of::<T>() bytes (checked);
+            // value is a local of that size.
+            unsafe { g.copy(func, r, &value as *const T as usize, size_of::<T>()) }
         }
         Reach::Host(r) => {
             super::check_align(func, "dest", r, align_of::<T>());
@@ -151,7 +158,9 @@ pub unsafe fn load<T: Copy>(st: &State, func: &str, src: usize, pe: usize) -> T 
         Reach::Gpu(g, r) => {
             super::check_align(func, "source", r, align_of::<T>());
             let mut v = std::mem::MaybeUninit::<T>::uninit();
-            g.copy(func, v.as_mut_ptr() as usize, r, size_of::<T>());
+            // SAFETY: v is writable for size_of::<T>() bytes; r is a mapped, aligned heap
+            // location of as many (checked).
+            unsafe { g.copy(func, v.as_mut_ptr() as usize, r, size_of::<T>()) };
             // SAFETY: the copy wrote all size_of::<T>() bytes; any bit pattern is a T.
             unsafe { v.assume_init() }
         }

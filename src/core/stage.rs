@@ -194,7 +194,11 @@ impl Stage {
     }
 
     /// The heap is host memory at `base` (the CPU backend under `ISHMEM_OFI_STAGING=always`).
-    pub fn serve_host(&self, base: usize) {
+    ///
+    /// # Safety
+    /// `base` must be this PE's mapped heap, `heap_len` bytes (`Stage::new`), alive for the
+    /// rest of the process: the server writes into it at the peers' requests.
+    pub unsafe fn serve_host(&self, base: usize) {
         let _ = self.mem.set(Mem::Host { base });
     }
 
@@ -202,9 +206,14 @@ impl Stage {
     /// The region is page-locked for the GPU first, so that the server's and the requesters'
     /// copies between it and GPU memory are direct (a pageable region costs a driver-staged
     /// copy each way); where that fails the copies stay correct, only slower: returns why.
-    pub fn serve_gpu(&self, gpu: &'static Gpu, base: usize) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `base` must be this PE's GPU heap on `gpu`, `heap_len` bytes (`Stage::new`), alive for
+    /// the rest of the process: the server writes into it at the peers' requests.
+    pub unsafe fn serve_gpu(&self, gpu: &'static Gpu, base: usize) -> Result<(), String> {
         let (at, len) = self.region();
-        let pinned = gpu.pin_host("ishmem_init", at, len);
+        // SAFETY: the region is this Stage's mapping, which lives for the process.
+        let pinned = unsafe { gpu.pin_host("ishmem_init", at, len) };
         let _ = self.mem.set(Mem::Gpu { gpu, base });
         pinned
     }
@@ -333,10 +342,15 @@ impl Stage {
     /// device memory under the CUDA backend: this PE's heap, a caller's buffer), never
     /// overlapping; `to_region` says which way. Device memory is copied by the GPU; host
     /// memory by the CPU (a GPU copy between two host buffers costs a stream round trip).
-    fn local_copy(&self, func: &str, to_region: bool, region: usize, other: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `[region, region+n)` must lie in the region, `[other, other+n)` be local memory readable
+    /// (`to_region`) or writable (not `to_region`) for n bytes.
+    unsafe fn local_copy(&self, func: &str, to_region: bool, region: usize, other: usize, n: usize) {
         let (dst, src) = if to_region { (region, other) } else { (other, region) };
         match self.device_local(other, n) {
-            Some(gpu) => gpu.copy(func, dst, src, n),
+            // SAFETY: per the caller, as below.
+            Some(gpu) => unsafe { gpu.copy(func, dst, src, n) },
             // SAFETY: the caller passes a readable src and a writable dst of n bytes.
             None => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) },
         }
@@ -353,7 +367,9 @@ impl Stage {
         while done < n {
             let c = (n - done).min(self.lay.pay);
             let (i, seq) = self.take(fab, func, t, &mut o);
-            self.local_copy(func, true, self.base + self.lay.outbox(t, i) + HDR, src as usize + done, c);
+            // SAFETY: slot i's payload (c <= pay bytes) lies in the region; src is readable for n
+            // bytes per the caller.
+            unsafe { self.local_copy(func, true, self.base + self.lay.outbox(t, i) + HDR, src as usize + done, c) };
             self.send(fab, func, t, i, seq, Kind::Put, 0, 0, off + done, c, 0, 0);
             done += c;
         }
@@ -382,7 +398,9 @@ impl Stage {
             let upto = o.next;
             self.wait_done(fab, func, t, &mut o, upto);
             for (i, at, c) in batch {
-                self.local_copy(func, false, self.base + self.lay.outbox(t, i) + HDR, dst as usize + at, c);
+                // SAFETY: slot i's payload (c <= pay bytes) lies in the region; dst is writable
+                // for n bytes per the caller.
+                unsafe { self.local_copy(func, false, self.base + self.lay.outbox(t, i) + HDR, dst as usize + at, c) };
             }
         }
     }
@@ -520,15 +538,17 @@ impl Stage {
                 if len > self.lay.pay {
                     bad("payload too long");
                 }
-                // [off, off+len) is inside this PE's heap (checked); the payload is in the region.
-                self.heap_copy(func, gpu, heap + off, pay, len);
+                // SAFETY: [off, off+len) is inside this PE's heap (checked above; its base is the
+                // one `serve_host`/`serve_gpu` were given); the payload is in the region.
+                unsafe { self.heap_copy(func, gpu, heap + off, pay, len) };
                 (0, 0, 0)
             }
             k if k == Kind::Get as u8 => {
                 if len > self.lay.pay {
                     bad("payload too long");
                 }
-                self.heap_copy(func, gpu, pay, heap + off, len);
+                // SAFETY: as for a put, the other way round.
+                unsafe { self.heap_copy(func, gpu, pay, heap + off, len) };
                 (pay, len, reply + HDR)
             }
             k if k == Kind::Amo as u8 => {
@@ -537,7 +557,8 @@ impl Stage {
                     bad("AMO width or alignment");
                 }
                 let r = match gpu {
-                    Some(g) => g.amo(func, heap + off, width as u32, op, a, b),
+                    // SAFETY: aligned (checked) and inside this PE's GPU heap.
+                    Some(g) => unsafe { g.amo(func, heap + off, width as u32, op, a, b) },
                     // SAFETY: aligned (checked) and inside the heap.
                     None => unsafe { host_amo(heap + off, width, op, a, b) }.unwrap_or_else(|| bad("AMO width")),
                 };
@@ -565,9 +586,14 @@ impl Stage {
 
 impl Stage {
     /// A copy between the heap (GPU memory when `gpu`) and the region, by the server.
-    fn heap_copy(&self, func: &str, gpu: Option<&Gpu>, dst: usize, src: usize, n: usize) {
+    ///
+    /// # Safety
+    /// One of `[dst, dst+n)` and `[src, src+n)` must lie in this PE's heap (the one served),
+    /// the other in the region, never overlapping.
+    unsafe fn heap_copy(&self, func: &str, gpu: Option<&Gpu>, dst: usize, src: usize, n: usize) {
         match gpu {
-            Some(g) => g.copy(func, dst, src, n),
+            // SAFETY: as below.
+            Some(g) => unsafe { g.copy(func, dst, src, n) },
             // SAFETY: both ranges were checked by the caller (heap and region), never overlapping.
             None => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) },
         }

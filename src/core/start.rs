@@ -192,7 +192,10 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
     let gpu = gpu.as_deref();
     let (area_base, fin_area) = sync_areas(func, j, &region, &mut alloc, &mut lib_blocks, gpu);
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, j.info.rank, j.info.size, &j.members);
-    coll::publish_pool(func, region.base, gpu, &teams);
+    // SAFETY: region is this PE's heap (on gpu when given) with the team areas (and the GPU
+    // heap's sync area) reserved and zeroed above; no team is in use yet, and on the GPU heap no
+    // peer reads them before the barrier below.
+    unsafe { coll::publish_pool(func, region.base, gpu, &teams) };
     if gpu.is_some() {
         job.barrier();
     }
@@ -242,9 +245,13 @@ fn sync_areas(
         lib_blocks.push((fin_area, team::AREA_BYTES, "finalize's sync area"));
     }
     if let Some(g) = gpu {
-        g.memset(func, region.base + area_base, areas);
-        if multi {
-            g.memset(func, region.base + fin_area, team::AREA_BYTES);
+        // SAFETY: both ranges were just reserved in this PE's GPU heap (region), which no peer
+        // reads before the barrier that follows the team pool's publication.
+        unsafe {
+            g.memset(func, region.base + area_base, areas);
+            if multi {
+                g.memset(func, region.base + fin_area, team::AREA_BYTES);
+            }
         }
     }
     (area_base, fin_area)
@@ -304,7 +311,9 @@ pub(super) fn proxy_ring(func: &str, gpu: Option<&mut Gpu>, across_nodes: bool, 
         .unwrap_or_else(|e| fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}")));
     heap.lib_blocks.push((off, bytes, "proxy bounce buffers"));
     let w = (off as u64).to_ne_bytes();
-    g.copy(func, heap.region.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8);
+    // SAFETY: the bounce-offset word of this PE's GPU heap's sync area (written by this PE
+    // only, read by its kernels); w is a local of 8 bytes.
+    unsafe { g.copy(func, heap.region.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8) };
     Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES))
 }
 
@@ -370,7 +379,9 @@ pub(super) fn publish(func: &str, state: State) -> &'static State {
         // The mailbox's server applies requests to this heap from now on.
         match &state.gpu {
             Some(g) => {
-                if let Err(e) = s.serve_gpu(g, state.heap.base) {
+                // SAFETY: state.heap is this PE's GPU heap of cfg.symmetric_size bytes (the length
+                // the stage was made for: `net::NetParams::heap`), never freed before exit.
+                if let Err(e) = unsafe { s.serve_gpu(g, state.heap.base) } {
                     if state.cfg.debug {
                         crate::ffi::emit(&format!(
                             "[PE {}] DEBUG: the staging mailbox is not page-locked ({e}): GPU copies to and from it are staged by the driver",
@@ -379,7 +390,9 @@ pub(super) fn publish(func: &str, state: State) -> &'static State {
                     }
                 }
             }
-            None => s.serve_host(state.heap.base),
+            // SAFETY: state.heap is this PE's mapped host heap of the length the stage was made
+            // for (`net::NetParams::heap`), mapped until the process ends.
+            None => unsafe { s.serve_host(state.heap.base) },
         }
     }
     STATE.store(state as *const State as *mut State, Release);

@@ -190,7 +190,9 @@ fn amo(st: &State, func: &str, r: &Req, sym: usize, width: usize, op: u8, v: u64
         }
         Reach::Gpu(g, a) => {
             core::check_align(func, "dest", a, width);
-            g.amo(func, a, width as u32, code, v, cond)
+            // SAFETY: a is a heap address as mapped here (checked by reach_atomic), aligned for
+            // width (checked above).
+            unsafe { g.amo(func, a, width as u32, code, v, cond) }
         }
         Reach::Host(_) => fatal(func, "internal error: a proxy AMO on host memory"),
     }

@@ -155,7 +155,9 @@ impl<'a> Team<'a> {
             rec[HEAD_WORDS..].copy_from_slice(&name_words(self.func));
         }
         match self.gpu {
-            Some(g) => g.copy(self.func, at, rec.as_ptr() as usize, size_of_val(&rec)),
+            // SAFETY: at is this PE's entry record in its team area of the GPU heap (ENTRY_WORDS
+            // words, written only by this PE); rec is a local of that size.
+            Some(g) => unsafe { g.copy(self.func, at, rec.as_ptr() as usize, size_of_val(&rec)) },
             None => {
                 let words = if same_name { HEAD_WORDS } else { team::ENTRY_WORDS };
                 for (i, v) in rec.iter().enumerate().take(words).skip(1) {
@@ -183,7 +185,9 @@ impl<'a> Team<'a> {
     pub fn write_own(&self, w: usize, vals: &[u64]) {
         let at = self.word(w);
         match self.gpu {
-            Some(g) => g.copy(self.func, at, vals.as_ptr() as usize, size_of_val(vals)),
+            // SAFETY: words w.. of this PE's team area on the GPU heap, written only by this PE;
+            // vals is readable for its length.
+            Some(g) => unsafe { g.copy(self.func, at, vals.as_ptr() as usize, size_of_val(vals)) },
             None => {
                 for (k, v) in vals.iter().enumerate() {
                     // SAFETY: aligned words of this PE's team area, written only by this PE.
@@ -204,7 +208,9 @@ impl<'a> Team<'a> {
         }
         let r = self.st.remote(self.func, "team area", self.word(w), 8 * out.len(), self.d.world(i));
         match self.gpu {
-            Some(g) => g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()),
+            // SAFETY: out is writable for its length; r..r + 8 * out.len() is PE i's team area
+            // as mapped here (checked by `remote`).
+            Some(g) => unsafe { g.copy(self.func, out.as_mut_ptr() as usize, r, 8 * out.len()) },
             None => {
                 for (k, v) in out.iter_mut().enumerate() {
                     // SAFETY: aligned words of PE i's team area as mapped here.

@@ -267,7 +267,9 @@ impl<'a> Team<'a> {
         match self.gpu {
             Some(g) => {
                 let mut v = 0u64;
-                g.copy(self.func, &mut v as *mut u64 as usize, a, 8);
+                // SAFETY: v is a local word; a is an aligned word of this PE's GPU heap (the sync
+                // area).
+                unsafe { g.copy(self.func, &mut v as *mut u64 as usize, a, 8) };
                 v
             }
             // SAFETY: a is an aligned word of this PE's mapped heap (the sync area).
@@ -298,7 +300,8 @@ impl<'a> Team<'a> {
         match self.gpu {
             Some(g) => {
                 let mut v = 0u64;
-                g.copy(self.func, &mut v as *mut u64 as usize, r, 8);
+                // SAFETY: v is a local word; r is the aligned word of PE i's heap as mapped here.
+                unsafe { g.copy(self.func, &mut v as *mut u64 as usize, r, 8) };
                 v
             }
             // SAFETY: r is the aligned word of PE i's heap as mapped here.
@@ -325,7 +328,8 @@ impl<'a> Team<'a> {
         let r = self.st.remote(self.func, "team sync word", self.word(w), 8, self.d.world(i));
         match self.gpu {
             Some(g) => {
-                g.amo(self.func, r, 8, AmoOp::Set, v, 0);
+                // SAFETY: r is the aligned word of PE i's heap as mapped here, accessed atomically.
+                unsafe { g.amo(self.func, r, 8, AmoOp::Set, v, 0) };
             }
             // SAFETY: r is the aligned word of PE i's heap as mapped here.
             None => unsafe { AtomicU64::from_ptr(r as *mut u64) }.store(v, Release),
@@ -351,7 +355,9 @@ impl<'a> Team<'a> {
         }
         let r = self.remote("source", src, n, i);
         match self.st.gpu_for(src, dst) {
-            Some(g) => g.copy(self.func, dst, r, n),
+            // SAFETY: r..r+n is mapped symmetric memory (checked); dst..dst+n is this PE's
+            // symmetric memory (checked by the caller); the GPU copy allows overlap (i = me).
+            Some(g) => unsafe { g.copy(self.func, dst, r, n) },
             // SAFETY: r..r+n is mapped symmetric memory (checked); dst..dst+n is this PE's
             // symmetric memory (checked by the caller); the copy allows overlap (i = me).
             None => unsafe { copy::copy(dst as *mut u8, r as *const u8, n, self.st.cfg.nt_copy_min) },
@@ -379,7 +385,8 @@ impl<'a> Team<'a> {
         }
         let r = self.remote("dest", dst, n, i);
         match self.st.gpu_heap(dst) {
-            Some(g) => g.copy(self.func, r, src as usize, n),
+            // SAFETY: r..r+n is mapped symmetric memory (checked); src is a buffer of n bytes.
+            Some(g) => unsafe { g.copy(self.func, r, src as usize, n) },
             // SAFETY: r..r+n is mapped symmetric memory (checked); src is a host buffer of n
             // bytes.
             None => unsafe { copy::copy(r as *mut u8, src, n, self.st.cfg.nt_copy_min) },
@@ -408,7 +415,8 @@ impl<'a> Team<'a> {
         }
         let r = self.remote("source", src, n, i);
         match self.st.gpu_heap(src) {
-            Some(g) => g.copy(self.func, out as usize, r, n),
+            // SAFETY: r..r+n is mapped symmetric memory (checked); out is a buffer of n bytes.
+            Some(g) => unsafe { g.copy(self.func, out as usize, r, n) },
             // SAFETY: as in `push`, the other way round.
             None => unsafe { std::ptr::copy_nonoverlapping(r as *const u8, out, n) },
         }
@@ -429,7 +437,9 @@ impl<'a> Team<'a> {
         match self.st.gpu_heap(src) {
             Some(g) => {
                 stage.resize(n, T::default());
-                g.copy(self.func, stage.as_mut_ptr() as usize, r, bytes);
+                // SAFETY: stage holds n T, bytes in all; r..r+bytes is mapped symmetric memory
+                // (checked by `remote`); any bits are a T (plain C numbers).
+                unsafe { g.copy(self.func, stage.as_mut_ptr() as usize, r, bytes) };
                 stage.as_ptr()
             }
             None => r as *const T,
@@ -444,10 +454,15 @@ impl<'a> Team<'a> {
 
 /// Writes `bytes` at offset `off` of this PE's heap (based at `heap_base`; GPU memory when
 /// `gpu` is given), complete at return.
-fn write_heap(func: &str, heap_base: usize, gpu: Option<&Gpu>, off: usize, bytes: &[u8]) {
+///
+/// # Safety
+/// `heap_base` must be this PE's mapped heap (on `gpu` when given) and `[off, off+len)` a
+/// range of the library's reserved part of it that no other PE accesses at this time.
+unsafe fn write_heap(func: &str, heap_base: usize, gpu: Option<&Gpu>, off: usize, bytes: &[u8]) {
     let a = heap_base + off;
     match gpu {
-        Some(g) => g.copy(func, a, bytes.as_ptr() as usize, bytes.len()),
+        // SAFETY: as below; bytes is readable for its length.
+        Some(g) => unsafe { g.copy(func, a, bytes.as_ptr() as usize, bytes.len()) },
         // SAFETY: the caller passes a range of the library's reserved part of this PE's mapped
         // heap (the sync area or a team area) that no other PE accesses at this time.
         None => unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), a as *mut u8, bytes.len()) },
@@ -456,22 +471,41 @@ fn write_heap(func: &str, heap_base: usize, gpu: Option<&Gpu>, off: usize, bytes
 
 /// Writes slot `d`'s descriptor into this PE's sync area of the slot (`ISHMEMI_TEAM_DESC_WORD`),
 /// where device code looks teams up; a free slot's descriptor has size 0.
-pub fn publish_desc(func: &str, heap_base: usize, gpu: Option<&Gpu>, d: &TeamDesc) {
-    write_heap(func, heap_base, gpu, d.sync_offset as usize + 8 * team::W_DESC, d.as_bytes());
+///
+/// # Safety
+/// `heap_base` must be this PE's mapped heap (on `gpu` when given), holding slot `d`'s sync
+/// area, which no other PE accesses at this time.
+pub unsafe fn publish_desc(func: &str, heap_base: usize, gpu: Option<&Gpu>, d: &TeamDesc) {
+    // SAFETY: the descriptor word of slot d's area, per the caller.
+    unsafe { write_heap(func, heap_base, gpu, d.sync_offset as usize + 8 * team::W_DESC, d.as_bytes()) };
+}
+
+/// `publish_desc` on this PE's heap: a slot released by a team destroy (only this PE reads
+/// the slot's descriptor words).
+pub fn publish_slot(st: &State, func: &str, d: &TeamDesc) {
+    // SAFETY: st.heap is this PE's mapped heap (on st.gpu when given), holding every slot's
+    // sync area, reserved at init; only this PE accesses the descriptor word.
+    unsafe { publish_desc(func, st.heap.base, st.gpu.as_ref(), d) };
 }
 
 /// Init: records where the team areas are (GPU sync-area words `ISHMEMI_SYNC_TEAM_AREA` and
 /// `ISHMEMI_SYNC_TEAMS_MAX`, CUDA backend only: the CPU heap has no sync area) and publishes
 /// every slot's descriptor. The areas are zero (fresh heap file, or zeroed GPU memory).
-pub fn publish_pool(func: &str, heap_base: usize, gpu: Option<&Gpu>, pool: &team::TeamPool) {
+///
+/// # Safety
+/// `heap_base` must be this PE's mapped heap (on `gpu` when given), with the pool's team areas
+/// (and on the GPU the sync area) reserved in it, before any other PE may access them.
+pub unsafe fn publish_pool(func: &str, heap_base: usize, gpu: Option<&Gpu>, pool: &team::TeamPool) {
     if gpu.is_some() {
         let words = [pool.slot(0).sync_offset, pool.max() as u64];
         // SAFETY: two u64 are 16 plain bytes.
         let b = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 16) };
-        write_heap(func, heap_base, gpu, 8 * crate::transport::cuda::state::SYNC_TEAM_AREA, b);
+        // SAFETY: two words of the GPU heap's sync area, per the caller.
+        unsafe { write_heap(func, heap_base, gpu, 8 * crate::transport::cuda::state::SYNC_TEAM_AREA, b) };
     }
     for t in pool.table().iter().filter(|d| d.is_used()) {
-        publish_desc(func, heap_base, gpu, t);
+        // SAFETY: t is a slot of the pool, whose areas the caller reserved.
+        unsafe { publish_desc(func, heap_base, gpu, t) };
     }
 }
 
@@ -480,12 +514,14 @@ pub fn publish_pool(func: &str, heap_base: usize, gpu: Option<&Gpu>, pool: &team
 pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
     let a = st.heap.base + d.sync_offset as usize;
     match st.gpu_heap(a) {
-        Some(g) => g.memset(func, a, team::AREA_BYTES),
+        // SAFETY: as below, on the GPU heap.
+        Some(g) => unsafe { g.memset(func, a, team::AREA_BYTES) },
         // SAFETY: the area lies in this PE's mapped heap (reserved at init); no PE uses it
         // (its slot is free on every PE of the new team until the split's last sync).
         None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
     }
-    publish_desc(func, st.heap.base, st.gpu_heap(a), d);
+    // SAFETY: as above: st.heap is this PE's heap, holding d's area, which no PE uses yet.
+    unsafe { publish_desc(func, st.heap.base, st.gpu_heap(a), d) };
 }
 
 #[cfg(test)]

@@ -308,7 +308,8 @@ impl Gpu {
             debug: p.debug,
             proxy_ring: 0,
         };
-        gpu.memset(func, heap as usize, state::SYNC_BYTES);
+        // SAFETY: heap is this context's fresh allocation of at least SYNC_BYTES, used by nobody yet.
+        unsafe { gpu.memset(func, heap as usize, state::SYNC_BYTES) };
         if p.debug {
             emit(&format!(
                 "[PE {me}] DEBUG: GPU heap of {} bytes at {heap:#x} on CUDA device {ordinal} ({}, bus {})",
@@ -400,7 +401,10 @@ impl Gpu {
     /// driver through its own pinned buffers (the staging mailbox). Runs beside kernels
     /// (bench/exp/spin_probe.cu: cuMemHostRegister "runs"). Never undone: the memory lives for
     /// the process.
-    pub fn pin_host(&self, func: &str, addr: usize, len: usize) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `[addr, addr+len)` must be host memory mapped by this process for the rest of its life.
+    pub unsafe fn pin_host(&self, func: &str, addr: usize, len: usize) -> Result<(), String> {
         let _c = self.enter(func);
         // SAFETY: the caller passes a mapped range that outlives the context's use of it.
         driver::ok("cuMemHostRegister", unsafe { sys::cuMemHostRegister_v2(addr as *mut c_void, len, 0) })
@@ -421,7 +425,12 @@ impl Gpu {
 
     /// Copies `n` bytes between any two addresses of the unified address space (host memory,
     /// this GPU's memory, a peer heap mapped here); complete at return.
-    pub fn copy(&self, func: &str, dst: usize, src: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `[src, src+n)` must be readable and `[dst, dst+n)` writable memory of the unified
+    /// address space (host memory of this process, or device memory mapped in this context),
+    /// and nothing else may write `[dst, dst+n)` while the copy runs.
+    pub unsafe fn copy(&self, func: &str, dst: usize, src: usize, n: usize) {
         if n == 0 {
             return;
         }
@@ -433,8 +442,11 @@ impl Gpu {
     }
 
     /// Copies `height` rows of `width` bytes, `dpitch`/`spitch` bytes apart; complete at return.
+    ///
+    /// # Safety
+    /// As for [`Gpu::copy`], for each of the `height` rows of both sides.
     #[allow(clippy::too_many_arguments)]
-    pub fn copy_2d(&self, func: &str, dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize) {
+    pub unsafe fn copy_2d(&self, func: &str, dst: usize, dpitch: usize, src: usize, spitch: usize, width: usize, height: usize) {
         if width == 0 || height == 0 {
             return;
         }
@@ -487,7 +499,11 @@ impl Gpu {
     }
 
     /// Zeroes `n` bytes of GPU memory; complete at return.
-    pub fn memset(&self, func: &str, addr: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `[addr, addr+n)` must be device memory of this context (this PE's heap, a buffer the
+    /// library allocated) that nothing else uses while it is zeroed.
+    pub unsafe fn memset(&self, func: &str, addr: usize, n: usize) {
         if n == 0 {
             return;
         }
@@ -499,7 +515,11 @@ impl Gpu {
 
     /// One atomic operation of `width` bytes (1, 4 or 8) at `addr` (a heap address as mapped
     /// here, aligned); returns the fetched bits (zero-extended). Complete at return.
-    pub fn amo(&self, func: &str, addr: usize, width: u32, op: AmoOp, value: u64, cond: u64) -> u64 {
+    ///
+    /// # Safety
+    /// `addr` must be a `width`-aligned location of a heap mapped in this context (this PE's
+    /// or a peer's), whose other accesses are atomic.
+    pub unsafe fn amo(&self, func: &str, addr: usize, width: u32, op: AmoOp, value: u64, cond: u64) -> u64 {
         let f = match &self.amo_fn {
             Ok(f) => *f,
             Err(e) => fatal(func, &format!("host AMOs on the GPU heap need the host kernels, which did not load: {e}")),
