@@ -260,8 +260,8 @@ pub(crate) fn usable_cpus() -> usize {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: set is writable and its size is passed.
     let ok = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } == 0;
-    // SAFETY: CPU_COUNT reads the set filled above.
     if ok {
+        // SAFETY: CPU_COUNT reads the set filled above.
         (unsafe { libc::CPU_COUNT(&set) }) as usize
     } else {
         0
