@@ -5,6 +5,8 @@
 #include "gen_types.h"
 
 static int next, prev;
+static long cov_lock;   /* symmetric (a global): the lock of the lock coverage */
+static int cov_locked; /* this PE's count of its own critical sections */
 static unsigned char *Hd, *Hs; /* symmetric scratch: destination and source, 4 KiB each */
 static uint64_t *sigw;         /* symmetric signal word */
 static uint64_t sig_expect;    /* every PE sends one signal to next per step: same count */
@@ -319,6 +321,10 @@ ISHT_P2P_TYPES(COV_P2P)
         CHECK_EQ(ishmem_##TN##_alltoall(d, s, 1), 0);                                       \
         for (int p = 0; p < n; p++)                                                         \
             CHECK(d[p] == (T)(p + me + 1), "ishmem_" #TN "_alltoall [%d]", p);              \
+        /* strided: PE p's element for me is s[2 * me], placed at d[3 * p] */               \
+        CHECK_EQ(ishmem_##TN##_alltoalls(ISHMEM_TEAM_WORLD, d, s, 3, 2, 1), 0);             \
+        for (int p = 0; p < n; p++)                                                         \
+            CHECK(d[3 * p] == (T)(p + 2 * me + 1), "ishmem_" #TN "_alltoalls [%d]", p);     \
         CHECK_EQ(ishmem_##TN##_sum_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
         CHECK(d[1] == (T)(n * (n - 1) / 2 + 2 * n), "ishmem_" #TN "_sum_reduce");           \
         CHECK_EQ(ishmem_##TN##_min_reduce(d, s, 2), 0);                                     \
@@ -402,12 +408,36 @@ static void cov_teams(void) {
     CHECK(Hd[n - 1] == B(n - 1, 0), "ishmem_collectmem");
     CHECK_EQ(ishmem_alltoallmem(Hd, Hs, 2), 0);
     CHECK(Hd[0] == B(0, 2 * (size_t)me) && Hd[1] == B(0, 2 * (size_t)me + 1), "ishmem_alltoallmem");
+    /* strided bytes: PE p's byte for me is Hs[3 * me], placed at Hd[2 * p] */
+    CHECK_EQ(ishmem_alltoallsmem(ISHMEM_TEAM_WORLD, Hd, Hs, 2, 3, 1), 0);
+    for (int p = 0; p < n; p++)
+        CHECK(Hd[2 * p] == B(p, 3 * (size_t)me), "ishmem_alltoallsmem [%d]", p);
     CHECK_EQ(ishmem_team_sync(ISHMEM_TEAM_WORLD), 0);
     /* OpenSHMEM 1.5 additions (oshmem15.c checks them fully) */
     CHECK_EQ(ishmem_sync(ISHMEM_TEAM_WORLD), 0);
     CHECK_EQ(ishmem_pe_accessible(t_npes - 1), 1);
     CHECK_EQ(ishmem_pe_accessible(t_npes), 0);
     CHECK_EQ(ishmem_addr_accessible(&t_me, 0), 1); /* a global: symmetric */
+    /* locks, pe_quiet, team_ptr, pcontrol (osh25.c checks them fully) */
+    ishmem_set_lock(&cov_lock);
+    cov_locked++;
+    ishmem_clear_lock(&cov_lock);
+    ishmem_barrier_all();
+    if (t_me == 0) {
+        CHECK_EQ(ishmem_test_lock(&cov_lock), 0); /* free after the barrier: taken */
+        ishmem_clear_lock(&cov_lock);
+    }
+    CHECK_EQ(cov_locked, 1);
+    int next = (t_me + 1) % t_npes;
+    Hd[0] = 0;
+    ishmem_barrier_all();
+    ishmem_uint8_p((uint8_t *)Hd, 7, next);
+    ishmem_pe_quiet(&next, 1);
+    ishmem_barrier_all();
+    CHECK(Hd[0] == 7, "ishmem_pe_quiet: the put before it arrived");
+    CHECK(ishmem_team_ptr(ISHMEM_TEAM_WORLD, Hd, t_me) == (void *)Hd, "ishmem_team_ptr to this PE");
+    CHECK(ishmem_team_ptr(ISHMEM_TEAM_INVALID, Hd, t_me) == NULL, "ishmem_team_ptr of the invalid team");
+    ishmem_pcontrol(1);
 }
 
 /* ------------------------------------------------------------------ main */
