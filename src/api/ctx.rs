@@ -179,41 +179,33 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: Ctx, team: *mut c_int) -> c_int
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn shmem_ctx_quiet(ctx: Ctx) {
-    const F: &str = "shmem_ctx_quiet";
-    guard(F, || {
-        let st = state(F);
+/// `shmem_ctx_quiet` and `shmem_ctx_fence`: the invalid context does nothing, the default one
+/// runs `default` (the job-wide quiet or fence), any other completes its own operations (a
+/// context's fence is its quiet: complete is ordered).
+fn ctx_complete(func: &'static str, ctx: Ctx, default: fn(&str)) {
+    guard(func, || {
+        let st = state(func);
         if ctx.is_null() {
             return;
         }
         if is_default(ctx) {
-            crate::core::device::retry_binders(st, F);
-            return crate::core::quiet();
+            crate::core::device::retry_binders(st, func);
+            return default(func);
         }
-        let c = resolve(F, ctx);
-        check_owner(F, &c.get());
-        c.quiet(st, F);
+        let c = resolve(func, ctx);
+        check_owner(func, &c.get());
+        c.quiet(st, func);
     })
 }
 
-/// A context's fence is its quiet (complete is ordered).
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_quiet(ctx: Ctx) {
+    ctx_complete("shmem_ctx_quiet", ctx, |_| crate::core::quiet())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_fence(ctx: Ctx) {
-    const F: &str = "shmem_ctx_fence";
-    guard(F, || {
-        let st = state(F);
-        if ctx.is_null() {
-            return;
-        }
-        if is_default(ctx) {
-            crate::core::device::retry_binders(st, F);
-            return crate::core::fence(F);
-        }
-        let c = resolve(F, ctx);
-        check_owner(F, &c.get());
-        c.quiet(st, F);
-    })
+    ctx_complete("shmem_ctx_fence", ctx, crate::core::fence)
 }
 
 #[no_mangle]
