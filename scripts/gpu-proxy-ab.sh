@@ -3,8 +3,9 @@
 # operations issued from the host on the GPU heap, in one program and one run
 # (bench/gpu_bench.cu, scope host): p + quiet, putmem + quiet, g, fetch_add, compare_swap,
 # put_signal round trip, barrier_all, and putmem_nbi bandwidth (block and thread scope, host).
-# Optionally an A/B: a second build carried in build/carry-base runs alternately with
-# build/carry, ROUNDS rounds each (default 3); bench/exp/proxy_ab_table.py writes the table of
+# Optionally an A/B: a second build carried in build/carry-base (with its include/ when its
+# device headers differ from this tree's) runs alternately with build/carry, ROUNDS rounds
+# each (default 3); bench/exp/proxy_ab_table.py writes the table of
 # medians. With ISHMEMI_PROXY_PROFILE=1 (set here for the carried build) each PE prints at
 # finalize where its proxy thread's and mailbox server's time went (logs).
 #   device:  run(carry=["build/carry","build/carry-base"], kind="nvidia-h100-x2",
@@ -21,12 +22,21 @@ mkdir -p "$O" "$B"
 NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 { nvidia-smi -L; nvidia-smi topo -m; } >"$O/machine.txt" 2>&1
 [ "$NG" -ge 2 ] || echo "gpu-proxy-ab: only $NG GPU(s): both PEs share GPU 0 (not the one-PE-per-GPU case)" | tee -a "$O/machine.txt"
+# AB_PHASE=build: install and compile only (beside other work: it measures nothing);
+# AB_PHASE=run: the runs only, with what a build phase left; unset: both.
+PHASE=${AB_PHASE:-all}
 VARIANTS=()
 for v in carry carry-base; do
     [ -d "build/$v" ] || continue
-    rm -rf "$B/$v-build" && mkdir -p "$B/$v-build" && cp "build/$v"/* "$B/$v-build/"
+    if [ "$PHASE" = run ]; then VARIANTS+=("$v"); continue; fi
+    rm -rf "$B/$v-build" && mkdir -p "$B/$v-build" && cp "build/$v"/{libishmem.so,ishmrun,ishmem-info} "$B/$v-build/"
     if ! scripts/install-prefix.sh "$B/$v" "$B/$v-build" >"$O/install-$v.log" 2>&1; then
         echo "gpu-proxy-ab: install of $v failed"; tail -5 "$O/install-$v.log"; exit 1
+    fi
+    # A build whose headers differ from this tree's (the device side of the ring changed)
+    # carries its own include/: the benchmark is compiled against the headers of its library.
+    if [ -d "build/$v/include" ]; then
+        cp -r "build/$v/include/." "$B/$v/include/" && echo "gpu-proxy-ab: $v: its own include/" >>"$O/install-$v.log"
     fi
     nvcc -std=c++17 -arch=sm_90 -DBENCH_NO_COLL -DBENCH_NO_QUEUE -I"$B/$v/include" bench/gpu_bench.cu \
         -L"$B/$v/lib" -lishmem -Xlinker -rpath,"$B/$v/lib" -o "$B/gpu_bench-$v" >"$O/build-$v.log" 2>&1 &
@@ -36,6 +46,7 @@ wait
 for v in "${VARIANTS[@]}"; do
     [ -x "$B/gpu_bench-$v" ] || { echo "gpu-proxy-ab: build for $v failed"; tail -20 "$O/build-$v.log"; exit 1; }
 done
+[ "$PHASE" = build ] && { echo "gpu-proxy-ab: built ${VARIANTS[*]}"; exit 0; }
 ENV=(ISHMEM_GPU=1 NPES=2 ISHMEM_NODE_SPLIT=2 FI_TCP_IFACE=lo "ISHMEM_OFI_PROVIDER=tcp;ofi_rxm")
 rc=0
 for r in $(seq 1 "$ROUNDS"); do

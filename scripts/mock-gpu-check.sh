@@ -119,7 +119,8 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
         "queue_remote:bad_sym:ishmemx_putmem_on_queue: dest 0x[0-9a-f]+ \(64 bytes\) is outside the symmetric heap" \
         "proxy_coll:bad_root:a device broadcast \(through the proxy\): root 5 out of range" \
         "proxy_coll:bad_kind:a device collective \(through the proxy\): malformed request [0-9]+ of the proxy ring \(collective 42\)" \
-        "proxy_coll:bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"; do
+        "proxy_coll:bad_sym:a device fcollect \(through the proxy\): dest 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap" \
+        "proxy_coll:bad_inline:a device put \(through the proxy\): malformed request [0-9]+ of the proxy ring \(inline, kind 1, 1025 bytes; inline puts carry at most 1024\)"; do
         prog=${c%%:*}
         rest=${c#*:}
         arg=${rest%%:*}

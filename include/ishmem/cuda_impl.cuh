@@ -116,6 +116,7 @@ __device__ __forceinline__ char *rptr(const void *addr, size_t len, int pe, cons
 }
 
 /* ---- the proxy ring (device_state.h): requests for PEs of other nodes ---- */
+__device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size);
 __device__ __forceinline__ unsigned long long *proxy_word(int w) {
     return (unsigned long long *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * (uint64_t)w);
 }
@@ -174,24 +175,39 @@ __device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, b
     return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
            (uint64_t)(uint32_t)pe << 32;
 }
-/* A put through the proxy; blocking: returns once the proxy has read the source. A source
- * the host cannot address (the kernel's stack) goes through the slots' bounce buffers. */
-__device__ __noinline__ inline void proxy_put(void *dest, const void *src, size_t bytes, int pe, bool blocking) {
-    if (__isGlobal(src)) {
-        uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, blocking, pe), (uint64_t)(uintptr_t)dest,
-                                (uint64_t)(uintptr_t)src, bytes, 0, 0);
-        if (blocking) proxy_wait(t);
+/* The inline area of ticket t's slot (device_state.h: pinned host memory after the slots). */
+__device__ __forceinline__ char *proxy_inline(uint64_t t) {
+    return (char *)(uintptr_t)(ishmemi_dstate.proxy_ring + ISHMEMI_PROXY_SLOTS * sizeof(ishmemi_proxy_slot_t) +
+                               (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_INLINE_BYTES);
+}
+/* Whether a put of bytes from src goes inline (its bytes written into the ring's slots).
+ * readable: the kernel may read src; false for the on-queue forms, whose source the host
+ * passes and may be pageable host memory, which only the proxy thread can read. */
+__device__ __forceinline__ bool proxy_put_inline(const void *src, size_t bytes, bool readable) {
+    return readable && (bytes <= ISHMEMI_PROXY_INLINE_BYTES || !__isGlobal(src));
+}
+/* A put through the proxy; blocking: returns once the proxy has read the source. A small put
+ * (at most ISHMEMI_PROXY_INLINE_BYTES), or one from a buffer the host cannot address (the
+ * kernel's stack, in chunks of that), carries its bytes in its slots' inline areas: the proxy
+ * needs no copy from the GPU, and the source is free once they are written, so nothing is
+ * waited for. */
+__device__ __noinline__ inline void proxy_put(void *dest, const void *src, size_t bytes, int pe, bool blocking,
+                                              bool readable = true) {
+    if (proxy_put_inline(src, bytes, readable)) {
+        for (size_t off = 0; off < bytes; off += ISHMEMI_PROXY_INLINE_BYTES) {
+            size_t n = bytes - off < ISHMEMI_PROXY_INLINE_BYTES ? bytes - off : ISHMEMI_PROXY_INLINE_BYTES;
+            uint64_t t = proxy_take();
+            char *b = proxy_inline(t);
+            copy(b, (const char *)src + off, n, 0, 1);
+            /* proxy_publish's system fence orders these stores before the slot's word 0. */
+            proxy_publish(t, proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, false, pe) | ISHMEMI_PROXY_INLINE, (uint64_t)(uintptr_t)dest + off,
+                          (uint64_t)(uintptr_t)b, n, 0, 0);
+        }
         return;
     }
-    for (size_t off = 0; off < bytes; off += ISHMEMI_PROXY_BOUNCE_BYTES) {
-        size_t n = bytes - off < ISHMEMI_PROXY_BOUNCE_BYTES ? bytes - off : ISHMEMI_PROXY_BOUNCE_BYTES;
-        uint64_t t = proxy_take();
-        char *b = proxy_bounce(t);
-        for (size_t i = 0; i < n; i++) b[i] = ((const char *)src)[off + i];
-        __threadfence_system();
-        /* The bounce buffer lives as long as the slot: no wait is needed for the source. */
-        proxy_publish(t, proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, false, pe), (uint64_t)(uintptr_t)dest + off, (uint64_t)(uintptr_t)b, n, 0, 0);
-    }
+    uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_PUT, 0, 0, blocking, pe), (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)src,
+                            bytes, 0, 0);
+    if (blocking) proxy_wait(t);
 }
 __device__ __noinline__ inline void proxy_get(void *dest, const void *src, size_t bytes, int pe) {
     if (__isGlobal(dest)) {
@@ -276,10 +292,10 @@ __device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned 
         d[j] = s[j];
 }
 
-__device__ __forceinline__ void put(void *dest, const void *src, size_t bytes, int pe, const char *fn) {
+__device__ __forceinline__ void put(void *dest, const void *src, size_t bytes, int pe, const char *fn, bool readable = true) {
     if (bytes == 0) return;
     char *r = rptr(dest, bytes, pe, fn);
-    if (__builtin_expect(r == NULL, 0)) return proxy_put(dest, src, bytes, pe, true);
+    if (__builtin_expect(r == NULL, 0)) return proxy_put(dest, src, bytes, pe, true, readable);
     copy(r, (const char *)src, bytes, 0, 1);
 }
 
@@ -304,7 +320,7 @@ __device__ __forceinline__ size_t strided_span(size_t stride, size_t bsize, size
 
 /* Strided blocks: nblocks blocks of bsize elements, strides in elements. */
 __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-                                        size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn) {
+                                        size_t bsize, size_t nblocks, size_t elem, int pe, const char *fn, bool readable = true) {
 #ifndef ISHMEM_NO_DEVICE_CHECKS
     if (dst < (ptrdiff_t)(bsize ? bsize : 1) || sst < (ptrdiff_t)(bsize ? bsize : 1))
         fail(fn, "stride below the block size (dst, sst):", dst, sst);
@@ -318,7 +334,7 @@ __device__ __forceinline__ void strided(bool is_put, void *dest, const void *src
         for (size_t b = 0; b < nblocks; b++) {
             char *d = (char *)dest + b * (size_t)dst * elem;
             const char *s = (const char *)src + b * (size_t)sst * elem;
-            if (is_put) proxy_put(d, s, bsize * elem, pe, b + 1 == nblocks);
+            if (is_put) proxy_put(d, s, bsize * elem, pe, b + 1 == nblocks, readable);
             else proxy_get(d, s, bsize * elem, pe);
         }
         return;
@@ -533,18 +549,19 @@ __device__ __forceinline__ void signal_update(uint64_t *sig, uint64_t v, int op,
     else fadd(sig, v, pe, fn);
 }
 
-__device__ __forceinline__ void put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v, int op, int pe, const char *fn) {
+__device__ __forceinline__ void put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t v, int op, int pe, const char *fn,
+                                           bool readable = true) {
     if (ishmemi_dstate.proxy_ring && rptr(dest, bytes ? bytes : 1, pe, fn) == NULL) {
 #ifndef ISHMEM_NO_DEVICE_CHECKS
         if (op != 0 && op != 1) fail(fn, "invalid signal operator (sig_op, 0):", op, 0);
         if (rptr(sig, 8, pe, fn) != NULL || (uintptr_t)sig % 8) fail(fn, "signal address not usable (address, 0):", (long long)(uintptr_t)sig, 0);
 #endif
-        if (!__isGlobal(src) && bytes) {
-            /* Through bounce buffers, then the signal, ordered after it by the proxy. */
+        if (proxy_put_inline(src, bytes, readable)) {
+            /* The bytes inline, then the signal alone (0 bytes), which the proxy runs after the
+             * put with a fence between: nothing to wait for. */
             proxy_put(dest, src, bytes, pe, false);
-            proxy_post(proxy_w1(ISHMEMI_PROXY_FENCE, 0, 0, false, pe), 0, 0, 0, 0, 0);
-            proxy_wait(proxy_post(proxy_w1(ISHMEMI_PROXY_PUT_SIGNAL, 8, op, true, pe), (uint64_t)(uintptr_t)dest, 0, 0, v,
-                                  (uint64_t)(uintptr_t)sig));
+            proxy_post(proxy_w1(ISHMEMI_PROXY_PUT_SIGNAL, 8, op, false, pe), (uint64_t)(uintptr_t)dest, 0, 0, v,
+                       (uint64_t)(uintptr_t)sig);
             return;
         }
         /* One request: the proxy puts, orders, then updates the signal. */

@@ -42,8 +42,8 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
  * slot in ticket order, runs each request on the network, and writes word 7 = t + 1 (with
  * ISHMEMI_PROXY_HELD when the request asked for a reply, whose value is in word 5: the waiter
  * reads it, then writes word 7 = t + 1 to release the slot). Word 1: kind (bits 0..7), width
- * (8..15), AMO, signal or reduction operator (16..23), ISHMEMI_PROXY_REPLY (bit 24), target PE
- * (32..63). Words 2..6: the symmetric address, the local address or value, bytes, a second
+ * (8..15), AMO, signal or reduction operator (16..23), ISHMEMI_PROXY_REPLY (bit 24),
+ * ISHMEMI_PROXY_INLINE (bit 25, below), target PE (32..63). Words 2..6: the symmetric address, the local address or value, bytes, a second
  * value (AMO compare, signal value; the reply), the signal address (ISHMEMI_PROXY_COLL: see
  * there). A request that blocks the proxy thread (a collective waits for the team) delays
  * this PE's later requests until it returns: they are served in ticket order. */
@@ -51,13 +51,28 @@ typedef struct ishmemi_proxy_slot {
     uint64_t w[8];
 } ishmemi_proxy_slot_t;
 #define ISHMEMI_PROXY_SLOTS 1024
-/* A local buffer the host cannot address (a kernel's stack: not __isGlobal) travels through
- * the bounce buffer of the request's slot, ISHMEMI_PROXY_BOUNCE_BYTES of this PE's heap at
- * sync word ISHMEMI_SYNC_PROXY_BOUNCE + (ticket % SLOTS) * BOUNCE_BYTES, in chunks of that. */
+/* A get into a local buffer the host cannot address (a kernel's stack: not __isGlobal)
+ * travels through the bounce buffer of the request's slot, ISHMEMI_PROXY_BOUNCE_BYTES of this
+ * PE's heap at sync word ISHMEMI_SYNC_PROXY_BOUNCE + (ticket % SLOTS) * BOUNCE_BYTES, in chunks
+ * of that. */
 #define ISHMEMI_PROXY_BOUNCE_BYTES 256
+/* Inline puts: a put of at most ISHMEMI_PROXY_INLINE_BYTES (and a put from a buffer the host
+ * cannot address, in chunks of that) carries its bytes in the ring. The kernel writes them
+ * into the inline area of its slot, ISHMEMI_PROXY_INLINE_BYTES of the same pinned host memory
+ * after the slots (proxy_ring + ISHMEMI_PROXY_SLOTS * 64 + (ticket % SLOTS) *
+ * ISHMEMI_PROXY_INLINE_BYTES), before it publishes the slot; word 1 has ISHMEMI_PROXY_INLINE,
+ * word 3 the area's address, word 4 the bytes. The proxy reads them there (no device-to-host
+ * copy), and a kernel never waits for an inline put, blocking or not: its source is free once
+ * the bytes are in the slot. The area belongs to the slot until the proxy marks it done.
+ * Inline puts that follow each other (full areas of consecutive tickets, destinations
+ * following on) run as one request. */
+#define ISHMEMI_PROXY_INLINE_BYTES 1024
+#define ISHMEMI_PROXY_INLINE (1ull << 25)
+/* Bytes of the ring: the slots, then their inline areas. */
+#define ISHMEMI_PROXY_RING_BYTES (ISHMEMI_PROXY_SLOTS * (64 + ISHMEMI_PROXY_INLINE_BYTES))
 #define ISHMEMI_PROXY_HELD (1ull << 63)
 #define ISHMEMI_PROXY_REPLY (1ull << 24)
-#define ISHMEMI_PROXY_PUT 1        /* bytes from local word 3 to symmetric word 2 */
+#define ISHMEMI_PROXY_PUT 1        /* bytes from local word 3 (inline: the slot's area) to symmetric word 2 */
 #define ISHMEMI_PROXY_GET 2        /* bytes from symmetric word 2 into local word 3 */
 #define ISHMEMI_PROXY_P 3          /* the value in word 3 (width bytes) */
 #define ISHMEMI_PROXY_G 4          /* a value of width bytes, replied */

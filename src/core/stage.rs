@@ -140,6 +140,8 @@ pub struct Stage {
     /// Per target: the last request issued before the last fence.
     fenced: Vec<AtomicU64>,
     finishing: std::sync::atomic::AtomicBool,
+    /// A range known to be host memory (`host_memory`).
+    host: OnceLock<(usize, usize)>,
 }
 
 // SAFETY: the raw region is shared memory the provider and this PE's threads access through
@@ -176,6 +178,7 @@ impl Stage {
             mem: OnceLock::new(),
             fenced: (0..npes).map(|_| AtomicU64::new(0)).collect(),
             finishing: std::sync::atomic::AtomicBool::new(false),
+            host: OnceLock::new(),
         })
     }
 
@@ -324,9 +327,21 @@ impl Stage {
     /// The GPU when `[addr, addr+n)` is device memory (this PE's GPU heap, or memory CUDA
     /// reports as device memory) that the provider cannot read or write: such a local buffer
     /// of a direct operation goes through a host buffer.
+    /// Marks `[base, base+len)` as host memory for [`Stage::device_local`], which then answers
+    /// for it without asking the driver (the proxy's ring and staging buffer: the sources and
+    /// destinations of its requests' host copies). Once per process; later calls are ignored.
+    pub fn host_memory(&self, base: usize, len: usize) {
+        let _ = self.host.set((base, len));
+    }
+
     pub fn device_local(&self, addr: usize, n: usize) -> Option<&'static Gpu> {
         match self.mem.get() {
             Some(Mem::Gpu { gpu, base }) => {
+                if let Some(&(hb, hl)) = self.host.get() {
+                    if addr.wrapping_sub(hb) < hl && n <= hl - (addr - hb) {
+                        return None; // known host memory: no driver call
+                    }
+                }
                 let in_heap = addr.wrapping_sub(*base) < self.heap_len || (addr + n).wrapping_sub(*base + 1) < self.heap_len;
                 let dev = in_heap || {
                     let _c = gpu.enter("ishmem network");

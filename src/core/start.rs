@@ -300,8 +300,8 @@ pub(super) fn network(func: &str, j: &mut Joined, heap: &Heap, gpu_heap: bool) -
 }
 
 /// The CUDA backend across nodes: kernels reach the PEs of other nodes through the proxy ring
-/// (`proxy`, started by api::setup), with bounce buffers in the heap for kernel-stack buffers
-/// (same offset on every PE: same calls). Returns the ring's address.
+/// (`proxy`, started by api::setup), with bounce buffers in the heap for gets into kernel-stack
+/// buffers (same offset on every PE: same calls). Returns the ring's address.
 pub(super) fn proxy_ring(func: &str, gpu: Option<&mut Gpu>, across_nodes: bool, heap: &mut Heap) -> Option<usize> {
     let g = gpu.filter(|_| across_nodes)?;
     let bytes = cuda::state::PROXY_SLOTS * cuda::state::PROXY_BOUNCE_BYTES;
@@ -314,7 +314,8 @@ pub(super) fn proxy_ring(func: &str, gpu: Option<&mut Gpu>, across_nodes: bool, 
     // SAFETY: the bounce-offset word of this PE's GPU heap's sync area (written by this PE
     // only, read by its kernels); w is a local of 8 bytes.
     unsafe { g.copy(func, heap.region.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8) };
-    Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES))
+    // The ring (slots and inline areas), then the proxy's staging buffer for device sources.
+    Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES + crate::proxy::STAGE_BYTES))
 }
 
 /// The running PE's state, made of what the steps before built.

@@ -35,7 +35,7 @@ impl Colls {
                 .spawn(move || {
                     crate::ffi::guard("the proxy's collective thread (kernels' collectives across nodes)", || {
                         for r in rx {
-                            let v = run(st, &r);
+                            let v = run(st, &r, None);
                             ring.done(&r, v);
                         }
                     })

@@ -34,6 +34,7 @@ mod serve;
 
 pub use coll::Coll;
 pub use ring::{Req, Ring, RING_BYTES};
+pub use serve::STAGE_BYTES;
 
 use crate::core::State;
 use crate::ffi::fatal;
@@ -108,15 +109,20 @@ impl Proxy {
         let epoch = std::time::Instant::now();
         let fault = planted_fault();
         let (s, b) = (stop.clone(), busy.clone());
+        // The ring's inline areas and the staging buffer are host memory: the mailbox copies
+        // from and into them with the CPU, without asking the driver what they are.
+        if let Some(stage) = st.net.as_ref().and_then(|n| n.stage.as_ref()) {
+            stage.host_memory(ring, RING_BYTES + STAGE_BYTES);
+        }
         let thread = std::thread::Builder::new()
             .name("ishmem-proxy".into())
             .spawn(move || {
                 crate::ffi::guard("the proxy thread (kernels' calls to other nodes)", || {
-                    // SAFETY: the ring was allocated zeroed with RING_BYTES
-                    // (Gpu::alloc_proxy_ring) and is freed only after this thread stops
-                    // (finalize).
-                    let ring = unsafe { Ring::new(ring) };
-                    serve::serve(st, ring, &s, &b, epoch, fault)
+                    // SAFETY: the ring was allocated zeroed with RING_BYTES + STAGE_BYTES
+                    // (core::start::proxy_ring) and is freed only after this thread stops
+                    // (finalize); this thread alone uses the staging buffer after the ring.
+                    let (r, stage) = unsafe { (Ring::new(ring), serve::Stage::new(ring + RING_BYTES)) };
+                    serve::serve(st, r, stage, &s, &b, epoch, fault)
                 })
             })
             .unwrap_or_else(|e| {
@@ -191,13 +197,18 @@ mod tests {
     }
 
     #[repr(align(64))]
-    struct Mem([u64; PROXY_SLOTS * 8]);
+    struct Mem([u64; PROXY_RING_BYTES / 8]);
+
+    fn ring_mem() -> Box<Mem> {
+        // SAFETY: all-zero bits are a valid Mem (an array of integers).
+        unsafe { Box::<Mem>::new_zeroed().assume_init() }
+    }
 
     /// A collective request as the device posts it (cuda_coll.cuh: coll_post) reads back as
     /// the collective it stands for, and is named by type and operator.
     #[test]
     fn coll_requests_decode_as_posted() {
-        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
         let p = Poster { base, ticket: &ticket };
@@ -274,7 +285,20 @@ mod tests {
     }
 
     fn ring_req(team: u32) -> Req {
-        Req { ticket: 0, kind: PROXY_COLL, width: 1, op: 0, reply: true, pe: 0, sym: 0, local: 0, bytes: 0, value2: 0, sig: team as u64 }
+        Req {
+            ticket: 0,
+            kind: PROXY_COLL,
+            width: 1,
+            op: 0,
+            reply: true,
+            inline: false,
+            pe: 0,
+            sym: 0,
+            local: 0,
+            bytes: 0,
+            value2: 0,
+            sig: team as u64,
+        }
     }
 
     /// Many posting threads, a consumer that checks every request in ticket order and replies
@@ -282,7 +306,7 @@ mod tests {
     /// consumer phase, replies held until read.
     #[test]
     fn ring_carries_every_request_in_order_with_replies() {
-        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
         const THREADS: u64 = 4;
@@ -340,11 +364,54 @@ mod tests {
         assert_eq!(ticket.load(Relaxed), total);
     }
 
+    /// An inline put reads as its slot's inline area, whatever word 3 says; inline puts merge
+    /// while each area before was full (consecutive slots, destinations following on), never
+    /// with a put of device memory, and not across the ring's wrap (the areas do not follow on).
+    #[test]
+    fn inline_puts_read_their_areas_and_coalesce_when_full() {
+        let mem = ring_mem();
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let p = Poster { base, ticket: &ticket };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        let inl = PROXY_INLINE_BYTES as u64;
+        let put = |pe: u64| PROXY_PUT as u64 | PROXY_INLINE | pe << 32;
+        // 0-2: three full areas following on; 3: a partial one following on; 4: follows 3's
+        // destination, but 3's area was not full; 5: a device-memory put following 4
+        p.post([put(1), 0x10000, 0xdead, inl, 0, 0]);
+        p.post([put(1), 0x10000 + inl, 0, inl, 0, 0]);
+        p.post([put(1), 0x10000 + 2 * inl, 0, inl, 0, 0]);
+        p.post([put(1), 0x10000 + 3 * inl, 0, 100, 0, 0]);
+        p.post([put(1), 0x10000 + 3 * inl + 100, 0, 8, 0, 0]);
+        p.post([PROXY_PUT as u64 | 1 << 32, 0x10000 + 3 * inl + 108, ring.inline_area(4) as u64 + 8, 8, 0, 0]);
+        let r0 = ring.poll(0).expect("posted");
+        assert!(r0.inline && !r0.reply);
+        assert_eq!(r0.local as usize, base + RING_BYTES - PROXY_SLOTS * PROXY_INLINE_BYTES);
+        assert_eq!(ring.poll(3).expect("posted").local as usize, ring.inline_area(3));
+        let (m, upto) = coalesce(&ring, r0);
+        assert_eq!((m.sym, m.local as usize, m.bytes, m.inline, upto), (0x10000, ring.inline_area(0), 3 * inl + 100, true, 4));
+        let (m, upto) = coalesce(&ring, ring.poll(4).expect("posted"));
+        assert_eq!((m.bytes, upto), (8, 5));
+        // the wrap: the last slot's area and the first's do not follow on
+        while ticket.load(Relaxed) < PROXY_SLOTS as u64 - 1 {
+            p.post([PROXY_NOP as u64, 0, 0, 0, 0, 0]);
+        }
+        for t in 0..PROXY_SLOTS as u64 - 1 {
+            let r = ring.poll(t).expect("posted");
+            ring.done(&r, 0);
+        }
+        let last = p.post([put(1), 0x20000, 0, inl, 0, 0]);
+        p.post([put(1), 0x20000 + inl, 0, inl, 0, 0]);
+        let (m, upto) = coalesce(&ring, ring.poll(last).expect("posted"));
+        assert_eq!((m.bytes, upto), (inl, last + 1));
+    }
+
     /// Back-to-back non-blocking puts that continue each other run as one request; a gap, a
     /// different PE, a blocking put, a fence or the first unposted ticket ends the run.
     #[test]
     fn contiguous_nbi_puts_coalesce() {
-        let mem = Box::new(Mem([0; PROXY_SLOTS * 8]));
+        let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
         let p = Poster { base, ticket: &ticket };

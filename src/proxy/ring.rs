@@ -16,6 +16,8 @@ pub struct Req {
     pub width: usize,
     pub op: u8,
     pub reply: bool,
+    /// The bytes are in the slot's inline area (`local` is its address here).
+    pub inline: bool,
     pub pe: usize,
     pub sym: u64,
     pub local: u64,
@@ -24,7 +26,8 @@ pub struct Req {
     pub sig: u64,
 }
 
-/// The host side of a ring at `base` (PROXY_SLOTS slots of 8 words).
+/// The host side of a ring at `base` (PROXY_SLOTS slots of 8 words, then each slot's inline
+/// area of PROXY_INLINE_BYTES).
 #[derive(Clone, Copy)]
 pub struct Ring {
     base: usize,
@@ -32,7 +35,8 @@ pub struct Ring {
 
 impl Ring {
     /// # Safety
-    /// `base` must point to RING_BYTES of zeroed memory, 64-byte aligned, that outlives the Ring.
+    /// `base` must point to RING_BYTES of zeroed memory, 64-byte aligned, that outlives the Ring
+    /// (the inline areas included).
     pub unsafe fn new(base: usize) -> Ring {
         Ring { base }
     }
@@ -44,21 +48,29 @@ impl Ring {
         unsafe { AtomicU64::from_ptr((self.base + slot * 64 + 8 * w) as *mut u64) }
     }
 
+    /// The host address of ticket `t`'s inline area.
+    pub fn inline_area(&self, t: u64) -> usize {
+        self.base + PROXY_SLOTS * 64 + (t % PROXY_SLOTS as u64) as usize * PROXY_INLINE_BYTES
+    }
+
     /// The request with ticket `t` when it has been posted.
     pub fn poll(&self, t: u64) -> Option<Req> {
         if self.word(t, 0).load(Acquire) != t + 1 {
             return None;
         }
         let w1 = self.word(t, 1).load(Relaxed);
+        let inline = w1 & PROXY_INLINE != 0;
         Some(Req {
             ticket: t,
             kind: w1 as u8,
             width: (w1 >> 8) as u8 as usize,
             op: (w1 >> 16) as u8,
             reply: w1 & PROXY_REPLY != 0,
+            inline,
             pe: (w1 >> 32) as usize,
             sym: self.word(t, 2).load(Relaxed),
-            local: self.word(t, 3).load(Relaxed),
+            // An inline put's source is its slot's area, wherever word 3 points.
+            local: if inline { self.inline_area(t) as u64 } else { self.word(t, 3).load(Relaxed) },
             bytes: self.word(t, 4).load(Relaxed),
             value2: self.word(t, 5).load(Relaxed),
             sig: self.word(t, 6).load(Relaxed),

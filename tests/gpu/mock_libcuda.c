@@ -9,7 +9,8 @@
  *  - the queue modules load; of their kernels, those that only post into the proxy ring (the
  *    on-queue RMA forms to PEs of other nodes, cuda/queue_remote_kernels.cu, and the queue's
  *    quiet) run here as the device does (include/ishmem/cuda_impl.cuh: proxy_put, proxy_get,
- *    strided, put_signal, proxy_quiet, with global-memory buffers), on the launching thread;
+ *    strided, put_signal, proxy_quiet, with global-memory buffers; their puts are never
+ *    inline: the kernel does not read a source the host passed), on the launching thread;
  *    the others return CUDA_ERROR_NOT_SUPPORTED;
  *  - streams: the library's work runs at once (it synchronizes after each call anyway); an
  *    emulated kernel launched on a stream made by cuStreamCreate (not the NULL stream) runs

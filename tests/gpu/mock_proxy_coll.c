@@ -12,7 +12,9 @@
  * opposite orders on even and odd PEs (each team's collectives run on a thread of their own).
  * With an argument, a bad request or a fault whose error message the caller checks: "bad_root"
  * (broadcast root out of range), "bad_kind" (an unknown collective), "bad_sym" (dest outside
- * the heap), "proxy_panic", "ring_full", "peer_dies" (see below).
+ * the heap), "bad_inline" (an inline put longer than a slot's inline area), "proxy_panic",
+ * "ring_full", "peer_dies" (see below). Also the inline puts (ISHMEMI_PROXY_INLINE): sizes at
+ * and around the limit, full areas back to back, the areas wrapping with the slots.
  * Build: cc mock_proxy_coll.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
 #include <ishmem.h>
 #include <ishmemx.h>
@@ -81,6 +83,27 @@ static int coll(int team, int what, int cls, unsigned width, int op, void *dest,
 static void p_post(long *dest, long v, int pe) {
     post_only(ISHMEMI_PROXY_P | (uint64_t)sizeof(long) << 8 | (uint64_t)(uint32_t)pe << 32, (uint64_t)(uintptr_t)dest,
               (uint64_t)v, sizeof(long), 0, 0);
+}
+
+/* An inline put of n bytes (at most ISHMEMI_PROXY_INLINE_BYTES, or more for the bad case),
+ * as cuda_impl.cuh's proxy_put posts it: the bytes into the slot's inline area, then the
+ * request with ISHMEMI_PROXY_INLINE and the area's address; no reply. */
+static void inline_post(void *dest, const void *data, size_t n, int pe) {
+    uint64_t t = ticket;
+    volatile uint64_t *s = slot(t);
+    if (t >= ISHMEMI_PROXY_SLOTS)
+        while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != t - ISHMEMI_PROXY_SLOTS + 1) {
+        }
+    char *area = (char *)(uintptr_t)(st.proxy_ring + ISHMEMI_PROXY_SLOTS * sizeof(ishmemi_proxy_slot_t) +
+                                     (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_INLINE_BYTES);
+    memcpy(area, data, n);
+    post_only(ISHMEMI_PROXY_PUT | ISHMEMI_PROXY_INLINE | (uint64_t)(uint32_t)pe << 32, (uint64_t)(uintptr_t)dest,
+              (uint64_t)(uintptr_t)area, n, 0, 0);
+}
+
+/* A device quiet through the proxy: replied once every earlier request is complete. */
+static void quiet_post(void) {
+    wait_reply(post_only(ISHMEMI_PROXY_QUIET | ISHMEMI_PROXY_REPLY | (uint64_t)(uint32_t)st.my_pe << 32, 0, 0, 0, 0, 0));
 }
 
 static int me, npes;
@@ -160,6 +183,11 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[1], "bad_root")) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dst, src, 8, npes + 3);
         if (!strcmp(argv[1], "bad_kind") && me == npes - 1) coll(ISHMEM_TEAM_WORLD, 42, 0, 1, 0, dst, src, 8, 0);
         if (!strcmp(argv[1], "bad_sym") && me == 0) coll(ISHMEM_TEAM_WORLD, ISHMEMI_COLL_FCOLLECT, 0, 1, 0, malloc(64), src, 8, 0);
+        /* an inline put longer than the slot's inline area */
+        if (!strcmp(argv[1], "bad_inline") && me == 0) {
+            static char big[ISHMEMI_PROXY_INLINE_BYTES + 1];
+            inline_post(dst, big, sizeof big, npes - 1);
+        }
         /* Faults (item 5 of issue 13). The proxy thread dies: run with
          * ISHMEMI_TEST_PROXY_FAULT=panic@0; PE 0's first request panics the thread, the job
          * ends naming it, PE 0 and the internal error. */
@@ -193,6 +221,96 @@ int main(int argc, char **argv) {
     /* the descriptors' flags: the world spans the nodes, the shared team is this node */
     CHECK(desc_flags(ISHMEM_TEAM_WORLD) & ISHMEMI_TEAM_F_REMOTE, "world flags %#x", desc_flags(ISHMEM_TEAM_WORLD));
     CHECK(!(desc_flags(ISHMEM_TEAM_SHARED) & ISHMEMI_TEAM_F_REMOTE), "shared flags %#x", desc_flags(ISHMEM_TEAM_SHARED));
+
+    /* Inline puts (issue 23): the bytes in the ring's inline areas, to the PE of the other node
+     * whose far is this PE. Sizes at and around the limit with 16-byte gaps that must stay 0;
+     * 8 full areas back to back to consecutive destinations (the proxy runs them as one
+     * request when it finds them posted together); 1100 8-byte puts (the inline areas wrap
+     * with the slots). Then a proxy quiet, and each PE checks what its far wrote here. */
+    {
+#define INL ISHMEMI_PROXY_INLINE_BYTES
+        enum { WRAP = ISHMEMI_PROXY_SLOTS + 76 };
+        static const size_t sizes[] = {1, 7, INL - 1, INL};
+        size_t offs[4], o = 0;
+        for (int i = 0; i < 4; i++) offs[i] = o, o += sizes[i] + 16;
+        const size_t full_at = (o + 63) & ~(size_t)63, wrap_at = full_at + 8 * INL, total = wrap_at + WRAP * 8;
+        char *ib = (char *)ishmem_malloc(total);
+        static unsigned char h[8 * INL], z[8 * INL + 4096 + WRAP * 8], got[8 * INL + 4096 + WRAP * 8];
+        CHECK(ib && total <= sizeof z, "inline buffer (%zu bytes)", total);
+        ishmem_putmem(ib, z, total, me);
+        ishmem_barrier_all();
+        int far = (me + npes / 2) % npes;
+#define IPAT(pe, i) ((unsigned char)((pe) * 29 + (i) * 7 + ((i) >> 8) + 3))
+        for (size_t i = 0; i < sizeof h; i++) h[i] = IPAT(me, i);
+        for (int i = 0; i < 4; i++) inline_post(ib + offs[i], h, sizes[i], far);
+        for (int a = 0; a < 8; a++) inline_post(ib + full_at + (size_t)a * INL, h + (size_t)a * INL, INL, far);
+        for (int i = 0; i < WRAP; i++) {
+            long v = (long)me * 100000 + i;
+            inline_post(ib + wrap_at + 8 * (size_t)i, &v, 8, far);
+        }
+        quiet_post();
+        ishmem_barrier_all();
+        ishmem_getmem(got, ib, total, me);
+        int from = (me + npes / 2) % npes; /* the PE whose far is this PE (npes even) */
+        size_t wrong = 0, first = SIZE_MAX;
+        for (size_t i = 0; i < total; i++) {
+            unsigned char want = 0;
+            for (int k = 0; k < 4; k++)
+                if (i >= offs[k] && i < offs[k] + sizes[k]) want = IPAT(from, i - offs[k]);
+            if (i >= full_at && i < wrap_at) want = IPAT(from, i - full_at);
+            if (i >= wrap_at) {
+                long v = (long)from * 100000 + (long)((i - wrap_at) / 8);
+                want = ((unsigned char *)&v)[(i - wrap_at) % 8];
+            }
+            if (got[i] != want && wrong++ == 0) first = i;
+        }
+        CHECK(wrong == 0, "inline puts from PE %d: %zu of %zu bytes wrong (first at %zu: %d)", from, wrong, total, first,
+              first == SIZE_MAX ? 0 : got[first]);
+        ishmem_free(ib);
+#undef IPAT
+#undef INL
+    }
+
+    /* Puts from device memory (this PE's GPU heap), not inline, posted back to back without
+     * waiting (nbi): the proxy copies a run of them into its staging buffer with one
+     * synchronization (6 of 2000 bytes to destinations 48 bytes apart), and one longer than
+     * half the buffer through its halves in turn (600 KiB + 7); a proxy quiet, then each PE
+     * checks what its far wrote here, the gaps included. */
+    {
+        enum { NB = 6, SZ = 2000, GAP = 48, BIG = 600 * 1024 + 7 };
+        const size_t big_at = NB * (SZ + GAP), total = big_at + BIG + GAP;
+        char *gs = (char *)ishmem_malloc(total), *gd = (char *)ishmem_malloc(total);
+        unsigned char *h = (unsigned char *)malloc(total), *got = (unsigned char *)malloc(total);
+        CHECK(gs && gd && h && got, "device-source buffers (%zu bytes)", total);
+#define DPAT(pe, i) ((unsigned char)((pe) * 41 + (i) * 3 + ((i) >> 9) + 5))
+        for (size_t i = 0; i < total; i++) h[i] = DPAT(me, i);
+        ishmem_putmem(gs, h, total, me);
+        memset(got, 0, total);
+        ishmem_putmem(gd, got, total, me);
+        ishmem_barrier_all();
+        int far = (me + npes / 2) % npes;
+        uint64_t w1 = ISHMEMI_PROXY_PUT | (uint64_t)(uint32_t)far << 32;
+        for (int b = 0; b < NB; b++) {
+            size_t o = (size_t)b * (SZ + GAP);
+            post_only(w1, (uint64_t)(uintptr_t)(gd + o), (uint64_t)(uintptr_t)(gs + o), SZ, 0, 0);
+        }
+        post_only(w1, (uint64_t)(uintptr_t)(gd + big_at), (uint64_t)(uintptr_t)(gs + big_at), BIG, 0, 0);
+        quiet_post();
+        ishmem_barrier_all();
+        ishmem_getmem(got, gd, total, me);
+        size_t wrong = 0, first = SIZE_MAX;
+        for (size_t i = 0; i < total; i++) {
+            int in = (i < big_at && i % (SZ + GAP) < SZ) || (i >= big_at && i < big_at + BIG);
+            unsigned char want = in ? DPAT(far, i) : 0;
+            if (got[i] != want && wrong++ == 0) first = i;
+        }
+        CHECK(wrong == 0, "puts from device memory (staging buffer): %zu of %zu bytes wrong (first at %zu)", wrong, total, first);
+#undef DPAT
+        free(h);
+        free(got);
+        ishmem_free(gd);
+        ishmem_free(gs);
+    }
 
     /* team sync, many times: the ring wraps (more requests than slots) */
     int bad = 0;

@@ -17,6 +17,7 @@
  * Build: cc mock_queue_remote.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
 #include <ishmem.h>
 #include <ishmemx.h>
+#include <ishmem/device_state.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,49 @@ int main(int argc, char **argv) {
     expect_at("putmem_on_queue from the GPU heap (other node)", far, 1024, 1024, 1, 1, pat(me, k));
     expect_at("putmem_nbi_on_queue from host memory (other node)", far, 2048, 1024, 1, 1, pat(me, k) ^ 0x5a);
     ishmem_barrier_all();
+
+    /* Puts of sizes around the device calls' inline limit (issue 23; the on-queue kernels
+     * never go inline, their source may be pageable host memory): from the GPU heap the proxy
+     * copies each into its staging buffer first, from host memory the mailbox reads it; 16-byte
+     * gaps that must stay 0. */
+    {
+#define INL ISHMEMI_PROXY_INLINE_BYTES
+        static const size_t sizes[] = {1, 8, INL - 1, INL, INL + 1, 2 * INL + 3, 5 * INL};
+        enum { NS = sizeof sizes / sizeof sizes[0] };
+        size_t offs[NS], total = 0;
+        for (int i = 0; i < NS; i++) offs[i] = total, total += sizes[i] + 16;
+        static unsigned char h[2][24 * INL], got[24 * INL];
+        char *isrc = (char *)ishmem_malloc(total), *idst = (char *)ishmem_malloc(2 * total);
+        CHECK(isrc && idst && 2 * total <= sizeof got, "inline buffers (%zu bytes)", total);
+#define QPAT(pe, i, from_host) ((unsigned char)((pe) * 13 + (i) * 5 + ((i) >> 8) + (from_host) * 101 + 1))
+        for (size_t i = 0; i < total; i++) h[0][i] = QPAT(me, i, 0), h[1][i] = QPAT(me, i, 1);
+        ishmem_putmem(isrc, h[0], total, me);
+        memset(got, 0, sizeof got);
+        ishmem_putmem(idst, got, 2 * total, me);
+        ishmem_barrier_all();
+        for (int i = 0; i < NS; i++) {
+            ishmemx_putmem_on_queue(idst + offs[i], isrc + offs[i], sizes[i], far, q);
+            ishmemx_putmem_on_queue(idst + total + offs[i], h[1] + offs[i], sizes[i], far, q);
+        }
+        ishmemx_quiet_on_queue(q);
+        ishmem_barrier_all();
+        ishmem_getmem(got, idst, 2 * total, me);
+        size_t wrong = 0, first = SIZE_MAX;
+        for (size_t i = 0; i < 2 * total; i++) {
+            int from_host = i >= total;
+            size_t j = i - (from_host ? total : 0);
+            unsigned char want = 0;
+            for (int k = 0; k < NS; k++)
+                if (j >= offs[k] && j < offs[k] + sizes[k]) want = QPAT(far, j, from_host);
+            if (got[i] != want && wrong++ == 0) first = i;
+        }
+        CHECK(wrong == 0, "putmem_on_queue of 1 to %d bytes (other node): %zu of %zu bytes wrong (first at %zu)",
+              5 * INL, wrong, 2 * total, first);
+        ishmem_free(idst);
+        ishmem_free(isrc);
+#undef QPAT
+#undef INL
+    }
 
     /* getmem into host memory and into this PE's GPU heap */
     prepare(++k);

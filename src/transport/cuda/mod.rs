@@ -441,6 +441,28 @@ impl Gpu {
         self.sync(func);
     }
 
+    /// Enqueues a copy of `n` bytes on the library's stream, as [`Gpu::copy`] but not waited
+    /// for: complete once [`Gpu::copies_wait`] (or any later synchronization of the stream)
+    /// returns. Several copies then cost one synchronization (the proxy's staging buffer).
+    ///
+    /// # Safety
+    /// As for [`Gpu::copy`], until the copies were waited for.
+    pub unsafe fn copy_start(&self, func: &str, dst: usize, src: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let _c = self.enter(func);
+        // SAFETY: forwarded contract; the caller waits (copies_wait) before it uses or frees
+        // either range.
+        check(func, "cuMemcpyAsync", unsafe { sys::cuMemcpyAsync(dst as u64, src as u64, n, self.stream) });
+    }
+
+    /// Waits for every copy enqueued on the library's stream ([`Gpu::copy_start`]).
+    pub fn copies_wait(&self, func: &str) {
+        let _c = self.enter(func);
+        self.sync(func);
+    }
+
     /// Copies `height` rows of `width` bytes, `dpitch`/`spitch` bytes apart; complete at return.
     ///
     /// # Safety

@@ -19,14 +19,19 @@ pub const SYNC_PROXY_TICKET: usize = 4;
 pub const SYNC_PROXY_QUIET: usize = 5;
 /// `ISHMEMI_SYNC_PROXY_BOUNCE`: heap offset of the proxy bounce buffers.
 pub const SYNC_PROXY_BOUNCE: usize = 6;
-/// `ISHMEMI_PROXY_BOUNCE_BYTES`: one bounce buffer per ring slot.
+/// `ISHMEMI_PROXY_BOUNCE_BYTES`: one bounce buffer per ring slot (gets into a kernel's stack).
 pub const PROXY_BOUNCE_BYTES: usize = 256;
 /// `ishmemi_proxy_slot_t` and the ring's constants (`ISHMEMI_PROXY_*`).
 pub const PROXY_SLOTS: usize = 1024;
-/// Bytes of the proxy ring: PROXY_SLOTS slots of 8 words.
-pub const PROXY_RING_BYTES: usize = PROXY_SLOTS * 64;
+/// `ISHMEMI_PROXY_INLINE_BYTES`: the inline area of each slot (an inline put's bytes).
+pub const PROXY_INLINE_BYTES: usize = 1024;
+/// `ISHMEMI_PROXY_RING_BYTES`: bytes of the proxy ring: PROXY_SLOTS slots of 8 words, then
+/// their inline areas.
+pub const PROXY_RING_BYTES: usize = PROXY_SLOTS * (64 + PROXY_INLINE_BYTES);
 pub const PROXY_HELD: u64 = 1 << 63;
 pub const PROXY_REPLY: u64 = 1 << 24;
+/// `ISHMEMI_PROXY_INLINE`: a put whose bytes are in its slot's inline area.
+pub const PROXY_INLINE: u64 = 1 << 25;
 pub const PROXY_PUT: u8 = 1;
 pub const PROXY_GET: u8 = 2;
 pub const PROXY_P: u8 = 3;
