@@ -21,8 +21,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Teams: a handle is a small integer, the same as ishmem_team_t. */
-typedef int shmem_team_t;
+/* Bindings that configure themselves from the implementation's header (shmem4py 1.0 among
+ * them) recognise an implementation by macros it defines, and without a match declare static
+ * stand-ins for much of the 1.5 API, which clash with the functions declared here. ishmem
+ * defines the two markers of the Sandia OpenSHMEM (SOS) header, the profile those bindings use
+ * for an implementation of the whole OpenSHMEM 1.5 API with pointer team and context handles.
+ * SHMEM_FUNCTION_ATTRIBUTES is empty. */
+#ifndef SHMEM_DEF_H
+#define SHMEM_DEF_H
+#endif
+#ifndef SHMEM_FUNCTION_ATTRIBUTES
+#define SHMEM_FUNCTION_ATTRIBUTES
+#endif
+
+/* Teams: an opaque, pointer-sized handle, as OpenSHMEM implementations define it. The handle of
+ * ishmem team N (ishmem.h's int ishmem_team_t) is (shmem_team_t)(N + 1): SHMEM_TEAM_INVALID is
+ * the null handle. The shmem_* functions that take or return a team are entry points of their own
+ * that convert the handle (not aliases of the int-based ishmem_* ones). */
+typedef struct shmemi_team *shmem_team_t;
 
 /* Team configuration: the fields named by a config_mask are used or returned. */
 typedef struct shmem_team_config_t {
@@ -71,9 +87,9 @@ static inline void shmemi_c11_no_match(void) {}
 #define SHMEM_CMP_LE 6
 #define SHMEM_SIGNAL_SET 0
 #define SHMEM_SIGNAL_ADD 1
-#define SHMEM_TEAM_INVALID ((shmem_team_t)-1)
-#define SHMEM_TEAM_WORLD ((shmem_team_t)0)
-#define SHMEM_TEAM_SHARED ((shmem_team_t)1)
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+#define SHMEM_TEAM_WORLD ((shmem_team_t)1)
+#define SHMEM_TEAM_SHARED ((shmem_team_t)2)
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
 /* The work-array sizes and value of the deprecated active-set collectives (not provided: the
