@@ -35,7 +35,6 @@ pub enum What {
     Missing(&'static str),
 }
 
-const NO_TYPE: &str = "ishmem's type table has no such type (long double, complex)";
 const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
 const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
 const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
@@ -306,6 +305,13 @@ fn check_alias(decl: &str, target: &str, ishmem: &BTreeMap<String, String>) {
     assert_eq!(abi_sig(decl), abi_sig(td), "`{decl}` is not ABI-identical to its target `{td}`");
 }
 
+/// Whether a form passes or returns a `long double` by value (p, g): the C calling convention
+/// puts it on the stack or in the x87 register st(0), which a Rust function cannot take or
+/// return; those forms are assembly entry points (src/api/longdouble.rs).
+fn by_value_x87(op: &Op, t: &CType) -> bool {
+    t.name == "longdouble" && (op.ret == "T" || op.params.iter().any(|p| p.0 == "T"))
+}
+
 /// The team shim of an op family's OpenSHMEM name, where the family takes a team.
 fn team_shim_of(op: &Op, name: &str, params: &[(&'static str, &'static str)], ty: Option<&'static CType>, elem: usize) -> Option<String> {
     params.contains(&("shmem_team_t", "team")).then(|| team_shim(name, op.ret, params, ty, op.body, elem))
@@ -334,21 +340,30 @@ pub fn rows() -> Vec<Row> {
         let params = osh_params(op);
         // The OpenSHMEM names of this family, for the ctx forms: (name, the ishmem type and
         // element size where ishmem has the form).
-        let mut names: Vec<(String, Option<(Option<&'static CType>, usize)>)> = Vec::new();
+        let mut names: Vec<(String, (Option<&'static CType>, usize))> = Vec::new();
         if let Some(pat) = op.typed {
             for &tn in osh_types(op) {
                 let name = osh_name(&pat.replace("{T}", tn));
                 match ishmem_type(op, tn) {
                     Some(t) => {
-                        names.push((name.clone(), Some((Some(t), t.size))));
+                        names.push((name.clone(), (Some(t), t.size)));
                         let decl = c_decl_of(&name, op.ret, &params, Some(t));
                         let shim = team_shim_of(op, &name, &params, Some(t), t.size);
                         exported(&mut v, spec, op.section, name, decl, pat.replace("{T}", t.name), shim);
                     }
                     None => {
-                        assert!(osh::OSH_ONLY.iter().any(|(n, _)| *n == tn), "{pat}: ishmem lacks the OpenSHMEM type {tn}");
-                        names.push((name.clone(), None));
-                        v.push(Row { name, spec, section: op.section, what: What::Missing(NO_TYPE) });
+                        // long double and the complex types: libishmem's own (native) names
+                        let t = osh::OSH_ONLY.iter().find(|t| t.name == tn);
+                        let t = t.unwrap_or_else(|| panic!("{pat}: ishmem lacks the OpenSHMEM type {tn}"));
+                        names.push((name.clone(), (Some(t), t.size)));
+                        let decl = c_decl_of(&name, op.ret, &params, Some(t));
+                        let rust = if by_value_x87(op, t) {
+                            None /* src/api/longdouble.rs: the x87 calling convention */
+                        } else {
+                            team_shim_of(op, &name, &params, Some(t), t.size)
+                                .or_else(|| Some(rust_shim_of(&name, op.ret, &params, Some(t), op.body, t.size)))
+                        };
+                        v.push(Row { name, spec, section: op.section, what: What::Native { decl, rust } });
                     }
                 }
             }
@@ -357,27 +372,23 @@ pub fn rows() -> Vec<Row> {
             for &s in table::SIZES {
                 let target = pat.replace("{S}", &s.to_string());
                 let name = osh_name(&target);
-                names.push((name.clone(), Some((None, s / 8))));
+                names.push((name.clone(), (None, s / 8)));
                 let shim = team_shim_of(op, &name, &params, None, s / 8);
                 exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), target, shim);
             }
         }
         if let Some(m) = op.mem {
             let name = osh_name(m);
-            names.push((name.clone(), Some((None, 1))));
+            names.push((name.clone(), (None, 1)));
             let shim = team_shim_of(op, &name, &params, None, 1);
             exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), m.to_string(), shim);
         }
         if ["rma", "amo", "signal"].contains(&op.section) {
-            for (n, form) in names {
+            for (n, (ty, elem)) in names {
                 let name = ctx_name(&n);
-                let what = match form {
-                    Some((ty, elem)) => {
-                        let decl = c_decl_of(&name, op.ret, &ctx_params(&params), ty);
-                        What::Native { decl, rust: Some(ctx_shim(op, &name, ty, elem)) }
-                    }
-                    None => What::Missing(NO_TYPE),
-                };
+                let decl = c_decl_of(&name, op.ret, &ctx_params(&params), ty);
+                let x87 = ty.is_some_and(|t| by_value_x87(op, t));
+                let what = What::Native { decl, rust: (!x87).then(|| ctx_shim(op, &name, ty, elem)) };
                 v.push(Row { name, spec, section: op.section, what });
             }
         }

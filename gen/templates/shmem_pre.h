@@ -11,8 +11,10 @@
  * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
  * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
  * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
- * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
- * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * long double and float/double _Complex names (which ishmem.h lacks) are libishmem's own too
+ * (x86-64: long double is the 80-bit x87 type, reduced in that precision). The OpenSHMEM names
+ * libishmem does not export are listed in abi/shmem-missing.txt (installed under
+ * share/doc/ishmem/abi).
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H

@@ -10,6 +10,12 @@ use crate::ffi::guard;
 use std::ffi::c_int;
 
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_put";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_put";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -20,6 +26,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put(ctx: ctx::Ctx, dest: *mut f64, sou
     const F: &str = "shmem_ctx_double_put";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -184,6 +196,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem(ctx: ctx::Ctx, dest: *mut std::ffi::c_
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_iput(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_iput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_iput(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_iput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -194,6 +212,12 @@ pub unsafe extern "C" fn shmem_ctx_double_iput(ctx: ctx::Ctx, dest: *mut f64, so
     const F: &str = "shmem_ctx_double_iput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_iput(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_iput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_iput(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
@@ -490,6 +514,12 @@ pub unsafe extern "C" fn shmem_ctx_ptrdiff_p(ctx: ctx::Ctx, dest: *mut isize, va
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::p::<isize>(F, dest, value, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_get(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_get";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_get(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_get";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -500,6 +530,12 @@ pub unsafe extern "C" fn shmem_ctx_double_get(ctx: ctx::Ctx, dest: *mut f64, sou
     const F: &str = "shmem_ctx_double_get";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_get(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_get";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_get(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -664,6 +700,12 @@ pub unsafe extern "C" fn shmem_ctx_getmem(ctx: ctx::Ctx, dest: *mut std::ffi::c_
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_iget(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_iget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_iget(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_iget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -674,6 +716,12 @@ pub unsafe extern "C" fn shmem_ctx_double_iget(ctx: ctx::Ctx, dest: *mut f64, so
     const F: &str = "shmem_ctx_double_iget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_iget(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_iget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_iget(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
@@ -970,6 +1018,12 @@ pub unsafe extern "C" fn shmem_ctx_ptrdiff_g(ctx: ctx::Ctx, source: *const isize
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::g::<isize>(F, source, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -980,6 +1034,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_nbi(ctx: ctx::Ctx, dest: *mut f64,
     const F: &str = "shmem_ctx_double_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -1144,6 +1204,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem_nbi(ctx: ctx::Ctx, dest: *mut std::ffi
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_get_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_get_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_get_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1154,6 +1220,12 @@ pub unsafe extern "C" fn shmem_ctx_double_get_nbi(ctx: ctx::Ctx, dest: *mut f64,
     const F: &str = "shmem_ctx_double_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_get_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_get_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_get_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -1318,6 +1390,12 @@ pub unsafe extern "C" fn shmem_ctx_getmem_nbi(ctx: ctx::Ctx, dest: *mut std::ffi
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_ibput(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_ibput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_ibput(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_ibput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1328,6 +1406,12 @@ pub unsafe extern "C" fn shmem_ctx_double_ibput(ctx: ctx::Ctx, dest: *mut f64, s
     const F: &str = "shmem_ctx_double_ibput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_ibput(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_ibput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_ibput(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
@@ -1486,6 +1570,12 @@ pub unsafe extern "C" fn shmem_ctx_ibput128(ctx: ctx::Ctx, dest: *mut std::ffi::
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_ibget(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_ibget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_ibget(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_ibget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1496,6 +1586,12 @@ pub unsafe extern "C" fn shmem_ctx_double_ibget(ctx: ctx::Ctx, dest: *mut f64, s
     const F: &str = "shmem_ctx_double_ibget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_ibget(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_ibget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_ibget(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
@@ -3028,6 +3124,12 @@ pub unsafe extern "C" fn shmem_ctx_uint64_atomic_fetch_xor_nbi(ctx: ctx::Ctx, fe
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| amo::nbi(F, fetch, || amo::fetch_op::<u64>(F, dest, amo::Op::Xor, value, pe))) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_signal(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_signal";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_signal(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3038,6 +3140,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_signal(ctx: ctx::Ctx, dest: *mut f
     const F: &str = "shmem_ctx_double_put_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_signal(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_signal";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_signal(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
@@ -3202,6 +3310,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem_signal(ctx: ctx::Ctx, dest: *mut std::
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_signal_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_signal_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_signal_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3212,6 +3326,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_signal_nbi(ctx: ctx::Ctx, dest: *m
     const F: &str = "shmem_ctx_double_put_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_signal_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_signal_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_signal_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
@@ -3388,6 +3508,12 @@ pub unsafe extern "C" fn shmem_double_alltoall(team: team::Handle, dest: *mut f6
     guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_alltoall(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 16) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_char_alltoall(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
     const F: &str = "shmem_char_alltoall";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3530,6 +3656,12 @@ pub unsafe extern "C" fn shmem_double_broadcast(team: team::Handle, dest: *mut f
     const F: &str = "shmem_double_broadcast";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_broadcast(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_longdouble_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 16, root) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_char_broadcast(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, root: c_int) -> c_int {
@@ -3676,6 +3808,12 @@ pub unsafe extern "C" fn shmem_double_collect(team: team::Handle, dest: *mut f64
     guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_collect(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 16) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_char_collect(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
     const F: &str = "shmem_char_collect";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3818,6 +3956,12 @@ pub unsafe extern "C" fn shmem_double_fcollect(team: team::Handle, dest: *mut f6
     const F: &str = "shmem_double_fcollect";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_fcollect(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 16) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_char_fcollect(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
@@ -4342,6 +4486,12 @@ pub unsafe extern "C" fn shmem_double_max_reduce(team: team::Handle, dest: *mut 
     guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_max_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_char_min_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
     const F: &str = "shmem_char_min_reduce";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -4478,6 +4628,12 @@ pub unsafe extern "C" fn shmem_double_min_reduce(team: team::Handle, dest: *mut 
     const F: &str = "shmem_double_min_reduce";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_min_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Min) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_char_sum_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
@@ -4618,6 +4774,24 @@ pub unsafe extern "C" fn shmem_double_sum_reduce(team: team::Handle, dest: *mut 
     guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_reduce(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexD>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_reduce(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexF>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_char_prod_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
     const F: &str = "shmem_char_prod_reduce";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -4754,6 +4928,24 @@ pub unsafe extern "C" fn shmem_double_prod_reduce(team: team::Handle, dest: *mut
     const F: &str = "shmem_double_prod_reduce";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_prod_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_prod_reduce(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexD>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_prod_reduce(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexF>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_char_sum_inscan(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
@@ -4894,6 +5086,24 @@ pub unsafe extern "C" fn shmem_double_sum_inscan(team: team::Handle, dest: *mut 
     guard(F, || unsafe { let team = team::index(team); coll::scan::<f64>(F, team, dest, source, nreduce, true) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_inscan(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::LongDouble>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_inscan(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexD>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_inscan(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexF>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_char_sum_exscan(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
     const F: &str = "shmem_char_sum_exscan";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -5032,6 +5242,24 @@ pub unsafe extern "C" fn shmem_double_sum_exscan(team: team::Handle, dest: *mut 
     guard(F, || unsafe { let team = team::index(team); coll::scan::<f64>(F, team, dest, source, nreduce, false) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_exscan(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::LongDouble>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_exscan(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexD>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_exscan(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexF>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_float_alltoalls(team: team::Handle, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize) -> c_int {
     const F: &str = "shmem_float_alltoalls";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -5042,6 +5270,12 @@ pub unsafe extern "C" fn shmem_double_alltoalls(team: team::Handle, dest: *mut f
     const F: &str = "shmem_double_alltoalls";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_alltoalls(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 16) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_char_alltoalls(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize) -> c_int {
