@@ -12,6 +12,8 @@ pub mod cuda;
 pub mod exit;
 pub mod ext;
 pub mod fair;
+#[cfg(target_arch = "x86_64")]
+pub mod longdouble;
 #[rustfmt::skip]
 pub mod generated;
 #[rustfmt::skip]
