@@ -32,12 +32,10 @@ pub enum What {
     /// declared as `decl`; `rust` is its generated Rust shim (None: hand-written in src/api).
     Native { decl: String, rust: Option<String> },
     /// Not exported, and why.
+    /// (none today: every name of the lists is exported or native; kept for the list format)
+    #[allow(dead_code)]
     Missing(&'static str),
 }
-
-const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
-const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
-const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
 
 /// Section headings, in header order.
 const SECTIONS: &[&str] = &[
@@ -133,34 +131,29 @@ const NATIVE_OSH: &[(&str, &str, &str, &str)] = &[
     ("1.6", "ordering", "shmem_ctx_pe_quiet", "void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)"),
 ];
 
-/// Hand-written OpenSHMEM names with no ishmem target: (spec, section, name, why).
-const MISSING: &[(&str, &str, &str, &str)] = &[
-    ("1.5-deprecated", "deprecated", "start_pes", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shrealloc", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_clear_cache_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_set_cache_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_clear_cache_line_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_set_cache_line_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_udcflush", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_udcflush_line", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_wait", WAIT),
-    (
-        "1.5-deprecated",
-        "deprecated",
-        "shmem_wait_until",
-        "deprecated untyped (long) form: the C11 generic shmem_wait_until and shmem_long_wait_until cover it",
-    ),
-    ("1.5-deprecated", "deprecated", "shmem_barrier", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_broadcast32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_broadcast64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_collect32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_collect64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_fcollect32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_fcollect64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoall32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoall64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoalls32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoalls64", ACTIVE_SET),
+/// The deprecated OpenSHMEM names libishmem implements itself (src/api/deprecated.rs: no ishmem
+/// counterpart): (name, declaration). The active-set reductions are added by `rows`.
+const DEPRECATED_OSH: &[(&str, &str)] = &[
+    ("start_pes", "void start_pes(int npes)"),
+    ("shrealloc", "void *shrealloc(void *ptr, size_t size)"),
+    ("shmem_clear_cache_inv", "void shmem_clear_cache_inv(void)"),
+    ("shmem_set_cache_inv", "void shmem_set_cache_inv(void)"),
+    ("shmem_clear_cache_line_inv", "void shmem_clear_cache_line_inv(void *dest)"),
+    ("shmem_set_cache_line_inv", "void shmem_set_cache_line_inv(void *dest)"),
+    ("shmem_udcflush", "void shmem_udcflush(void)"),
+    ("shmem_udcflush_line", "void shmem_udcflush_line(void *dest)"),
+    ("shmem_wait", "void shmem_wait(long *ivar, long cmp_value)"),
+    ("shmem_barrier", "void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_broadcast32", "void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_broadcast64", "void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_collect32", "void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_collect64", "void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_fcollect32", "void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_fcollect64", "void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoall32", "void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoall64", "void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoalls32", "void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoalls64", "void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
 ];
 
 /// The deprecated (OpenSHMEM 1.4) AMO names and the family each is an older spelling of,
@@ -294,7 +287,14 @@ fn ctx_shim(op: &Op, name: &str, ty: Option<&'static CType>, elem: usize) -> Str
 /// pointer-sized handle and ishmem's `ishmem_team_t` an int, so the name is an entry point of its
 /// own (not an alias) that turns the handle into the team index (`api::team::index`) and runs
 /// the family's body.
-fn team_shim(name: &str, ret: &str, params: &[(&'static str, &'static str)], ty: Option<&'static CType>, body: &str, elem: usize) -> String {
+fn team_shim(
+    name: &str,
+    ret: &str,
+    params: &[(&'static str, &'static str)],
+    ty: Option<&'static CType>,
+    body: &str,
+    elem: usize,
+) -> String {
     assert!(params.iter().any(|p| *p == ("shmem_team_t", "team")), "{name}: a team form needs a shmem_team_t team parameter");
     rust_shim_of(name, ret, params, ty, &format!("let team = team::index(team); {body}"), elem)
 }
@@ -324,14 +324,15 @@ pub fn rows() -> Vec<Row> {
     // A name is an alias of its ishmem target unless it takes or returns a team handle (a
     // pointer in shmem.h, an int in ishmem.h): then it is native, its shim converting the handle
     // (`shim`: generated; None: hand-written in src/api/team.rs, ctx.rs, queue_coll.rs).
-    let exported = |v: &mut Vec<Row>, spec: &'static str, section: &'static str, name: String, decl: String, target: String, shim: Option<String>| {
-        if decl.contains("shmem_team_t") {
-            v.push(Row { name, spec, section, what: What::Native { decl, rust: shim } });
-            return;
-        }
-        check_alias(&decl, &target, &ishmem);
-        v.push(Row { name, spec, section, what: What::Exported { target, decl } });
-    };
+    let exported =
+        |v: &mut Vec<Row>, spec: &'static str, section: &'static str, name: String, decl: String, target: String, shim: Option<String>| {
+            if decl.contains("shmem_team_t") {
+                v.push(Row { name, spec, section, what: What::Native { decl, rust: shim } });
+                return;
+            }
+            check_alias(&decl, &target, &ishmem);
+            v.push(Row { name, spec, section, what: What::Exported { target, decl } });
+        };
     for &(spec, section, name, decl, target) in FIXED_OSH {
         exported(&mut v, spec, section, name.to_string(), decl.to_string(), target.to_string(), None);
     }
@@ -396,9 +397,18 @@ pub fn rows() -> Vec<Row> {
     for &(spec, section, name, decl) in NATIVE_OSH {
         v.push(Row { name: name.to_string(), spec, section, what: What::Native { decl: decl.to_string(), rust: None } });
     }
-    for &(spec, section, name, why) in MISSING {
-        v.push(Row { name: name.to_string(), spec, section, what: What::Missing(why) });
+    for &(name, decl) in DEPRECATED_OSH {
+        v.push(Row {
+            name: name.to_string(),
+            spec: "1.5-deprecated",
+            section: "deprecated",
+            what: What::Native { decl: decl.to_string(), rust: None },
+        });
     }
+    // the untyped wait_until is shmem_long_wait_until (the C11 generic name is a macro after it)
+    let op = OPS.iter().find(|o| o.typed == Some("ishmem_{T}_wait_until")).expect("the wait_until family");
+    let decl = c_decl_of("shmem_wait_until", op.ret, &osh_params(op), table::by_name("long"));
+    exported(&mut v, "1.5-deprecated", "deprecated", "shmem_wait_until".into(), decl, "ishmem_long_wait_until".into(), None);
     // deprecated: the 1.4 AMO spellings (aliases), the active-set reductions and typed waits
     for &(old, fam, fp) in AMO_OLD {
         let op = OPS.iter().find(|o| o.typed == Some(fam)).expect("the AMO family");
@@ -417,17 +427,20 @@ pub fn rows() -> Vec<Row> {
     ] {
         for o in ops {
             for t in types {
-                v.push(Row {
-                    name: format!("shmem_{t}_{o}_to_all"),
-                    spec: "1.5-deprecated",
-                    section: "deprecated",
-                    what: What::Missing(ACTIVE_SET),
-                });
+                let c = table::by_name(t).or_else(|| osh::OSH_ONLY.iter().find(|x| x.name == *t)).expect("a type").c;
+                let name = format!("shmem_{t}_{o}_to_all");
+                let decl = format!(
+                    "void {name}({c} *dest, const {c} *source, int nreduce, int PE_start, int logPE_stride, int PE_size, {c} *pWrk, long *pSync)"
+                );
+                v.push(Row { name, spec: "1.5-deprecated", section: "deprecated", what: What::Native { decl, rust: None } });
             }
         }
     }
     for t in ["short", "int", "long", "longlong"] {
-        v.push(Row { name: format!("shmem_{t}_wait"), spec: "1.5-deprecated", section: "deprecated", what: What::Missing(WAIT) });
+        let c = table::by_name(t).expect("a type").c;
+        let name = format!("shmem_{t}_wait");
+        let decl = format!("void {name}({c} *ivar, {c} cmp_value)");
+        v.push(Row { name, spec: "1.5-deprecated", section: "deprecated", what: What::Native { decl, rust: None } });
     }
     // shmemx.h: the CUDA-stream forms and the GPU queries of ishmemx.h
     for op in OPS.iter().filter(|o| has_on_queue(o) || is_coll(o)) {
@@ -638,7 +651,12 @@ fn header(name: &str, pre: &str, rows: &[Row]) -> String {
             let _ = writeln!(s, "\n/* ---- {} ---- */", r.section);
             last = r.section;
         }
-        let _ = writeln!(s, "{decl};");
+        if r.name == "shmem_wait_until" {
+            // C++'s overload shmem_wait_until(long *, int, long) is this very signature
+            let _ = writeln!(s, "#ifndef __cplusplus\n{decl};\n#endif");
+        } else {
+            let _ = writeln!(s, "{decl};");
+        }
     }
     s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n");
     s.push_str("/* ---- generic names: C11 _Generic, C++ overloads ---- */\n#ifdef __cplusplus\n");

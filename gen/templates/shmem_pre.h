@@ -12,9 +12,10 @@
  * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
  * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
  * long double and float/double _Complex names (which ishmem.h lacks) are libishmem's own too
- * (x86-64: long double is the 80-bit x87 type, reduced in that precision). The OpenSHMEM names
- * libishmem does not export are listed in abi/shmem-missing.txt (installed under
- * share/doc/ishmem/abi).
+ * (x86-64: long double is the 80-bit x87 type, reduced in that precision), and so are the
+ * deprecated names without an ishmem form (start_pes, shrealloc, the wait-while-equal waits,
+ * the active-set collectives with pSync, the cache routines, which have no effect).
+ * abi/shmem-symbols.txt (installed under share/doc/ishmem/abi) lists every name.
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H

@@ -9,6 +9,7 @@ pub mod amo;
 pub mod coll;
 pub mod ctx;
 pub mod cuda;
+pub mod deprecated;
 pub mod exit;
 pub mod ext;
 pub mod fair;
