@@ -69,6 +69,7 @@
 pub mod sys;
 
 mod atomic;
+mod batch;
 mod cq;
 pub(crate) mod keys;
 mod open;
@@ -105,6 +106,9 @@ pub struct Options {
     /// target rejected). The operations then outstanding may still complete later, so the
     /// caller must treat such an error as fatal for the job.
     pub stall_timeout: Duration,
+    /// Send non-fetching AMOs to other PEs in batches applied by the target (`batch.rs`)
+    /// instead of one provider atomic each.
+    pub amo_batch: bool,
 }
 
 impl Default for Options {
@@ -117,6 +121,7 @@ impl Default for Options {
             bounce_bytes: 4 << 20,
             delivery_per_put: false,
             stall_timeout: Duration::from_secs(30),
+            amo_batch: true,
         }
     }
 }
@@ -348,6 +353,10 @@ enum OpKind {
     FetchAtomic = 4,
     CompareAtomic = 5,
     Flush = 6,
+    /// A message of batched AMOs (`batch.rs`), its receive buffer, an acknowledgement.
+    BatchSend = 7,
+    BatchRecv = 8,
+    AckSend = 9,
 }
 
 impl OpKind {
@@ -359,10 +368,23 @@ impl OpKind {
             OpKind::FetchAtomic => "fetch atomic (fi_fetch_atomicmsg)",
             OpKind::CompareAtomic => "compare atomic (fi_compare_atomicmsg)",
             OpKind::Flush => "flush of puts (fi_readmsg)",
+            OpKind::BatchSend => "batched AMOs (fi_sendmsg)",
+            OpKind::BatchRecv => "receive of batched AMOs (fi_recvmsg)",
+            OpKind::AckSend => "acknowledgement of batched AMOs (fi_sendmsg)",
         }
     }
     fn from_bits(b: usize) -> Option<OpKind> {
-        [OpKind::Put, OpKind::Get, OpKind::Atomic, OpKind::FetchAtomic, OpKind::CompareAtomic, OpKind::Flush]
+        [
+            OpKind::Put,
+            OpKind::Get,
+            OpKind::Atomic,
+            OpKind::FetchAtomic,
+            OpKind::CompareAtomic,
+            OpKind::Flush,
+            OpKind::BatchSend,
+            OpKind::BatchRecv,
+            OpKind::AckSend,
+        ]
             .into_iter()
             .find(|k| *k as usize == b)
     }
@@ -474,6 +496,8 @@ pub struct Fabric {
     /// waiter's address as the operation's context, so it must never move.
     #[allow(clippy::vec_box)]
     stalled: Mutex<Vec<Box<Waiter>>>,
+    /// Batched non-fetching AMOs (`batch.rs`); None where they are off.
+    batch: Option<batch::Batches>,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -675,12 +699,22 @@ impl Fabric {
             stalled: Mutex::new(Vec::new()),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             classes: AtomicU64::new(0),
+            batch: None,
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
         let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
         f.scratch.mr = mr;
         f.scratch.desc = desc;
+        // Batched AMOs need messages of a header's size injected (the acknowledgements).
+        if opts.amo_batch && f.info.inject_size >= 24 {
+            let mut b = batch::Batches::new();
+            let (base, len) = b.bytes();
+            let (mr, desc) = f.reg_mr(base, len, FI_SEND | FI_RECV)?;
+            b.set_mr(mr, desc);
+            f.batch = Some(b);
+            f.batch_post_recvs()?;
+        }
         Ok(f)
     }
 
@@ -726,8 +760,14 @@ impl Fabric {
             return Err(format!("fi_av_insert inserted {r} of {} addresses", names.len()));
         }
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let first = t.peers.len();
         t.peers.extend_from_slice(&addrs);
         let n = t.peers.len();
+        if let Some(b) = &self.batch {
+            let own = self.name().ok();
+            let me = names.iter().position(|x| Some(x) == own.as_ref()).map(|i| first + i);
+            b.set_peers(&t.peers, me);
+        }
         t.dirty.resize_with(n, || AtomicBool::new(false));
         for r in &mut t.regions {
             r.remote.resize(n, None);
@@ -788,6 +828,9 @@ impl Fabric {
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
         let n = t.peers.len();
         t.regions.push(Region { mr, base: base as usize, len, desc, remote: vec![None; n] });
+        if let Some(b) = &self.batch {
+            b.add_local(key, base as usize, len);
+        }
         Ok(Mr { id: t.regions.len() - 1, key, addr: base as u64 })
     }
 
@@ -886,6 +929,13 @@ impl Drop for Fabric {
         for r in t.regions.drain(..) {
             // SAFETY: each region's mr is live and closed once.
             let _ = unsafe { open::close(self.lib, "mr", &mut (*r.mr).fid) };
+        }
+        if let Some(b) = &mut self.batch {
+            if !b.mr.is_null() {
+                // SAFETY: the batch buffers' mr is live and closed once.
+                let _ = unsafe { open::close(self.lib, "mr", &mut (*b.mr).fid) };
+                b.mr = ptr::null_mut();
+            }
         }
         if !self.scratch.mr.is_null() {
             // SAFETY: the scratch mr is live and closed once.

@@ -135,7 +135,11 @@ impl Fabric {
         // (1.17) lets a fenced operation take its connection while it waits for the earlier
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
-        if self.info.msg_order & FI_ORDER_WAW == 0 {
+        // Batched AMOs are messages, applied when the target reads them: whatever the provider
+        // orders, a later put or AMO could overtake them, so the next write waits until they
+        // are applied (`fence_flags`).
+        let batched = self.batch.as_ref().is_some_and(|b| b.unsettled_now());
+        if self.info.msg_order & FI_ORDER_WAW == 0 || batched {
             // (Thread-locals destroyed: `take_fence` fences every write then.)
             let _ = FENCED.try_with(|f| {
                 let mut f = f.borrow_mut();
@@ -152,6 +156,10 @@ impl Fabric {
     pub(super) fn fence_flags(&self, class: u64) -> Result<u64, String> {
         if !self.take_fence() {
             return Ok(0);
+        }
+        self.batch_settle(None)?;
+        if self.info.msg_order & FI_ORDER_WAW != 0 {
+            return Ok(0); // the fence was for batched AMOs only
         }
         if self.info.fence {
             // With put_flush the earlier puts may only be complete locally: the fenced
@@ -379,6 +387,8 @@ impl Fabric {
     /// are free again (puts longer than `inject_size` read theirs until then). Unlike
     /// [`Fabric::quiet`] it reads nothing back from the targets.
     pub fn complete_local(&self) -> Result<(), String> {
+        // Batched AMOs are applied when their acknowledgements arrive.
+        self.batch_settle(None)?;
         self.drain_writes()
     }
 
