@@ -16,9 +16,13 @@
 //!   job exchanged reach its memory (docs/SECURITY.md); FI_MR_ENDPOINT registrations are bound
 //!   to the endpoint and enabled.
 //! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
-//!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE. Puts, where the provider orders
+//!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE; non-fetching AMOs to other PEs
+//!   travel in batches where the provider's atomics are libfabric's software ones (`batch.rs`:
+//!   complete when the target acknowledges the batch). Puts, where the provider orders
 //!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
-//!   then reads 8 bytes from each PE written since the last quiet ("flush"); elsewhere (or
+//!   then reads 8 bytes from each PE written since the last quiet ("flush"), except a lone
+//!   put (nothing outstanding, its target not already to be flushed), which asks
+//!   FI_DELIVERY_COMPLETE so that put + quiet is one round trip; elsewhere (or
 //!   with `Options::delivery_per_put`) each put asks FI_DELIVERY_COMPLETE. Measured on
 //!   tcp;ofi_rxm: a delivery-complete 8 B put costs an acknowledgement each and runs 2-5x
 //!   slower than the flushed ones.
@@ -34,7 +38,7 @@
 //!   such a wait runs, other threads hold new operations back (they drive progress meanwhile),
 //!   so that a thread streaming operations cannot keep the wait from ever seeing that instant.
 //!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
-//!   free on return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are
+//!   free on return); non-fetching AMOs not batched as fi_atomicmsg with FI_INJECT. The msg forms are
 //!   used rather than fi_inject_write/fi_inject_atomic because only they carry a context
 //!   (which names the operation and PE in an error completion) and per-operation flags
 //!   (FI_FENCE, FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads)
@@ -109,6 +113,10 @@ pub struct Options {
     /// Send non-fetching AMOs to other PEs in batches applied by the target (`batch.rs`)
     /// instead of one provider atomic each.
     pub amo_batch: bool,
+    /// Where puts are flushed at quiet: a put posted while no write is outstanding and its
+    /// target has no unflushed put asks FI_DELIVERY_COMPLETE instead (quiet then waits for its
+    /// acknowledgement and reads nothing back from that PE: put + quiet in one round trip).
+    pub delivery_lone: bool,
 }
 
 impl Default for Options {
@@ -122,6 +130,7 @@ impl Default for Options {
             delivery_per_put: false,
             stall_timeout: Duration::from_secs(30),
             amo_batch: true,
+            delivery_lone: true,
         }
     }
 }
@@ -440,6 +449,7 @@ pub struct Fabric {
     mr_endpoint: bool,
     max_inflight: u64,
     stall_timeout: Duration,
+    delivery_lone: bool,
     /// CQ entries read (successes and errors): with the counters, the measure of whether
     /// anything completes at all during a wait.
     events: AtomicU64,
@@ -675,6 +685,7 @@ impl Fabric {
             mr_endpoint: mr_mode & FI_MR_ENDPOINT != 0,
             info,
             max_inflight: opts.max_inflight.max(1) as u64,
+            delivery_lone: opts.delivery_lone,
             stall_timeout: opts.stall_timeout,
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
@@ -706,8 +717,13 @@ impl Fabric {
         let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
         f.scratch.mr = mr;
         f.scratch.desc = desc;
-        // Batched AMOs need messages of a header's size injected (the acknowledgements).
-        if opts.amo_batch && f.info.inject_size >= 24 {
+        // Batched AMOs need messages of a header's size injected (the acknowledgements), and
+        // a provider whose own atomics the target's CPU applies with its atomic instructions
+        // (libfabric's software atomics: rxm over any core provider, sockets, shm, rxd), so
+        // that the target's CPU atomics on a batch's entries are atomic with them. Not NIC
+        // atomics (verbs, efa): those are not atomic with the CPU's.
+        let sw_atomics = f.info.provider.ends_with(";ofi_rxm") || matches!(f.info.provider.as_str(), "sockets" | "shm" | "udp;ofi_rxd");
+        if opts.amo_batch && sw_atomics && f.info.inject_size >= 24 {
             let mut b = batch::Batches::new();
             let (base, len) = b.bytes();
             let (mr, desc) = f.reg_mr(base, len, FI_SEND | FI_RECV)?;

@@ -215,8 +215,16 @@ impl Fabric {
             writemsg
         )?;
         let track = tracking();
+        // A lone put (nothing outstanding, its target not waiting for a flush): delivery
+        // completion, so that quiet needs no flush read for it (see Options::delivery_lone).
+        let lone = self.info.put_flush
+            && self.delivery_lone
+            && flush
+            && track.is_none()
+            && self.issued_w.load(Ordering::Relaxed) == self.done_w.load(Ordering::Relaxed)
+            && !self.tables().dirty.get(pe).is_some_and(|d| d.load(Ordering::Acquire));
         let flags = fence
-            | if self.info.put_flush && track.is_none() { 0 } else { FI_DELIVERY_COMPLETE }
+            | if self.info.put_flush && track.is_none() && !lone { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 }
             | if track.is_some() { FI_COMPLETION } else { 0 };
         self.issue(false, true)?;
@@ -246,7 +254,7 @@ impl Fabric {
             w.pending.fetch_sub(1, Ordering::AcqRel);
         }
         self.posted(false, r)?;
-        if self.info.put_flush && flush && track.is_none() {
+        if self.info.put_flush && flush && track.is_none() && !lone {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);
             }
@@ -387,9 +395,13 @@ impl Fabric {
     /// are free again (puts longer than `inject_size` read theirs until then). Unlike
     /// [`Fabric::quiet`] it reads nothing back from the targets.
     pub fn complete_local(&self) -> Result<(), String> {
-        // Batched AMOs are applied when their acknowledgements arrive.
-        self.batch_settle(None)?;
         self.drain_writes()
+    }
+
+    /// Waits until every batched non-fetching AMO issued so far is applied at its target (they
+    /// complete when acknowledged, not locally: see `batch.rs`).
+    pub fn settle_amos(&self) -> Result<(), String> {
+        self.batch_settle(None)
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
