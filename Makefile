@@ -2,6 +2,8 @@
 #   make                      build libishmem.so, ishmrun, ishmem-info (release)
 #   make install PREFIX=dir   install lib/, include/, bin/, pkg-config and CMake files
 #   make check-sockets        only the fabric-mode runs over the sockets provider
+#   make check-python         shmem4py 1.0.0 from PyPI built against the install, its own test
+#                             suite under ishmrun and mpirun at 1, 2 and 4 PEs (needs PyPI)
 #   make check                generated-file check, Rust tests, C test suite (ctest), the CUDA
 #                             backend on a mock libcuda (scripts/mock-gpu-check.sh), then a
 #                             summary whose last line is the verdict (scripts/check.sh)
@@ -33,7 +35,7 @@ SOVERSION := $(shell sed -n 's/^soversion = "\(.*\)"/\1/p' Cargo.toml | head -n 
 CTEST_ARGS ?= --output-on-failure
 
 .PHONY: all build install check check-sockets check-generated test-rust test-c test-gpu-mock run-example generate clean \
-	soak reliability test-c-build check-asan check-tsan fuzz-args check-mutations check-scale
+	soak reliability test-c-build check-asan check-tsan fuzz-args check-mutations check-scale check-python
 
 all: build
 
@@ -59,6 +61,11 @@ test-c: install
 	cmake -S tests -B build/tests -DCMAKE_PREFIX_PATH=$(PREFIX) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build/tests -j 2
 	cd build/tests && ctest $(CTEST_ARGS)
+
+# shmem4py 1.0.0 (PyPI) built unchanged against the install, its test suite under ishmrun and
+# mpirun at 1, 2 and 4 PEs (scripts/python-check.sh; needs python3-venv and PyPI).
+check-python: install
+	scripts/python-check.sh $(PREFIX) build/python-check
 
 # Only the fabric-mode runs over libfabric's sockets provider (`check` runs them too).
 check-sockets: install

@@ -27,6 +27,10 @@ fn main() {
         if f.len() == 4 && f[1] == "exported" {
             let _ = writeln!(assign, "{} = {};", f[0], f[3]);
             let _ = writeln!(globals, "    {};", f[0]);
+        } else if f.len() == 4 && f[1] == "native" {
+            // libishmem's own functions: Rust exports them, but the assembly entry points
+            // (api/longdouble.rs) are exported by this list alone
+            let _ = writeln!(globals, "    {};", f[0]);
         }
     }
     globals.push_str("};\n");

@@ -52,6 +52,11 @@
 #                            then is a hang: killed and recorded
 #   DEADLINE=520             the whole script stays under this many seconds
 #   BENCH_MACHINE=<name>     machine column (default <gpu name>-x<ngpus>)
+#   REPEAT=N                 two-GPU mode: N rounds, the libraries alternating (default 1);
+#                            x2-<lib>-<i>.csv and bench/twogpu_table.py's twogpu-table.md
+#   ISHMEM_BIN=, ISHMEM_BASE_BIN=, NVSHMEM_BIN=   gpu_bench binaries built elsewhere (nvcc on
+#                            the CPU machine, rpath to the prefix they run with), used as they
+#                            are instead of building; ISHMEM_BASE_BIN adds ishmem_base (the A/B)
 # Exit status: 0 when every library that was built ran and verified; 1 otherwise.
 set -u -o pipefail
 
@@ -158,8 +163,11 @@ NVCCFLAGS=(-O2 -std=c++17 -arch=sm_90 -Xcompiler "-Wall,-Wextra" -lineinfo)
 # ---------------------------------------------------------------- build
 libs=()
 status=0
-rm -f "$BUILD/gpu_bench_nvshmem" "$BUILD/gpu_bench_ishmem" # never run a stale binary
-if [ -z "$ONLY" ] || [ "$ONLY" = nvshmem ]; then
+rm -f "$BUILD/gpu_bench_nvshmem" "$BUILD/gpu_bench_ishmem" "$BUILD/gpu_bench_ishmem_base" # never run a stale binary
+if [ -n "${NVSHMEM_BIN:-}" ] && { [ -z "$ONLY" ] || [ "$ONLY" = nvshmem ]; }; then
+    # built by an earlier run_gpu.sh of the same call (saves its ~30 s build)
+    cp "$NVSHMEM_BIN" "$BUILD/gpu_bench_nvshmem" && libs+=(nvshmem) && note "nvshmem: prebuilt $NVSHMEM_BIN"
+elif [ -z "$ONLY" ] || [ "$ONLY" = nvshmem ]; then
     if [ -z "$NV" ] || [ ! -f "$NV/lib/libnvshmem_device.a" ]; then
         warn "NVSHMEM not found (pip install nvidia-nvshmem-cu13==3.4.5, or set NVSHMEM_HOME)"; status=1
     else
@@ -175,7 +183,10 @@ if [ -z "$ONLY" ] || [ "$ONLY" = nvshmem ]; then
     fi
 fi
 ISHMEM_PREFIX=${ISHMEM_PREFIX:-$ROOT/build/prefix}
-if [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
+if [ -n "${ISHMEM_BIN:-}" ] && { [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; }; then
+    # built elsewhere (nvcc on the CPU machine; its rpath names the prefix it runs with)
+    cp "$ISHMEM_BIN" "$BUILD/gpu_bench_ishmem" && libs+=(ishmem) && note "ishmem: prebuilt $ISHMEM_BIN"
+elif [ -z "$ONLY" ] || [ "$ONLY" = ishmem ]; then
     so="$ISHMEM_PREFIX/lib/libishmem.so"
     inc="$ISHMEM_PREFIX/include"
     [ -f "$inc/ishmem/cuda_device.cuh" ] || inc="$ROOT/include"
@@ -216,7 +227,9 @@ fi
 
 # the A/B base: gpu_bench built against an older install (its own headers: the device API is
 # header-only), run beside the current one in the one-GPU mode
-if [ -n "${ISHMEM_BASE_PREFIX:-}" ] && [ -f "$ISHMEM_BASE_PREFIX/lib/libishmem.so" ]; then
+if [ -n "${ISHMEM_BASE_BIN:-}" ]; then
+    cp "$ISHMEM_BASE_BIN" "$BUILD/gpu_bench_ishmem_base" && libs+=(ishmem_base) && note "ishmem_base: prebuilt $ISHMEM_BASE_BIN"
+elif [ -n "${ISHMEM_BASE_PREFIX:-}" ] && [ -f "$ISHMEM_BASE_PREFIX/lib/libishmem.so" ]; then
     note "building gpu_bench against the base install $ISHMEM_BASE_PREFIX"
     if "$NVCC" "${NVCCFLAGS[@]}" -DBENCH_VERSION_SUFFIX="\"-base\"" -I"$ISHMEM_BASE_PREFIX/include" \
         "$BENCH/gpu_bench.cu" -o "$BUILD/gpu_bench_ishmem_base" \
@@ -330,24 +343,45 @@ if [ "$ONE" = 1 ]; then
     note "done in $(( $(date +%s) - T0 ))s; outputs in $OUT (exit status $status)"
     exit $status
 fi
-for lib in "${libs[@]}"; do
-    case $lib in ishmem_base|ishmem_alt|ishmem_nochk) continue ;; esac
-    csv="$OUT/gpu-$lib.csv"; log="$OUT/gpu-$lib.log"
-    to=$RUN_TIMEOUT; [ "$lib" = ishmem ] && to=$ISHMEM_TIMEOUT
-    # with one GPU both PEs share it: NVSHMEM 3.4.5 hung in init there
-    # (DEVICE-NOTES); the init watchdog records that instead of waiting
-    [ "$NGPU" -lt 2 ] && note "$lib: only $NGPU GPU visible: both PEs share it"
-    RUN_ENV=(); RUN_ARGS=("${QUICK[@]}" "${EXTRA[@]}")
-    run_one "$lib" "$to" "$csv" "$log"
-    if grep -q 'VERIFY FAILED' "$log"; then
-        warn "$lib: verification failed:"; grep 'VERIFY FAILED' "$log" | head -5 >&2; status=1
-    fi
-    if [ "$RC" != 0 ]; then
-        hang_note "$lib, 2 PEs on $NGPU GPU(s)" "$log" | tee "$OUT/gpu-$lib-failure.txt" >&2
-        status=1
-    fi
-    [ "$(wc -l <"$csv")" -gt 1 ] && csvs+=("$csv")
+# REPEAT rounds (default 1), the libraries alternating (odd rounds in build order, even rounds
+# reversed; ishmem_base, from ISHMEM_BASE_PREFIX, joins them: the A/B of a change on two GPUs).
+# Round 1 writes gpu-<lib>.csv/.log (compare.py's table); every round also x2-<lib>-<i>.csv,
+# which bench/twogpu_table.py turns into $OUT/twogpu-table.md (median [min-max] per library).
+REPEAT2=${REPEAT:-1}
+x2csvs=()
+for i in $(seq 1 "$REPEAT2"); do
+    order=("${libs[@]}")
+    if [ $((i % 2)) = 0 ]; then mapfile -t order < <(printf '%s\n' "${libs[@]}" | tac); fi
+    for lib in "${order[@]}"; do
+        case $lib in ishmem_alt|ishmem_nochk) continue ;; esac
+        if [ "$i" = 1 ]; then csv="$OUT/gpu-$lib.csv"; log="$OUT/gpu-$lib.log"; else
+            csv="$OUT/x2-$lib-$i.csv"; log="$OUT/x2-$lib-$i.log"; fi
+        to=$RUN_TIMEOUT; [ "${lib%_base}" = ishmem ] && to=$ISHMEM_TIMEOUT
+        # with one GPU both PEs share it: NVSHMEM 3.4.5 hung in init there
+        # (DEVICE-NOTES); the init watchdog records that instead of waiting
+        [ "$NGPU" -lt 2 ] && note "$lib: only $NGPU GPU visible: both PEs share it"
+        RUN_ENV=(); RUN_ARGS=("${QUICK[@]}" "${EXTRA[@]}"); RUN_BIN=$lib
+        run_one "$lib" "$to" "$csv" "$log"
+        if grep -q 'VERIFY FAILED' "$log"; then
+            warn "$lib: verification failed:"; grep 'VERIFY FAILED' "$log" | head -5 >&2; status=1
+        fi
+        if [ "$RC" != 0 ]; then
+            hang_note "$lib, 2 PEs on $NGPU GPU(s)" "$log" | tee "$OUT/gpu-$lib-failure.txt" >&2
+            status=1
+        fi
+        if [ "$(wc -l <"$csv")" -gt 1 ]; then
+            [ "$i" = 1 ] && [ "$lib" != ishmem_base ] && csvs+=("$csv")
+            x="$OUT/x2-$lib-$i.csv"; [ "$csv" = "$x" ] || cp "$csv" "$x"
+            x2csvs+=("$x")
+        fi
+    done
 done
+unset RUN_BIN
+if [ "$REPEAT2" -gt 1 ] || [[ " ${libs[*]} " == *" ishmem_base "* ]]; then
+    [ ${#x2csvs[@]} -gt 0 ] && { "$PY" "$BENCH/twogpu_table.py" --kind "${BENCH_MACHINE:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '_')-x$NGPU}" \
+        --command "bench/run_gpu.sh (REPEAT=$REPEAT2) ${EXTRA[*]}" --out "$OUT/twogpu-table.md" "${x2csvs[@]}" 2>"$OUT/twogpu-table.log" ||
+        { warn "twogpu_table.py failed:"; tail -5 "$OUT/twogpu-table.log" >&2; status=1; }; }
+fi
 
 # both PEs on one GPU (a case where ishmem should do better than NVSHMEM):
 # short run of a few rows; the result (or the hang) is recorded, not fatal

@@ -59,10 +59,12 @@ template <class T> __device__ __forceinline__ T ldcg(const T *p) {
     }
 }
 
-/* Large reductions on a queue (src/api/queue_coll.rs, reduce_split): elements [lo, lo + len)
- * of every team PE's source, combined in team order, into this PE's dest, by a whole grid. The
- * host checked team and ranges and enqueued a team sync before (every source is ready) and
- * after (the other PEs then copy this slice of dest). */
+/* Large reductions on a queue (src/core/queue_coll.rs, reduce_split): elements [lo, lo + len)
+ * of every team PE's source, combined in team order, stored into every team PE's dest (this
+ * PE's own and, over NVLink/PCIe, the others'), by a whole grid. The host checked team and
+ * ranges and enqueued a team sync before (every source is ready) and after (every slice is in
+ * every dest). Slice [lo, lo + len) of any PE's source is read by this grid alone, so storing
+ * into the others' dest is safe even in place (dest = source). */
 template <int OP, class T> __device__ __forceinline__ void slice_reduce(int team, T *dest, const T *src, size_t lo, size_t len) {
     ishmemi::tdesc d = ishmemi::team_lookup(team);
     size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -70,8 +72,16 @@ template <int OP, class T> __device__ __forceinline__ void slice_reduce(int team
         T acc = ldcg(ishmemi::peer_raw(src + e, d.world(0)));
 #pragma unroll 1
         for (int p = 1; p < d.size; p++) acc = ishmemi::combine<OP, T>(acc, ldcg(ishmemi::peer_raw(src + e, d.world(p))));
-        dest[e] = acc;
+#pragma unroll 1
+        for (int p = 0; p < d.size; p++) *(T *)ishmemi::peer_raw(dest + e, d.world(p)) = acc;
     }
+}
+
+/* A grid's copy of n bytes between addresses the host translated (a peer's heap mapped here,
+ * or this PE's): the block moves of the data collectives on a queue (src/core/queue_coll.rs,
+ * grid_copies), between two team-sync kernels. */
+extern "C" __global__ void __launch_bounds__(512) ishmemi_q_copy(char *to, const char *from, size_t n) {
+    ishmemi::copy(to, from, n, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 }
 
 /* Large sum scans on a queue (reduce_split's sibling in src/api/queue_coll.rs): for elements

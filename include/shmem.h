@@ -11,8 +11,11 @@
  * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
  * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
  * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
- * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
- * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * long double and float/double _Complex names (which ishmem.h lacks) are libishmem's own too
+ * (x86-64: long double is the 80-bit x87 type, reduced in that precision), and so are the
+ * deprecated names without an ishmem form (start_pes, shrealloc, the wait-while-equal waits,
+ * the active-set collectives with pSync, the cache routines, which have no effect).
+ * abi/shmem-symbols.txt (installed under share/doc/ishmem/abi) lists every name.
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H
@@ -21,8 +24,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Teams: a handle is a small integer, the same as ishmem_team_t. */
-typedef int shmem_team_t;
+/* Bindings that configure themselves from the implementation's header (shmem4py 1.0 among
+ * them) recognise an implementation by macros it defines, and without a match declare static
+ * stand-ins for much of the 1.5 API, which clash with the functions declared here. ishmem
+ * defines the two markers of the Sandia OpenSHMEM (SOS) header, the profile those bindings use
+ * for an implementation of the whole OpenSHMEM 1.5 API with pointer team and context handles.
+ * SHMEM_FUNCTION_ATTRIBUTES is empty. */
+#ifndef SHMEM_DEF_H
+#define SHMEM_DEF_H
+#endif
+#ifndef SHMEM_FUNCTION_ATTRIBUTES
+#define SHMEM_FUNCTION_ATTRIBUTES
+#endif
+
+/* Teams: an opaque, pointer-sized handle, as OpenSHMEM implementations define it. The handle of
+ * ishmem team N (ishmem.h's int ishmem_team_t) is (shmem_team_t)(N + 1): SHMEM_TEAM_INVALID is
+ * the null handle. The shmem_* functions that take or return a team are entry points of their own
+ * that convert the handle (not aliases of the int-based ishmem_* ones). */
+typedef struct shmemi_team *shmem_team_t;
 
 /* Team configuration: the fields named by a config_mask are used or returned. */
 typedef struct shmem_team_config_t {
@@ -71,9 +90,9 @@ static inline void shmemi_c11_no_match(void) {}
 #define SHMEM_CMP_LE 6
 #define SHMEM_SIGNAL_SET 0
 #define SHMEM_SIGNAL_ADD 1
-#define SHMEM_TEAM_INVALID ((shmem_team_t)-1)
-#define SHMEM_TEAM_WORLD ((shmem_team_t)0)
-#define SHMEM_TEAM_SHARED ((shmem_team_t)1)
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+#define SHMEM_TEAM_WORLD ((shmem_team_t)1)
+#define SHMEM_TEAM_SHARED ((shmem_team_t)2)
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
 /* The work-array sizes and value of the deprecated active-set collectives (not provided: the
@@ -150,6 +169,7 @@ void *shmem_malloc_with_hints(size_t size, long hints);
 /* ---- rma ---- */
 void shmem_float_put(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_put(double *dest, const double *source, size_t nelems, int pe);
+void shmem_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_char_put(char *dest, const char *source, size_t nelems, int pe);
 void shmem_schar_put(signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_short_put(short *dest, const short *source, size_t nelems, int pe);
@@ -179,6 +199,7 @@ void shmem_put128(void *dest, const void *source, size_t nelems, int pe);
 void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
 void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
 void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
@@ -208,6 +229,7 @@ void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_double_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_longdouble_iput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_char_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_schar_iput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_short_iput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -236,6 +258,7 @@ void shmem_iput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 void shmem_iput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_float_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_double_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longdouble_iput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_char_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_schar_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_short_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -264,6 +287,7 @@ void shmem_ctx_iput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t
 void shmem_ctx_iput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_float_p(float *dest, float value, int pe);
 void shmem_double_p(double *dest, double value, int pe);
+void shmem_longdouble_p(long double *dest, long double value, int pe);
 void shmem_char_p(char *dest, char value, int pe);
 void shmem_schar_p(signed char *dest, signed char value, int pe);
 void shmem_short_p(short *dest, short value, int pe);
@@ -287,6 +311,7 @@ void shmem_size_p(size_t *dest, size_t value, int pe);
 void shmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe);
 void shmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe);
+void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe);
 void shmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe);
 void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe);
 void shmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe);
@@ -310,6 +335,7 @@ void shmem_ctx_size_p(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
 void shmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
 void shmem_float_get(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_get(double *dest, const double *source, size_t nelems, int pe);
+void shmem_longdouble_get(long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_char_get(char *dest, const char *source, size_t nelems, int pe);
 void shmem_schar_get(signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_short_get(short *dest, const short *source, size_t nelems, int pe);
@@ -339,6 +365,7 @@ void shmem_get128(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
 void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
 void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
@@ -368,6 +395,7 @@ void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_double_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_longdouble_iget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_char_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_schar_iget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_short_iget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -396,6 +424,7 @@ void shmem_iget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 void shmem_iget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_float_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_double_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longdouble_iget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_char_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_schar_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 void shmem_ctx_short_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
@@ -424,6 +453,7 @@ void shmem_ctx_iget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t
 void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 float shmem_float_g(const float *source, int pe);
 double shmem_double_g(const double *source, int pe);
+long double shmem_longdouble_g(const long double *source, int pe);
 char shmem_char_g(const char *source, int pe);
 signed char shmem_schar_g(const signed char *source, int pe);
 short shmem_short_g(const short *source, int pe);
@@ -447,6 +477,7 @@ size_t shmem_size_g(const size_t *source, int pe);
 ptrdiff_t shmem_ptrdiff_g(const ptrdiff_t *source, int pe);
 float shmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe);
 double shmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe);
+long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe);
 char shmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe);
 signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe);
 short shmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe);
@@ -470,6 +501,7 @@ size_t shmem_ctx_size_g(shmem_ctx_t ctx, const size_t *source, int pe);
 ptrdiff_t shmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t *source, int pe);
 void shmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe);
+void shmem_longdouble_put_nbi(long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe);
 void shmem_schar_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_short_put_nbi(short *dest, const short *source, size_t nelems, int pe);
@@ -499,6 +531,7 @@ void shmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
 void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
 void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
@@ -528,6 +561,7 @@ void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe);
 void shmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe);
+void shmem_longdouble_get_nbi(long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe);
 void shmem_schar_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_short_get_nbi(short *dest, const short *source, size_t nelems, int pe);
@@ -557,6 +591,7 @@ void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
 void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
 void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
 void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
 void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
@@ -586,6 +621,7 @@ void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -614,6 +650,7 @@ void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
 void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -642,6 +679,7 @@ void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_
 void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -670,6 +708,7 @@ void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
 void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
@@ -1163,6 +1202,7 @@ void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
 void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_double_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_longdouble_put_signal(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_char_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_schar_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_short_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -1192,6 +1232,7 @@ void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t
 void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -1221,6 +1262,7 @@ void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, si
 void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_longdouble_put_signal_nbi(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_schar_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_short_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -1250,6 +1292,7 @@ void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint
 void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -1466,6 +1509,7 @@ int shmem_team_sync(shmem_team_t team);
 int shmem_sync(shmem_team_t team);
 int shmem_float_alltoall(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int shmem_double_alltoall(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmem_longdouble_alltoall(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmem_char_alltoall(shmem_team_t team, char *dest, const char *source, size_t nelems);
 int shmem_schar_alltoall(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
 int shmem_short_alltoall(shmem_team_t team, short *dest, const short *source, size_t nelems);
@@ -1490,6 +1534,7 @@ int shmem_ptrdiff_alltoall(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 int shmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int root);
 int shmem_double_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int root);
+int shmem_longdouble_broadcast(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int root);
 int shmem_char_broadcast(shmem_team_t team, char *dest, const char *source, size_t nelems, int root);
 int shmem_schar_broadcast(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int root);
 int shmem_short_broadcast(shmem_team_t team, short *dest, const short *source, size_t nelems, int root);
@@ -1514,6 +1559,7 @@ int shmem_ptrdiff_broadcast(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int root);
 int shmem_float_collect(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int shmem_double_collect(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmem_longdouble_collect(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmem_char_collect(shmem_team_t team, char *dest, const char *source, size_t nelems);
 int shmem_schar_collect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
 int shmem_short_collect(shmem_team_t team, short *dest, const short *source, size_t nelems);
@@ -1538,6 +1584,7 @@ int shmem_ptrdiff_collect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *s
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 int shmem_float_fcollect(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int shmem_double_fcollect(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmem_longdouble_fcollect(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmem_char_fcollect(shmem_team_t team, char *dest, const char *source, size_t nelems);
 int shmem_schar_fcollect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
 int shmem_short_fcollect(shmem_team_t team, short *dest, const short *source, size_t nelems);
@@ -1625,6 +1672,7 @@ int shmem_uint64_max_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_max_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_max_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_max_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_max_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_char_min_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_min_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_min_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1648,6 +1696,7 @@ int shmem_uint64_min_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_min_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_min_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_min_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_min_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_char_sum_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_sum_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_sum_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1671,6 +1720,9 @@ int shmem_uint64_sum_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_sum_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_sum_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_sum_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
+int shmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
+int shmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_char_prod_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_prod_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_prod_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1694,6 +1746,9 @@ int shmem_uint64_prod_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *
 int shmem_size_prod_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_prod_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_prod_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
+int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
+int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1717,6 +1772,9 @@ int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
+int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
+int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1740,8 +1798,12 @@ int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
+int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
+int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_float_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 int shmem_double_alltoalls(shmem_team_t team, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+int shmem_longdouble_alltoalls(shmem_team_t team, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 int shmem_char_alltoalls(shmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 int shmem_schar_alltoalls(shmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 int shmem_short_alltoalls(shmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
@@ -1779,6 +1841,29 @@ int _num_pes(void);
 void *shmalloc(size_t size);
 void shfree(void *ptr);
 void *shmemalign(size_t alignment, size_t size);
+void start_pes(int npes);
+void *shrealloc(void *ptr, size_t size);
+void shmem_clear_cache_inv(void);
+void shmem_set_cache_inv(void);
+void shmem_clear_cache_line_inv(void *dest);
+void shmem_set_cache_line_inv(void *dest);
+void shmem_udcflush(void);
+void shmem_udcflush_line(void *dest);
+void shmem_wait(long *ivar, long cmp_value);
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+#ifndef __cplusplus
+void shmem_wait_until(long *ivar, int cmp, long cmp_value);
+#endif
 float shmem_float_fetch(const float *source, int pe);
 double shmem_double_fetch(const double *source, int pe);
 int shmem_int_fetch(const int *source, int pe);
@@ -1809,6 +1894,54 @@ long long shmem_longlong_fadd(long long *dest, long long value, int pe);
 void shmem_int_add(int *dest, int value, int pe);
 void shmem_long_add(long *dest, long value, int pe);
 void shmem_longlong_add(long long *dest, long long value, int pe);
+void shmem_short_and_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_and_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_and_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_and_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_short_or_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_or_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_or_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_or_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_short_xor_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_xor_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_xor_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_xor_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_short_max_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_max_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_max_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_max_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_float_max_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
+void shmem_double_max_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_max_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
+void shmem_short_min_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_min_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_min_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_min_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_float_min_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
+void shmem_double_min_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_min_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
+void shmem_short_sum_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_sum_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_sum_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_sum_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_float_sum_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
+void shmem_double_sum_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_sum_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
+void shmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
+void shmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
+void shmem_short_prod_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
+void shmem_int_prod_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
+void shmem_long_prod_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
+void shmem_longlong_prod_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
+void shmem_float_prod_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
+void shmem_double_prod_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
+void shmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
+void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
+void shmem_short_wait(short *ivar, short cmp_value);
+void shmem_int_wait(int *ivar, int cmp_value);
+void shmem_long_wait(long *ivar, long cmp_value);
+void shmem_longlong_wait(long long *ivar, long long cmp_value);
 
 #ifdef __cplusplus
 } /* extern "C" */

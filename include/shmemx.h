@@ -15,7 +15,7 @@
  * default stream), the same type as ishmemx_queue_t. */
 typedef struct CUstream_st *shmemx_queue_t;
 
-#define SHMEMX_TEAM_NODE ((shmem_team_t)2)
+#define SHMEMX_TEAM_NODE ((shmem_team_t)3)
 #define SHMEMX_ATTR_INITIALIZER { ISHMEMX_RUNTIME_AUTO, true, true, NULL, false, -1, 0, NULL }
 
 #ifdef __cplusplus

@@ -226,7 +226,9 @@ run coll_ops.3pe coll_ops -- ISHMEM_SYMMETRIC_SIZE=256M "${RUN[@]}" -n 3 "$B/col
 run coll_ops.mpirun coll_ops -- "${MPIRUN[@]}" "$NP" "$B/coll_ops"
 # every block to the copy engines and every queue reduction over the whole GPU; then the
 # large reductions in one block
-run coll_ops.copyengines coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
+run coll_ops.copyengines coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 ISHMEMI_QUEUE_GRID_COPY_MAX=0 ISHMEM_QUEUE_REDUCE_SPLIT_MIN=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
+# the grid copy kernel between the team syncs of the large data collectives (issue 24), at every size
+run coll_ops.gridcopy coll_ops -- ISHMEM_QUEUE_KERNEL_MAX=0 "${RUN[@]}" -n "$NP" "$B/coll_ops"
 run coll_ops.oneblock coll_ops -- ISHMEM_QUEUE_REDUCE_SPLIT_MIN=1T "${RUN[@]}" -n "$NP" "$B/coll_ops"
 # ishmemx_print / timestamp / nop in kernels (issue 12); an ERROR message traps the kernel
 run ext_ops.ishmrun ext_ops -- "${RUN[@]}" -n "$NP" "$B/ext_ops"

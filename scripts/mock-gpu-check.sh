@@ -106,6 +106,10 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     # the target itself (its own heap) and by a node peer of the putter (through the target's
     # mailbox) (issue 26, the mutant proxy_quiet_noop; 100 rounds: 83 s at a load average of 80)
     run proxy_quiet.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN_LONG -n 4 "$B/mock_queue_remote" quiet
+    # the same without a race: the target is stopped (SIGSTOP by its node peer) while the
+    # writer's quiet_on_queue runs, which must not return until the target runs again (issue 26:
+    # kills proxy_quiet_noop every time; 2 rounds, each holds the target 3 s)
+    run proxy_quiet_stopped.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 "$B/mock_queue_remote" quiet_stopped
     # Host calls while a kernel waits for this PE's proxy (issue 23): a module loaded at first
     # use, or a synchronous copy, would wait for that kernel while the proxy waits for them
     # (the mock reports "DEADLOCK" after MOCK_CUDA_WAIT_S and aborts the PE).

@@ -7,7 +7,9 @@
 # runs scripts/mock-gpu-check.sh's programs), and fails unless every mutant is killed (at least
 # one of its tests fails) in every setting it is listed for: one node, and across 2 pretend
 # nodes (ISHMEM_NODE_SPLIT=2, tcp;ofi_rxm on loopback). The same tests must pass on the real
-# library first. The table of mutations and killing tests is in docs/RELIABILITY.md.
+# library first. Every named test must exist and be seen to run (its own output, not the
+# phase's log); a name that matches nothing fails the check. The table of mutations and
+# killing tests is in docs/RELIABILITY.md.
 #   scripts/mutation-check.sh              every mutant
 #   scripts/mutation-check.sh NAME...      those mutants only
 #   MUTATION_REUSE=1 scripts/mutation-check.sh NAME...
@@ -40,7 +42,7 @@ wait_early|node|p2p.ishmrun.4 order_mut.ishmrun.4
 wait_early|nodes|p2p.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.ishmrun.4
 team_sync_skip|node|order_mut.ishmrun.4 team.ishmrun.4
 team_sync_skip|nodes|order_mut.fabric_tcp.ishmrun.4 team.fabric_tcp.ishmrun.4
-proxy_quiet_noop|nodes|mock:proxy_quiet.fabric.4pe
+proxy_quiet_noop|nodes|mock:proxy_quiet_stopped.fabric.4pe mock:proxy_quiet.fabric.4pe
 ctx_quiet_noop|nodes|ctx_quiet.fabric_tcp.ishmrun.4
 ctx_quiet_global|nodes|ctx_quiet.fabric_tcp.ishmrun.4
 shm_checks_off|node|security.shm_names.ishmrun.2 security.shm_checks.openmpi_env.2
@@ -54,28 +56,56 @@ done
 # The suite's programs, against the real library (make test-c-build), and the mock GPU's.
 echo "mutation-check: building the real library and the test programs"
 ${MAKE:-make} -s test-c-build >"$B/build.log" 2>&1 || { tail -n 30 "$B/build.log"; exit 1; }
+# Each test's own output goes to $B/one.out first (then to $LOG), and only that output is
+# judged: a test counts as run only where its own output says so (ctest: "... out of 1", one
+# test matched and run; the mock check: its "mock-gpu-check: NAME: ok|FAILED" line). A name
+# that matches no test, or matches but did not run, is "!missing:NAME", never a pass or a kill.
+ONE=$B/one.out
+ran() { # test: did the output in $ONE run exactly that one test?
+    case "$1" in
+    mock:*) grep -qE "^mock-gpu-check: ${1#mock:}: (ok|FAILED)" "$ONE" ;;
+    *) grep -qE "^[0-9]+% tests passed, [01] tests? failed out of 1\$" "$ONE" && ! grep -q "No tests were found" "$ONE" ;;
+    esac
+}
 ctest_of() { # tests... : runs them one at a time in build/tests, stops at the first failure
     for t in "$@"; do
+        rc=0
         case "$t" in
         mock:*)
-            MOCK_GPU_ONLY=${t#mock:} MOCK_GPU_BUILD=$LIBDIR sh scripts/mock-gpu-check.sh >>"$LOG" 2>&1 || {
-                echo "$t"; return 0; }
+            MOCK_GPU_ONLY=${t#mock:} MOCK_GPU_BUILD=$LIBDIR sh scripts/mock-gpu-check.sh >"$ONE" 2>&1 || rc=$?
             ;;
         *)
-            (cd build/tests && ctest -R "^$(echo "$t" | sed 's/\./\\./g')\$" --output-on-failure) >>"$LOG" 2>&1 || {
-                echo "$t"; return 0; }
-            grep -q "100% tests passed, 0 tests failed out of 1$" "$LOG" || {
-                echo "!missing:$t"; return 0; }
+            (cd build/tests && ctest -R "^$(echo "$t" | sed 's/\./\\./g')\$" --output-on-failure) >"$ONE" 2>&1 || rc=$?
             ;;
         esac
+        cat "$ONE" >>"$LOG"
+        if ! ran "$t"; then
+            echo "!missing:$t"
+            return 0
+        fi
+        if [ "$rc" != 0 ]; then
+            echo "$t"
+            return 0
+        fi
+        echo "$t" >>"$LOG.ran"
     done
 }
+
+all=$(echo "$TABLE" | grep -E "^($(echo $want | tr ' ' '|'))\|" | cut -d'|' -f3 | tr ' ' '\n' | sort -u)
+# Every named test exists: a ctest name in build/tests' list, a mock name a run of the mock check.
+(cd build/tests && ctest -N) >"$B/ctest-names" 2>&1
+for t in $all; do
+    case "$t" in
+    mock:*) grep -qE "^ *(run|expect_fail) \"?${t#mock:}\"? " scripts/mock-gpu-check.sh ;;
+    *) grep -qE "^ *Test +#[0-9]+: $(echo "$t" | sed 's/\./\\./g')\$" "$B/ctest-names" ;;
+    esac || { echo "mutation-check: FAILED: no test is named $t (ctest -N in build/tests, scripts/mock-gpu-check.sh)"; exit 1; }
+done
 
 # Baseline: every listed test passes with the real library (else a kill means nothing).
 LIBDIR=$ROOT/target/release
 LOG=$B/real.log
 : >"$LOG"
-all=$(echo "$TABLE" | grep -E "^($(echo $want | tr ' ' '|'))\|" | cut -d'|' -f3 | tr ' ' '\n' | sort -u)
+: >"$LOG.ran"
 echo "mutation-check: the real library against the $(echo "$all" | wc -l) tests"
 # A test that fails here is run once more alone (on a loaded machine a job may pass its
 # launcher's timeout); a second failure ends the check.
@@ -84,7 +114,7 @@ while :; do
     # shellcheck disable=SC2086
     f=$(LD_LIBRARY_PATH= ctest_of $left)
     [ -n "$f" ] || break
-    case "$f" in '!missing:'*) echo "mutation-check: FAILED: ctest has no test ${f#!missing:}"; exit 1 ;; esac
+    case "$f" in '!missing:'*) echo "mutation-check: FAILED: ${f#!missing:} did not run (log: $LOG)"; exit 1 ;; esac
     if [ -n "$(LD_LIBRARY_PATH= ctest_of "$f")" ]; then
         echo "mutation-check: FAILED: $f fails on the real library, twice (log: $LOG)"
         exit 1
@@ -92,7 +122,10 @@ while :; do
     echo "mutation-check: $f failed on the real library once and passed when run again (log: $LOG)"
     left=$(echo "$left" | sed "1,/^$(echo "$f" | sed 's/\./\\./g')\$/d")
 done
-missing() { case "$1" in '!missing:'*) echo "mutation-check: FAILED: ctest has no test ${1#!missing:}"; exit 1 ;; esac; }
+for t in $all; do
+    grep -qxF "$t" "$LOG.ran" || { echo "mutation-check: FAILED: $t did not pass on the real library (log: $LOG)"; exit 1; }
+done
+missing() { case "$1" in '!missing:'*) echo "mutation-check: FAILED: ${1#!missing:} did not run (log: $LOG)"; exit 1 ;; esac; }
 
 survived=""
 killed=0
@@ -124,13 +157,20 @@ for m in $want; do
         [ -n "$tests" ] || continue
         LOG=$B/$m.$setting.log
         : >"$LOG"
+        : >"$LOG.ran"
         # shellcheck disable=SC2086
         by=$(LD_LIBRARY_PATH=$LIBDIR ctest_of $tests)
         missing "$by"
         if [ -n "$by" ]; then
             killed=$((killed + 1))
-            echo "mutation-check: $m ($setting): killed by $by"
+            # the killing test's first complaint (its output is the last in $ONE)
+            why=$(grep -v "Test *#[0-9]" "$ONE" | grep -m 1 -E "FAIL|ERROR|DEADLOCK|[Tt]imeout|ishmrun: " |
+                sed "s|$ROOT/||g" | cut -c 1-300 || true)
+            echo "mutation-check: $m ($setting): killed by $by${why:+: $why}"
         else
+            for t in $tests; do
+                grep -qxF "$t" "$LOG.ran" || { echo "mutation-check: FAILED: $t did not run against $m (log: $LOG)"; exit 1; }
+            done
             survived="$survived $m($setting)"
             echo "mutation-check: $m ($setting): SURVIVED $tests (log: $LOG)"
         fi

@@ -142,6 +142,118 @@ macro_rules! num_float {
 }
 num_float!(f32, f64);
 
+/// C's `long double` on x86-64: the x87 80-bit extended type, stored in 16 bytes (the last six
+/// are padding). Rust has no such type, so the reductions compute with the x87 unit itself
+/// (inline assembly); `Default` is +0.0. OpenSHMEM's `shmem_longdouble_*` names only (ishmem.h
+/// has no long double).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct LongDouble(pub [u8; 16]);
+
+#[cfg(target_arch = "x86_64")]
+impl LongDouble {
+    /// `a op b` computed by the x87 unit (`op`: "faddp" or "fmulp"), rounded as C would.
+    #[inline(always)]
+    fn x87(self, o: Self, mul: bool) -> Self {
+        let mut r = self;
+        // SAFETY: both operands are 16-byte values in memory; the asm pushes two x87 registers
+        // and pops both (the stack is empty again on exit, as Rust requires).
+        unsafe {
+            if mul {
+                std::arch::asm!("fld tbyte ptr [{b}]", "fld tbyte ptr [{a}]", "fmulp", "fstp tbyte ptr [{a}]",
+                    a = in(reg) r.0.as_mut_ptr(), b = in(reg) o.0.as_ptr(),
+                    out("st(0)") _, out("st(1)") _, options(nostack));
+            } else {
+                std::arch::asm!("fld tbyte ptr [{b}]", "fld tbyte ptr [{a}]", "faddp", "fstp tbyte ptr [{a}]",
+                    a = in(reg) r.0.as_mut_ptr(), b = in(reg) o.0.as_ptr(),
+                    out("st(0)") _, out("st(1)") _, options(nostack));
+            }
+        }
+        r
+    }
+
+    /// The x87 comparison of `self` and `o`: None when either is a NaN.
+    fn cmp87(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        let (c, z, p): (u8, u8, u8);
+        // SAFETY: as above; fucomip pops one register and fstp the other.
+        unsafe {
+            std::arch::asm!("fld tbyte ptr [{b}]", "fld tbyte ptr [{a}]", "fucomip st, st(1)", "fstp st(0)",
+                "setc {c}", "setz {z}", "setp {p}",
+                a = in(reg) self.0.as_ptr(), b = in(reg) o.0.as_ptr(),
+                c = out(reg_byte) c, z = out(reg_byte) z, p = out(reg_byte) p,
+                out("st(0)") _, out("st(1)") _, options(nostack));
+        }
+        use std::cmp::Ordering::*;
+        match (c, z, p) {
+            (_, _, 1) => None,
+            (1, _, _) => Some(Less),
+            (_, 1, _) => Some(Equal),
+            _ => Some(Greater),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl LongDouble {
+    fn x87(self, _o: Self, _mul: bool) -> Self {
+        crate::ffi::fatal("shmem_longdouble reduction", "long double arithmetic is implemented for x86-64 only")
+    }
+    fn cmp87(&self, _o: &Self) -> Option<std::cmp::Ordering> {
+        crate::ffi::fatal("shmem_longdouble reduction", "long double arithmetic is implemented for x86-64 only")
+    }
+}
+
+impl PartialEq for LongDouble {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp87(o) == Some(std::cmp::Ordering::Equal)
+    }
+}
+impl PartialOrd for LongDouble {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        self.cmp87(o)
+    }
+}
+impl Num for LongDouble {
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self.x87(o, false)
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self.x87(o, true)
+    }
+}
+
+macro_rules! complex {
+    ($name:ident, $f:ty, $c:literal) => {
+        #[doc = concat!("C's `", $c, "`: the real part, then the imaginary part (OpenSHMEM's sum and prod")]
+        /// reductions and sum scans; complex numbers have no order, so `partial_cmp` is None).
+        #[repr(C)]
+        #[derive(Clone, Copy, Default, Debug, PartialEq)]
+        pub struct $name {
+            pub re: $f,
+            pub im: $f,
+        }
+        impl PartialOrd for $name {
+            fn partial_cmp(&self, _o: &Self) -> Option<std::cmp::Ordering> {
+                None
+            }
+        }
+        impl Num for $name {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                $name { re: self.re + o.re, im: self.im + o.im }
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                $name { re: self.re * o.re - self.im * o.im, im: self.re * o.im + self.im * o.re }
+            }
+        }
+    };
+}
+complex!(ComplexF, f32, "float _Complex");
+complex!(ComplexD, f64, "double _Complex");
+
 fn sum<T: Num>(a: &mut [T], b: &[T]) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x = x.add(*y));
 }

@@ -209,8 +209,16 @@ pub mod osh {
     /// Deprecated (1.4) AMO names: fetch, set, swap take these; cswap, finc, inc, fadd, add
     /// the last three.
     pub const AMO_DEPRECATED: &[&str] = &["float", "double", "int", "long", "longlong"];
-    /// OpenSHMEM TYPENAMEs with no row in `TYPES`, and their C spelling.
-    pub const OSH_ONLY: &[(&str, &str)] = &[("longdouble", "long double"), ("complexd", "double _Complex"), ("complexf", "float _Complex")];
+    /// OpenSHMEM TYPENAMEs with no row in `TYPES` (ishmem.h, and so the device API, has no such
+    /// type): libishmem implements their shmem_* names itself (listed `native`), with these
+    /// Rust spellings (`op::LongDouble`: x86-64's 80-bit extended type in 16 bytes; the complex
+    /// types: a real and an imaginary part). `classes` is unused (the lists above say which
+    /// families take them).
+    pub const OSH_ONLY: &[super::CType] = &[
+        super::CType { name: "longdouble", c: "long double", rust: "crate::op::LongDouble", size: 16, classes: 0 },
+        super::CType { name: "complexd", c: "double _Complex", rust: "crate::op::ComplexD", size: 16, classes: 0 },
+        super::CType { name: "complexf", c: "float _Complex", rust: "crate::op::ComplexF", size: 8, classes: 0 },
+    ];
 }
 
 /// The types of one family, in table order.

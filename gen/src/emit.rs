@@ -90,7 +90,7 @@ fn coll_queue_body(op: &Op) -> String {
 }
 
 /// The Rust body of an `_on_queue` shim: the same core call, in `api::queue`, with the queue.
-fn queue_body(op: &Op) -> String {
+pub(crate) fn queue_body(op: &Op) -> String {
     if is_coll(op) {
         return coll_queue_body(op);
     }
@@ -146,6 +146,9 @@ fn rust_type(tmpl: &str, ty: Option<&CType>) -> String {
         "size_t *" => "*mut usize".into(),
         "ishmemx_queue_t" => "crate::api::queue::Queue".into(),
         "ishmem_team_t" => "c_int".into(),
+        "shmem_team_t" => "team::Handle".into(),
+        "shmem_team_t *" => "*mut team::Handle".into(),
+        "shmemx_queue_t" => "crate::api::queue::Queue".into(),
         "shmem_ctx_t" => "ctx::Ctx".into(),
         other => panic!("no Rust spelling for C type template {other:?}"),
     }

@@ -9,7 +9,7 @@
 //! less `const` and the handle typedefs, and the generator stops on any difference). Names that
 //! ishmem has nothing for are listed missing, with the reason.
 
-use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_name, queue_params, rust_shim_of};
+use crate::emit::{all_decls, c_decl_of, has_on_queue, instances, is_coll, queue_body, queue_name, queue_params, rust_shim_of};
 use crate::ops::{Op, FIXED, HOST_OPS, OPS};
 use crate::table::{self, osh, CType};
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,13 +32,10 @@ pub enum What {
     /// declared as `decl`; `rust` is its generated Rust shim (None: hand-written in src/api).
     Native { decl: String, rust: Option<String> },
     /// Not exported, and why.
+    /// (none today: every name of the lists is exported or native; kept for the list format)
+    #[allow(dead_code)]
     Missing(&'static str),
 }
-
-const NO_TYPE: &str = "ishmem's type table has no such type (long double, complex)";
-const ACTIVE_SET: &str = "deprecated active-set collective (PE_start, logPE_stride, PE_size, pSync): ishmem has the team forms only";
-const DEPRECATED: &str = "deprecated before OpenSHMEM 1.5 and not provided";
-const WAIT: &str = "deprecated wait-while-equal form: use shmem_TYPENAME_wait_until with SHMEM_CMP_NE";
 
 /// Section headings, in header order.
 const SECTIONS: &[&str] = &[
@@ -134,34 +131,29 @@ const NATIVE_OSH: &[(&str, &str, &str, &str)] = &[
     ("1.6", "ordering", "shmem_ctx_pe_quiet", "void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)"),
 ];
 
-/// Hand-written OpenSHMEM names with no ishmem target: (spec, section, name, why).
-const MISSING: &[(&str, &str, &str, &str)] = &[
-    ("1.5-deprecated", "deprecated", "start_pes", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shrealloc", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_clear_cache_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_set_cache_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_clear_cache_line_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_set_cache_line_inv", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_udcflush", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_udcflush_line", DEPRECATED),
-    ("1.5-deprecated", "deprecated", "shmem_wait", WAIT),
-    (
-        "1.5-deprecated",
-        "deprecated",
-        "shmem_wait_until",
-        "deprecated untyped (long) form: the C11 generic shmem_wait_until and shmem_long_wait_until cover it",
-    ),
-    ("1.5-deprecated", "deprecated", "shmem_barrier", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_broadcast32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_broadcast64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_collect32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_collect64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_fcollect32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_fcollect64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoall32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoall64", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoalls32", ACTIVE_SET),
-    ("1.5-deprecated", "deprecated", "shmem_alltoalls64", ACTIVE_SET),
+/// The deprecated OpenSHMEM names libishmem implements itself (src/api/deprecated.rs: no ishmem
+/// counterpart): (name, declaration). The active-set reductions are added by `rows`.
+const DEPRECATED_OSH: &[(&str, &str)] = &[
+    ("start_pes", "void start_pes(int npes)"),
+    ("shrealloc", "void *shrealloc(void *ptr, size_t size)"),
+    ("shmem_clear_cache_inv", "void shmem_clear_cache_inv(void)"),
+    ("shmem_set_cache_inv", "void shmem_set_cache_inv(void)"),
+    ("shmem_clear_cache_line_inv", "void shmem_clear_cache_line_inv(void *dest)"),
+    ("shmem_set_cache_line_inv", "void shmem_set_cache_line_inv(void *dest)"),
+    ("shmem_udcflush", "void shmem_udcflush(void)"),
+    ("shmem_udcflush_line", "void shmem_udcflush_line(void *dest)"),
+    ("shmem_wait", "void shmem_wait(long *ivar, long cmp_value)"),
+    ("shmem_barrier", "void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_broadcast32", "void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_broadcast64", "void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_collect32", "void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_collect64", "void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_fcollect32", "void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_fcollect64", "void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoall32", "void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoall64", "void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoalls32", "void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
+    ("shmem_alltoalls64", "void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)"),
 ];
 
 /// The deprecated (OpenSHMEM 1.4) AMO names and the family each is an older spelling of,
@@ -255,7 +247,6 @@ fn abi_sig(decl: &str) -> (String, Vec<String>) {
             ("ishmem_team_config_t", "team_config_t"),
             ("shmem_team_config_t", "team_config_t"),
             ("ishmem_team_t", "int"),
-            ("shmem_team_t", "int"),
             ("ishmemx_queue_t", "queue_t"),
             ("shmemx_queue_t", "queue_t"),
         ] {
@@ -292,42 +283,88 @@ fn ctx_shim(op: &Op, name: &str, ty: Option<&'static CType>, elem: usize) -> Str
     rust_shim_of(name, op.ret, &ctx_params(op.params), ty, &body, elem)
 }
 
+/// The Rust shim of an OpenSHMEM name that takes a team: shmem.h's `shmem_team_t` is a
+/// pointer-sized handle and ishmem's `ishmem_team_t` an int, so the name is an entry point of its
+/// own (not an alias) that turns the handle into the team index (`api::team::index`) and runs
+/// the family's body.
+fn team_shim(
+    name: &str,
+    ret: &str,
+    params: &[(&'static str, &'static str)],
+    ty: Option<&'static CType>,
+    body: &str,
+    elem: usize,
+) -> String {
+    assert!(params.iter().any(|p| *p == ("shmem_team_t", "team")), "{name}: a team form needs a shmem_team_t team parameter");
+    rust_shim_of(name, ret, params, ty, &format!("let team = team::index(team); {body}"), elem)
+}
+
 /// Stops the generator unless `decl` (the OpenSHMEM name) and its target are ABI-identical.
 fn check_alias(decl: &str, target: &str, ishmem: &BTreeMap<String, String>) {
     let Some(td) = ishmem.get(target) else { panic!("{decl}: the target {target} is not an ishmem symbol") };
     assert_eq!(abi_sig(decl), abi_sig(td), "`{decl}` is not ABI-identical to its target `{td}`");
 }
 
+/// Whether a form passes or returns a `long double` by value (p, g): the C calling convention
+/// puts it on the stack or in the x87 register st(0), which a Rust function cannot take or
+/// return; those forms are assembly entry points (src/api/longdouble.rs).
+fn by_value_x87(op: &Op, t: &CType) -> bool {
+    t.name == "longdouble" && (op.ret == "T" || op.params.iter().any(|p| p.0 == "T"))
+}
+
+/// The team shim of an op family's OpenSHMEM name, where the family takes a team.
+fn team_shim_of(op: &Op, name: &str, params: &[(&'static str, &'static str)], ty: Option<&'static CType>, elem: usize) -> Option<String> {
+    params.contains(&("shmem_team_t", "team")).then(|| team_shim(name, op.ret, params, ty, op.body, elem))
+}
+
 /// Every row, in header order within each section (before sorting by section).
 pub fn rows() -> Vec<Row> {
     let ishmem: BTreeMap<String, String> = all_decls().into_iter().map(|(_, _, n, d)| (n, d)).collect();
     let mut v = Vec::new();
-    let exported = |v: &mut Vec<Row>, spec: &'static str, section: &'static str, name: String, decl: String, target: String| {
-        check_alias(&decl, &target, &ishmem);
-        v.push(Row { name, spec, section, what: What::Exported { target, decl } });
-    };
+    // A name is an alias of its ishmem target unless it takes or returns a team handle (a
+    // pointer in shmem.h, an int in ishmem.h): then it is native, its shim converting the handle
+    // (`shim`: generated; None: hand-written in src/api/team.rs, ctx.rs, queue_coll.rs).
+    let exported =
+        |v: &mut Vec<Row>, spec: &'static str, section: &'static str, name: String, decl: String, target: String, shim: Option<String>| {
+            if decl.contains("shmem_team_t") {
+                v.push(Row { name, spec, section, what: What::Native { decl, rust: shim } });
+                return;
+            }
+            check_alias(&decl, &target, &ishmem);
+            v.push(Row { name, spec, section, what: What::Exported { target, decl } });
+        };
     for &(spec, section, name, decl, target) in FIXED_OSH {
-        exported(&mut v, spec, section, name.to_string(), decl.to_string(), target.to_string());
+        exported(&mut v, spec, section, name.to_string(), decl.to_string(), target.to_string(), None);
     }
     for op in OPS.iter().chain(HOST_OPS) {
         let spec = spec_of(op);
         let params = osh_params(op);
         // The OpenSHMEM names of this family, for the ctx forms: (name, the ishmem type and
         // element size where ishmem has the form).
-        let mut names: Vec<(String, Option<(Option<&'static CType>, usize)>)> = Vec::new();
+        let mut names: Vec<(String, (Option<&'static CType>, usize))> = Vec::new();
         if let Some(pat) = op.typed {
             for &tn in osh_types(op) {
                 let name = osh_name(&pat.replace("{T}", tn));
                 match ishmem_type(op, tn) {
                     Some(t) => {
-                        names.push((name.clone(), Some((Some(t), t.size))));
+                        names.push((name.clone(), (Some(t), t.size)));
                         let decl = c_decl_of(&name, op.ret, &params, Some(t));
-                        exported(&mut v, spec, op.section, name, decl, pat.replace("{T}", t.name));
+                        let shim = team_shim_of(op, &name, &params, Some(t), t.size);
+                        exported(&mut v, spec, op.section, name, decl, pat.replace("{T}", t.name), shim);
                     }
                     None => {
-                        assert!(osh::OSH_ONLY.iter().any(|(n, _)| *n == tn), "{pat}: ishmem lacks the OpenSHMEM type {tn}");
-                        names.push((name.clone(), None));
-                        v.push(Row { name, spec, section: op.section, what: What::Missing(NO_TYPE) });
+                        // long double and the complex types: libishmem's own (native) names
+                        let t = osh::OSH_ONLY.iter().find(|t| t.name == tn);
+                        let t = t.unwrap_or_else(|| panic!("{pat}: ishmem lacks the OpenSHMEM type {tn}"));
+                        names.push((name.clone(), (Some(t), t.size)));
+                        let decl = c_decl_of(&name, op.ret, &params, Some(t));
+                        let rust = if by_value_x87(op, t) {
+                            None /* src/api/longdouble.rs: the x87 calling convention */
+                        } else {
+                            team_shim_of(op, &name, &params, Some(t), t.size)
+                                .or_else(|| Some(rust_shim_of(&name, op.ret, &params, Some(t), op.body, t.size)))
+                        };
+                        v.push(Row { name, spec, section: op.section, what: What::Native { decl, rust } });
                     }
                 }
             }
@@ -336,25 +373,23 @@ pub fn rows() -> Vec<Row> {
             for &s in table::SIZES {
                 let target = pat.replace("{S}", &s.to_string());
                 let name = osh_name(&target);
-                names.push((name.clone(), Some((None, s / 8))));
-                exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), target);
+                names.push((name.clone(), (None, s / 8)));
+                let shim = team_shim_of(op, &name, &params, None, s / 8);
+                exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), target, shim);
             }
         }
         if let Some(m) = op.mem {
             let name = osh_name(m);
-            names.push((name.clone(), Some((None, 1))));
-            exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), m.to_string());
+            names.push((name.clone(), (None, 1)));
+            let shim = team_shim_of(op, &name, &params, None, 1);
+            exported(&mut v, spec, op.section, name.clone(), c_decl_of(&name, op.ret, &params, None), m.to_string(), shim);
         }
         if ["rma", "amo", "signal"].contains(&op.section) {
-            for (n, form) in names {
+            for (n, (ty, elem)) in names {
                 let name = ctx_name(&n);
-                let what = match form {
-                    Some((ty, elem)) => {
-                        let decl = c_decl_of(&name, op.ret, &ctx_params(&params), ty);
-                        What::Native { decl, rust: Some(ctx_shim(op, &name, ty, elem)) }
-                    }
-                    None => What::Missing(NO_TYPE),
-                };
+                let decl = c_decl_of(&name, op.ret, &ctx_params(&params), ty);
+                let x87 = ty.is_some_and(|t| by_value_x87(op, t));
+                let what = What::Native { decl, rust: (!x87).then(|| ctx_shim(op, &name, ty, elem)) };
                 v.push(Row { name, spec, section: op.section, what });
             }
         }
@@ -362,9 +397,18 @@ pub fn rows() -> Vec<Row> {
     for &(spec, section, name, decl) in NATIVE_OSH {
         v.push(Row { name: name.to_string(), spec, section, what: What::Native { decl: decl.to_string(), rust: None } });
     }
-    for &(spec, section, name, why) in MISSING {
-        v.push(Row { name: name.to_string(), spec, section, what: What::Missing(why) });
+    for &(name, decl) in DEPRECATED_OSH {
+        v.push(Row {
+            name: name.to_string(),
+            spec: "1.5-deprecated",
+            section: "deprecated",
+            what: What::Native { decl: decl.to_string(), rust: None },
+        });
     }
+    // the untyped wait_until is shmem_long_wait_until (the C11 generic name is a macro after it)
+    let op = OPS.iter().find(|o| o.typed == Some("ishmem_{T}_wait_until")).expect("the wait_until family");
+    let decl = c_decl_of("shmem_wait_until", op.ret, &osh_params(op), table::by_name("long"));
+    exported(&mut v, "1.5-deprecated", "deprecated", "shmem_wait_until".into(), decl, "ishmem_long_wait_until".into(), None);
     // deprecated: the 1.4 AMO spellings (aliases), the active-set reductions and typed waits
     for &(old, fam, fp) in AMO_OLD {
         let op = OPS.iter().find(|o| o.typed == Some(fam)).expect("the AMO family");
@@ -373,7 +417,7 @@ pub fn rows() -> Vec<Row> {
             let t = ishmem_type(op, tn).expect("ishmem has every deprecated AMO type");
             let name = format!("shmem_{tn}_{old}");
             let decl = c_decl_of(&name, op.ret, &params, Some(t));
-            exported(&mut v, "1.5-deprecated", "deprecated", name, decl, fam.replace("{T}", tn));
+            exported(&mut v, "1.5-deprecated", "deprecated", name, decl, fam.replace("{T}", tn), None);
         }
     }
     for (ops, types) in [
@@ -383,17 +427,20 @@ pub fn rows() -> Vec<Row> {
     ] {
         for o in ops {
             for t in types {
-                v.push(Row {
-                    name: format!("shmem_{t}_{o}_to_all"),
-                    spec: "1.5-deprecated",
-                    section: "deprecated",
-                    what: What::Missing(ACTIVE_SET),
-                });
+                let c = table::by_name(t).or_else(|| osh::OSH_ONLY.iter().find(|x| x.name == *t)).expect("a type").c;
+                let name = format!("shmem_{t}_{o}_to_all");
+                let decl = format!(
+                    "void {name}({c} *dest, const {c} *source, int nreduce, int PE_start, int logPE_stride, int PE_size, {c} *pWrk, long *pSync)"
+                );
+                v.push(Row { name, spec: "1.5-deprecated", section: "deprecated", what: What::Native { decl, rust: None } });
             }
         }
     }
     for t in ["short", "int", "long", "longlong"] {
-        v.push(Row { name: format!("shmem_{t}_wait"), spec: "1.5-deprecated", section: "deprecated", what: What::Missing(WAIT) });
+        let c = table::by_name(t).expect("a type").c;
+        let name = format!("shmem_{t}_wait");
+        let decl = format!("void {name}({c} *ivar, {c} cmp_value)");
+        v.push(Row { name, spec: "1.5-deprecated", section: "deprecated", what: What::Native { decl, rust: None } });
     }
     // shmemx.h: the CUDA-stream forms and the GPU queries of ishmemx.h
     for op in OPS.iter().filter(|o| has_on_queue(o) || is_coll(o)) {
@@ -401,7 +448,8 @@ pub fn rows() -> Vec<Row> {
         for i in instances(op) {
             let target = queue_name(&i.name);
             let name = x_name(&target);
-            exported(&mut v, "shmemx", "on_queue", name.clone(), c_decl_of(&name, "void", &params, i.ty), target);
+            let shim = params.contains(&("shmem_team_t", "team")).then(|| team_shim(&name, "void", &params, i.ty, &queue_body(op), i.elem));
+            exported(&mut v, "shmemx", "on_queue", name.clone(), c_decl_of(&name, "void", &params, i.ty), target, shim);
         }
     }
     for (_, section, n, d) in FIXED.iter().filter(|f| f.1 == "on_queue" || f.1 == "gpu") {
@@ -410,7 +458,7 @@ pub fn rows() -> Vec<Row> {
         }
         let name = x_name(n);
         let decl = d.replace(n, &name).replace("ishmemx_queue_t", "shmemx_queue_t").replace("ishmem_team_t", "shmem_team_t");
-        exported(&mut v, "shmemx", section, name, decl, n.to_string());
+        exported(&mut v, "shmemx", section, name, decl, n.to_string(), None);
     }
     let mut seen = BTreeSet::new();
     for r in &v {
@@ -517,6 +565,16 @@ fn generic_cxx(g: &Generic) -> String {
     s
 }
 
+/// A constant of ishmem.h under OpenSHMEM's spelling: a team index `((ishmem_team_t)N)` becomes
+/// the handle of that team, `((shmem_team_t)N+1)` (api::team::handle: index + 1, so that
+/// SHMEM_TEAM_INVALID, index -1, is the null handle).
+fn team_const(val: &str) -> String {
+    match val.strip_prefix("((ishmem_team_t)").and_then(|r| r.strip_suffix(')')) {
+        Some(n) => format!("((shmem_team_t){})", n.parse::<i64>().expect("a team index") + 1),
+        None => val.to_string(),
+    }
+}
+
 /// The constants of shmem.h: ishmem.h's under OpenSHMEM names (one source for the values the
 /// aliased functions take and return), the deprecated `_SHMEM_` spellings, and the pSync sizes.
 fn constants() -> String {
@@ -525,7 +583,7 @@ fn constants() -> String {
         if n == "PATCH_VERSION" {
             continue;
         }
-        let _ = writeln!(s, "#define SHMEM_{n} {}", val.replace("ishmem_team_t", "shmem_team_t"));
+        let _ = writeln!(s, "#define SHMEM_{n} {}", team_const(val));
     }
     s.push_str(
         "\n/* The work-array sizes and value of the deprecated active-set collectives (not provided: the\n \
@@ -573,7 +631,7 @@ fn header(name: &str, pre: &str, rows: &[Row]) -> String {
     let mut s = String::from(pre);
     if x {
         for (n, val) in template_defines(include_str!("../templates/ishmemx_pre.h"), "ISHMEMX_") {
-            let _ = writeln!(s, "#define SHMEMX_{n} {}", val.replace("ishmem_team_t", "shmem_team_t"));
+            let _ = writeln!(s, "#define SHMEMX_{n} {}", team_const(val));
         }
     } else {
         s.push_str(&constants());
@@ -593,7 +651,12 @@ fn header(name: &str, pre: &str, rows: &[Row]) -> String {
             let _ = writeln!(s, "\n/* ---- {} ---- */", r.section);
             last = r.section;
         }
-        let _ = writeln!(s, "{decl};");
+        if r.name == "shmem_wait_until" {
+            // C++'s overload shmem_wait_until(long *, int, long) is this very signature
+            let _ = writeln!(s, "#ifndef __cplusplus\n{decl};\n#endif");
+        } else {
+            let _ = writeln!(s, "{decl};");
+        }
     }
     s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n");
     s.push_str("/* ---- generic names: C11 _Generic, C++ overloads ---- */\n#ifdef __cplusplus\n");
@@ -657,7 +720,7 @@ pub fn rust_shims(rows: &[Row]) -> String {
          //! family's body run by `api::ctx::run`. Do not edit.\n\
          //! Their safety contract is the C API's: pointers as the specification defines them.\n\n\
          #![allow(clippy::missing_safety_doc)]\n\n\
-         use crate::api::{amo, ctx, rma, signal};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
+         use crate::api::{amo, coll, ctx, queue_coll, rma, signal, team};\nuse crate::ffi::guard;\nuse std::ffi::c_int;\n\n",
     );
     for r in rows {
         if let What::Native { rust: Some(text), .. } = &r.what {

@@ -11,8 +11,11 @@
  * declared with the 1.6 additions ishmem has (ibput/ibget, the scans, shmem_signal_add/set,
  * shmem_query_initialized, team_ptr, pe_quiet). Collectives take the team first, as OpenSHMEM
  * 1.5 defines them. Error messages name the ishmem function (the native ones their own). The
- * OpenSHMEM names libishmem does not export (the deprecated active-set collectives, long double
- * and complex types) are listed in abi/shmem-missing.txt (installed under share/doc/ishmem/abi).
+ * long double and float/double _Complex names (which ishmem.h lacks) are libishmem's own too
+ * (x86-64: long double is the 80-bit x87 type, reduced in that precision), and so are the
+ * deprecated names without an ishmem form (start_pes, shrealloc, the wait-while-equal waits,
+ * the active-set collectives with pSync, the cache routines, which have no effect).
+ * abi/shmem-symbols.txt (installed under share/doc/ishmem/abi) lists every name.
  * Host API only: CUDA kernels use ishmem.h's device API.
  */
 #ifndef SHMEM_H
@@ -21,8 +24,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Teams: a handle is a small integer, the same as ishmem_team_t. */
-typedef int shmem_team_t;
+/* Bindings that configure themselves from the implementation's header (shmem4py 1.0 among
+ * them) recognise an implementation by macros it defines, and without a match declare static
+ * stand-ins for much of the 1.5 API, which clash with the functions declared here. ishmem
+ * defines the two markers of the Sandia OpenSHMEM (SOS) header, the profile those bindings use
+ * for an implementation of the whole OpenSHMEM 1.5 API with pointer team and context handles.
+ * SHMEM_FUNCTION_ATTRIBUTES is empty. */
+#ifndef SHMEM_DEF_H
+#define SHMEM_DEF_H
+#endif
+#ifndef SHMEM_FUNCTION_ATTRIBUTES
+#define SHMEM_FUNCTION_ATTRIBUTES
+#endif
+
+/* Teams: an opaque, pointer-sized handle, as OpenSHMEM implementations define it. The handle of
+ * ishmem team N (ishmem.h's int ishmem_team_t) is (shmem_team_t)(N + 1): SHMEM_TEAM_INVALID is
+ * the null handle. The shmem_* functions that take or return a team are entry points of their own
+ * that convert the handle (not aliases of the int-based ishmem_* ones). */
+typedef struct shmemi_team *shmem_team_t;
 
 /* Team configuration: the fields named by a config_mask are used or returned. */
 typedef struct shmem_team_config_t {

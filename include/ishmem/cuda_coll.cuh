@@ -49,31 +49,43 @@ struct solo {
 
 struct tdesc {
     int32_t start, stride, size, my_pe;
+    uint64_t area;  /* heap offset of the team's area (team_area_off) */
+    uint64_t epoch; /* this PE's team-sync count when looked up; sync_fenced keeps it current */
     __device__ __forceinline__ int world(int i) const { return start + stride * i; }
 };
 
-__device__ __forceinline__ uint64_t own_sync_word(int w) {
-    return *(volatile uint64_t *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset + 8 * (uint64_t)w);
+/* A word of this PE's sync area that libishmem writes once at init, before any kernel can
+ * use the device API, and never again (ISHMEMI_SYNC_TEAM_AREA, ISHMEMI_SYNC_TEAMS_MAX): read
+ * through the read-only data cache (ld.global.nc), so after the first collective of a kernel
+ * the team lookup no longer waits for L2 before it can address the team's words (issue 24:
+ * three dependent L2 round trips made the two-GPU team_sync 0.7 us slower than its flags). */
+__device__ __forceinline__ uint64_t own_init_word(int w) {
+    return __ldg((const unsigned long long *)(uintptr_t)(ishmemi_dstate.heap_base + ishmemi_dstate.sync_offset +
+                                                        8 * (uint64_t)w));
 }
 
 /* Heap offset of team slot t's area, or 0 when t is not a slot. */
 __device__ __forceinline__ uint64_t team_area_off(int t) {
     /* Both words are read before the test: two loads in flight, one memory latency (a team
      * lookup sits on the latency path of every collective). */
-    uint64_t max = own_sync_word(ISHMEMI_SYNC_TEAMS_MAX);
-    uint64_t area = own_sync_word(ISHMEMI_SYNC_TEAM_AREA);
+    uint64_t max = own_init_word(ISHMEMI_SYNC_TEAMS_MAX);
+    uint64_t area = own_init_word(ISHMEMI_SYNC_TEAM_AREA);
     if (t < 0 || (uint64_t)t >= max) return 0;
     return area + (uint64_t)t * ISHMEMI_TEAM_AREA_BYTES;
 }
 
 /* This PE's view of team t; size 0 when t is not a team of this PE. */
 __device__ __forceinline__ tdesc team_lookup(int t) {
-    tdesc d = {0, 1, 0, -1};
+    tdesc d = {0, 1, 0, -1, 0, 0};
     if (!ishmemi_dstate.initialized) return d;
     uint64_t off = team_area_off(t);
     if (!off) return d;
+    d.area = off;
     const volatile int32_t *w =
         (const volatile int32_t *)(uintptr_t)(ishmemi_dstate.heap_base + off + 8 * ISHMEMI_TEAM_DESC_WORD);
+    /* The sync count is read with the descriptor: its load is in flight with theirs, where a
+     * read at the sync would add one more memory latency before the first flag store. */
+    d.epoch = *(const volatile uint64_t *)(uintptr_t)(ishmemi_dstate.heap_base + off + 8 * ISHMEMI_TEAM_SYNC_EPOCH);
     d.start = w[0];
     d.stride = w[1];
     d.size = w[2];
@@ -116,20 +128,29 @@ __device__ __forceinline__ int team_translate_pe(int src_team, int src_pe, int d
     return (i >= 0 && i < d.size) ? i : -1;
 }
 
-/* The dissemination barrier of team t, by one thread. No fence of its own: callers that need
- * their writes visible to the team fence first (sync_fenced). */
-__device__ __noinline__ inline void team_sync_one(int t, const tdesc d, const char *fn) {
+/* The dissemination barrier of the team d (looked up by team_lookup), by one thread.
+ *
+ * Ordering: every round's flag store is a release at system scope (st.release.sys: one
+ * fence.acq_rel.sys before the store), and every wait an acquire at system scope. The first
+ * round's release makes this thread's earlier writes, local and into peers over NVLink/PCIe,
+ * visible to the PE that acquires the flag; a group's other threads are covered too, since
+ * their writes come before the group's barrier (bar.sync) that precedes the leader's release
+ * (release is cumulative in the PTX memory model). Later rounds release again, so what a PE
+ * acquired in round k-1 reaches round k's target (dissemination needs the chain to be
+ * transitive). This is the whole fence of a team sync: an extra fence.sc.sys before the first
+ * store (the earlier form) cost a second wait for the NVLink writes in flight (issue 24:
+ * two-GPU thread team_sync 4.89 us). */
+__device__ __noinline__ inline void team_sync_one(const tdesc d, uint64_t e, const char *fn) {
     int n = d.size;
-    if (n <= 1) return;
-    uint64_t area = team_area_off(t);
-    uint64_t *epoch = team_word(area, ISHMEMI_TEAM_SYNC_EPOCH, d.world(d.my_pe), fn);
-    uint64_t e = *(volatile uint64_t *)epoch + 1;
-    *(volatile uint64_t *)epoch = e;
+    uint64_t area = d.area;
+    /* This PE's own words of the area (the area offset came from the team table: in range). */
+    volatile uint64_t *own = (volatile uint64_t *)(uintptr_t)(ishmemi_dstate.heap_base + area);
+    own[ISHMEMI_TEAM_SYNC_EPOCH] = e;
     for (int k = 0, dist = 1; dist < n && k < ISHMEMI_TEAM_SYNC_ROUNDS; k++, dist <<= 1) {
         int to = d.world((d.my_pe + dist) % n);
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*team_word(area, ISHMEMI_TEAM_SYNC_ROUND + k, to, fn))
             .store(e, cuda::memory_order_release);
-        uint64_t *mine = team_word(area, ISHMEMI_TEAM_SYNC_ROUND + k, d.world(d.my_pe), fn);
+        uint64_t *mine = (uint64_t *)(own + ISHMEMI_TEAM_SYNC_ROUND + k);
         while (load_acquire(mine) < e) {
         }
     }
@@ -137,16 +158,16 @@ __device__ __noinline__ inline void team_sync_one(int t, const tdesc d, const ch
 
 /* Team-wide barrier for a group: every thread's earlier writes (local and remote) are visible
  * to the team when any PE leaves it. The group's barrier orders its threads' writes before the
- * leader's system fence, which (being cumulative) makes them all visible before the leader's
- * flag stores: one fence per group, not one per thread. A team of one PE has nobody to order
- * against: the group barrier alone. */
-template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t, const tdesc &d, const char *fn) {
+ * leader's first release (team_sync_one), which covers them all: one fence per group, not one
+ * per thread. A team of one PE has nobody to order against: the group barrier alone. */
+template <class G> __device__ __forceinline__ void sync_fenced(const G &g, int t, tdesc &d, const char *fn) {
+    (void)t;
     g.sync();
     if (d.size > 1) {
-        if (g.thread_rank() == 0) {
-            __threadfence_system();
-            team_sync_one(t, d, fn);
-        }
+        /* Every thread counts the sync (d.epoch, read by team_lookup), the leader runs it. The
+         * count is this PE's alone: nothing else syncs the team while a collective of it runs. */
+        d.epoch++;
+        if (g.thread_rank() == 0) team_sync_one(d, d.epoch, fn);
         g.sync();
     }
 }
@@ -223,6 +244,13 @@ template <class G> __device__ __forceinline__ int team_sync(const G &g, int t, c
 }
 
 /* ---- data movement collectives (bytes) ---- */
+
+/* The group's copy: a lone thread (solo) keeps more words in flight (copy_lone). */
+template <class G> __device__ __forceinline__ void gcopy(const G &g, char *d, const char *s, size_t n) {
+    copy(d, s, n, g.thread_rank(), g.num_threads());
+}
+template <> __device__ __forceinline__ void gcopy<solo>(const solo &, char *d, const char *s, size_t n) { copy_lone(d, s, n); }
+
 template <class G>
 __device__ __forceinline__ int broadcast(const G &g, int t, void *dest, const void *src, size_t bytes, int root, const char *fn) {
     if (team_remote(t)) return coll_proxy(g, t, ISHMEMI_COLL_BROADCAST, 0, 1, 0, dest, src, bytes, root, fn);
@@ -234,7 +262,7 @@ __device__ __forceinline__ int broadcast(const G &g, int t, void *dest, const vo
     if (bytes) {
         const char *from = ptr(src, bytes, d.world(root), fn);
         if ((const void *)from != (const void *)dest)
-            copy((char *)dest, from, bytes, g.thread_rank(), g.num_threads());
+            gcopy(g, (char *)dest, from, bytes);
     }
     sync_fenced(g, t, d, fn);
     return 0;
@@ -251,8 +279,7 @@ __device__ __forceinline__ int fcollect(const G &g, int t, void *dest, const voi
     if (bytes)
         for (int j = 1; j <= n; j++) {
             int to = d.world((d.my_pe + j) % n);
-            copy(ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, to, fn), (const char *)src, bytes, g.thread_rank(),
-                 g.num_threads());
+            gcopy(g, ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, to, fn), (const char *)src, bytes);
         }
     sync_fenced(g, t, d, fn);
     return 0;
@@ -264,7 +291,7 @@ __device__ __forceinline__ int collect(const G &g, int t, void *dest, const void
     tdesc d = team_get(t, fn);
     int n = d.size;
     check_sym(src, bytes, fn);
-    uint64_t area = team_area_off(t);
+    uint64_t area = d.area;
     if (g.thread_rank() == 0) *(volatile uint64_t *)team_word(area, ISHMEMI_TEAM_SYNC_VALUE, d.world(d.my_pe), fn) = bytes;
     sync_fenced(g, t, d, fn);
     size_t before = 0, total = 0;
@@ -277,7 +304,7 @@ __device__ __forceinline__ int collect(const G &g, int t, void *dest, const void
     if (bytes)
         for (int j = 1; j <= n; j++) {
             int to = d.world((d.my_pe + j) % n);
-            copy(ptr((char *)dest + before, bytes, to, fn), (const char *)src, bytes, g.thread_rank(), g.num_threads());
+            gcopy(g, ptr((char *)dest + before, bytes, to, fn), (const char *)src, bytes);
         }
     sync_fenced(g, t, d, fn);
     return 0;
@@ -294,8 +321,8 @@ __device__ __forceinline__ int alltoall(const G &g, int t, void *dest, const voi
     if (bytes)
         for (int j = 1; j <= n; j++) {
             int p = (d.my_pe + j) % n;
-            copy(ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, d.world(p), fn), (const char *)src + (size_t)p * bytes,
-                 bytes, g.thread_rank(), g.num_threads());
+            gcopy(g, ptr((char *)dest + (size_t)d.my_pe * bytes, bytes, d.world(p), fn), (const char *)src + (size_t)p * bytes,
+                  bytes);
         }
     sync_fenced(g, t, d, fn);
     return 0;
@@ -396,6 +423,49 @@ __device__ __forceinline__ void fold_into(const G &g, const tdesc &d, T *dest, c
     for (size_t e = done + r; e < n; e += nt) dest[e] = upto > 0 ? fold<OP, T>(d, src, e, upto) : (T)0;
 }
 
+/* Whether a reduction takes the push path of reduce: a lone thread (the plain device form,
+ * latency-bound: issue 24, a one-thread 1 MiB int sum between two GPUs took 59 ms pulling), a
+ * team of two, a reduction (not a scan), dest disjoint from the source. Every PE decides alike
+ * (same group kind, team, mode, symmetric addresses). */
+template <class G> __device__ __forceinline__ bool push_pair(const tdesc &d, int mode, bool overlap) {
+    (void)d, (void)mode, (void)overlap;
+    return false;
+}
+template <> __device__ __forceinline__ bool push_pair<solo>(const tdesc &d, int mode, bool overlap) {
+    return d.size == 2 && mode == 0 && !overlap;
+}
+
+/* dest[e] = combine(src[e], dest[e]) (mine_first) or combine(dest[e], src[e]), one thread,
+ * 16-byte words with 8 in flight where both are aligned, then element by element. */
+template <int OP, class T> __device__ __forceinline__ void combine_pair(T *dest, const T *src, size_t n, bool mine_first) {
+    size_t done = 0;
+    if (16 % sizeof(T) == 0 && ((uintptr_t)dest % 16 | (uintptr_t)src % 16) == 0) {
+        constexpr int U = 8;
+        const size_t nv = n * sizeof(T) / 16;
+        int4 *dv = (int4 *)dest;
+        const int4 *sv = (const int4 *)src;
+        size_t i = 0;
+        for (; i + U <= nv; i += U) {
+            int4 a[U], b[U];
+#pragma unroll
+            for (int k = 0; k < U; k++) a[k] = __ldcg(sv + i + k);
+#pragma unroll
+            for (int k = 0; k < U; k++) b[k] = __ldcg(dv + i + k);
+#pragma unroll
+            for (int k = 0; k < U; k++) dv[i + k] = mine_first ? combine16<OP, T>(a[k], b[k]) : combine16<OP, T>(b[k], a[k]);
+        }
+        for (; i < nv; i++) {
+            int4 a = __ldcg(sv + i), b = __ldcg(dv + i);
+            dv[i] = mine_first ? combine16<OP, T>(a, b) : combine16<OP, T>(b, a);
+        }
+        done = nv * 16 / sizeof(T);
+    }
+    for (size_t e = done; e < n; e++) {
+        T a = src[e], b = *(volatile T *)(dest + e);
+        dest[e] = mine_first ? combine<OP, T>(a, b) : combine<OP, T>(b, a);
+    }
+}
+
 template <int OP, class G, class T>
 __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, size_t n, int mode, const char *fn) {
     if (team_remote(t))
@@ -409,6 +479,20 @@ __device__ __forceinline__ int reduce(const G &g, int t, T *dest, const T *src, 
     if (n) check_team_reach(src, n * sizeof(T), d, upto, fn);
     sync_fenced(g, t, d, fn);
     unsigned r = g.thread_rank(), nt = g.num_threads();
+    if (push_pair<G>(d, mode, overlap)) {
+        /* Two PEs, one thread each: this PE's source is stored into the other PE's dest (stores
+         * do not wait, where a pull waits for every remote load), the sync publishes it, and
+         * each PE combines its own source with what arrived, in team order (PE 0's element
+         * first), so both get bit-identical results. No sync after: the other PE touches
+         * neither buffer of this PE again, and its next collective starts with a sync. */
+        if (n) {
+            int other = d.world(1 - d.my_pe);
+            copy_lone(ptr(dest, n * sizeof(T), other, fn), (const char *)src, n * sizeof(T));
+        }
+        sync_fenced(g, t, d, fn);
+        combine_pair<OP>(dest, src, n, d.my_pe == 0);
+        return 0;
+    }
     if (!overlap) {
         fold_into<OP>(g, d, dest, src, n, upto);
     } else {

@@ -123,8 +123,9 @@ pub unsafe extern "C" fn shmem_ctx_create(options: c_long, ctx: *mut Ctx) -> c_i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn shmem_team_create_ctx(team: c_int, options: c_long, ctx: *mut Ctx) -> c_int {
+pub unsafe extern "C" fn shmem_team_create_ctx(team: crate::api::team::Handle, options: c_long, ctx: *mut Ctx) -> c_int {
     const F: &str = "shmem_team_create_ctx";
+    let team = crate::api::team::index(team);
     guard(F, || {
         let st = state(F);
         if team == team::INVALID {
@@ -159,7 +160,7 @@ pub unsafe extern "C" fn shmem_ctx_destroy(ctx: Ctx) {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn shmem_ctx_get_team(ctx: Ctx, team: *mut c_int) -> c_int {
+pub unsafe extern "C" fn shmem_ctx_get_team(ctx: Ctx, team: *mut crate::api::team::Handle) -> c_int {
     const F: &str = "shmem_ctx_get_team";
     guard(F, || {
         state(F);
@@ -174,7 +175,7 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: Ctx, team: *mut c_int) -> c_int
             (resolve(F, ctx).get().team, 0)
         };
         // SAFETY: team is a non-NULL output per the C API.
-        unsafe { *team = t };
+        unsafe { *team = crate::api::team::handle(t) };
         rc
     })
 }

@@ -5,10 +5,16 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use crate::api::{amo, ctx, rma, signal};
+use crate::api::{amo, coll, ctx, queue_coll, rma, signal, team};
 use crate::ffi::guard;
 use std::ffi::c_int;
 
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_put";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::put(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_put";
@@ -20,6 +26,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put(ctx: ctx::Ctx, dest: *mut f64, sou
     const F: &str = "shmem_ctx_double_put";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -184,6 +196,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem(ctx: ctx::Ctx, dest: *mut std::ffi::c_
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_iput(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_iput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_iput(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_iput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -194,6 +212,12 @@ pub unsafe extern "C" fn shmem_ctx_double_iput(ctx: ctx::Ctx, dest: *mut f64, so
     const F: &str = "shmem_ctx_double_iput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_iput(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_iput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iput(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_iput(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
@@ -490,6 +514,12 @@ pub unsafe extern "C" fn shmem_ctx_ptrdiff_p(ctx: ctx::Ctx, dest: *mut isize, va
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::p::<isize>(F, dest, value, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_get(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_get";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::get(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_get(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_get";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -500,6 +530,12 @@ pub unsafe extern "C" fn shmem_ctx_double_get(ctx: ctx::Ctx, dest: *mut f64, sou
     const F: &str = "shmem_ctx_double_get";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_get(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_get";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_get(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -664,6 +700,12 @@ pub unsafe extern "C" fn shmem_ctx_getmem(ctx: ctx::Ctx, dest: *mut std::ffi::c_
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_iget(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_iget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_iget(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_iget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -674,6 +716,12 @@ pub unsafe extern "C" fn shmem_ctx_double_iget(ctx: ctx::Ctx, dest: *mut f64, so
     const F: &str = "shmem_ctx_double_iget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_iget(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_iget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::iget(F, dest.cast(), source.cast(), dst, sst, nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_iget(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize, pe: c_int) {
@@ -970,6 +1018,12 @@ pub unsafe extern "C" fn shmem_ctx_ptrdiff_g(ctx: ctx::Ctx, source: *const isize
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::g::<isize>(F, source, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::put_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -980,6 +1034,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_nbi(ctx: ctx::Ctx, dest: *mut f64,
     const F: &str = "shmem_ctx_double_put_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -1144,6 +1204,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem_nbi(ctx: ctx::Ctx, dest: *mut std::ffi
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::put_nbi(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_get_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_get_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::get_nbi(F, dest.cast(), source.cast(), nelems, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_get_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1154,6 +1220,12 @@ pub unsafe extern "C" fn shmem_ctx_double_get_nbi(ctx: ctx::Ctx, dest: *mut f64,
     const F: &str = "shmem_ctx_double_get_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_get_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_get_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_get_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, pe: c_int) {
@@ -1318,6 +1390,12 @@ pub unsafe extern "C" fn shmem_ctx_getmem_nbi(ctx: ctx::Ctx, dest: *mut std::ffi
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::get_nbi(F, dest.cast(), source.cast(), nelems, 1, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_ibput(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_ibput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_ibput(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_ibput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1328,6 +1406,12 @@ pub unsafe extern "C" fn shmem_ctx_double_ibput(ctx: ctx::Ctx, dest: *mut f64, s
     const F: &str = "shmem_ctx_double_ibput";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_ibput(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_ibput";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_ibput(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
@@ -1486,6 +1570,12 @@ pub unsafe extern "C" fn shmem_ctx_ibput128(ctx: ctx::Ctx, dest: *mut std::ffi::
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibput(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_ibget(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_longdouble_ibget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_ibget(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
     const F: &str = "shmem_ctx_float_ibget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -1496,6 +1586,12 @@ pub unsafe extern "C" fn shmem_ctx_double_ibget(ctx: ctx::Ctx, dest: *mut f64, s
     const F: &str = "shmem_ctx_double_ibget";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 8, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_ibget(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_ibget";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| rma::ibget(F, dest.cast(), source.cast(), dst, sst, bsize, nblocks, 16, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_ibget(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, bsize: usize, nblocks: usize, pe: c_int) {
@@ -3028,6 +3124,12 @@ pub unsafe extern "C" fn shmem_ctx_uint64_atomic_fetch_xor_nbi(ctx: ctx::Ctx, fe
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| amo::nbi(F, fetch, || amo::fetch_op::<u64>(F, dest, amo::Op::Xor, value, pe))) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_signal(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_signal";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_signal(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3038,6 +3140,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_signal(ctx: ctx::Ctx, dest: *mut f
     const F: &str = "shmem_ctx_double_put_signal";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_signal(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_signal";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_signal(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
@@ -3202,6 +3310,12 @@ pub unsafe extern "C" fn shmem_ctx_putmem_signal(ctx: ctx::Ctx, dest: *mut std::
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_put_signal_nbi(dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_longdouble_put_signal_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe) })
+}
+#[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_float_put_signal_nbi(ctx: ctx::Ctx, dest: *mut f32, source: *const f32, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const F: &str = "shmem_ctx_float_put_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
@@ -3212,6 +3326,12 @@ pub unsafe extern "C" fn shmem_ctx_double_put_signal_nbi(ctx: ctx::Ctx, dest: *m
     const F: &str = "shmem_ctx_double_put_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 8, sig_addr, signal, sig_op, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_longdouble_put_signal_nbi(ctx: ctx::Ctx, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const F: &str = "shmem_ctx_longdouble_put_signal_nbi";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 16, sig_addr, signal, sig_op, pe)) })
 }
 #[no_mangle]
 pub unsafe extern "C" fn shmem_ctx_char_put_signal_nbi(ctx: ctx::Ctx, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
@@ -3374,4 +3494,3592 @@ pub unsafe extern "C" fn shmem_ctx_putmem_signal_nbi(ctx: ctx::Ctx, dest: *mut s
     const F: &str = "shmem_ctx_putmem_signal_nbi";
     // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
     guard(F, || unsafe { ctx::run(F, ctx, pe, |pe| signal::put_signal(F, dest.cast(), source.cast(), nelems, 1, sig_addr, signal, sig_op, pe)) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_alltoall(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize) -> c_int {
+    const F: &str = "shmem_float_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_alltoall(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize) -> c_int {
+    const F: &str = "shmem_double_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_alltoall(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 16) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_alltoall(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
+    const F: &str = "shmem_char_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_alltoall(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_schar_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_alltoall(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_short_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_alltoall(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_alltoall(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_long_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_alltoall(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_longlong_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_alltoall(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uchar_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_alltoall(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_ushort_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_alltoall(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_alltoall(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulong_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_alltoall(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_alltoall(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_int8_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_alltoall(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_int16_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_alltoall(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int32_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_alltoall(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_int64_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_alltoall(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint8_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_alltoall(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint16_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_alltoall(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint32_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_alltoall(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint64_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_alltoall(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize) -> c_int {
+    const F: &str = "shmem_size_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_alltoall(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_alltoall";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_alltoallmem(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize) -> c_int {
+    const F: &str = "shmem_alltoallmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoall(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_broadcast(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_float_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 4, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_broadcast(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_double_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_broadcast(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_longdouble_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 16, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_broadcast(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_char_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_broadcast(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_schar_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_broadcast(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_short_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 2, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_broadcast(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_int_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 4, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_broadcast(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_long_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_broadcast(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_longlong_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_broadcast(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uchar_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_broadcast(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_ushort_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 2, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_broadcast(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uint_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 4, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_broadcast(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_ulong_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_broadcast(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_ulonglong_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_broadcast(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_int8_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_broadcast(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_int16_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 2, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_broadcast(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_int32_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 4, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_broadcast(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_int64_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_broadcast(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uint8_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_broadcast(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uint16_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 2, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_broadcast(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uint32_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 4, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_broadcast(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_uint64_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_broadcast(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_size_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_broadcast(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_ptrdiff_broadcast";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 8, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_broadcastmem(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, root: c_int) -> c_int {
+    const F: &str = "shmem_broadcastmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::broadcast(F, team, dest.cast(), source.cast(), nelems, 1, root) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_collect(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize) -> c_int {
+    const F: &str = "shmem_float_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_collect(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize) -> c_int {
+    const F: &str = "shmem_double_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_collect(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 16) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_collect(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
+    const F: &str = "shmem_char_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_collect(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_schar_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_collect(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_short_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_collect(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_collect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_long_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_collect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_longlong_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_collect(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uchar_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_collect(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_ushort_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_collect(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_collect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulong_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_collect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_collect(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_int8_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_collect(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_int16_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_collect(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int32_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_collect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_int64_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_collect(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint8_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_collect(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint16_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_collect(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint32_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_collect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint64_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_collect(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize) -> c_int {
+    const F: &str = "shmem_size_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_collect(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_collect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_collectmem(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize) -> c_int {
+    const F: &str = "shmem_collectmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::collect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_fcollect(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize) -> c_int {
+    const F: &str = "shmem_float_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_fcollect(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize) -> c_int {
+    const F: &str = "shmem_double_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_fcollect(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 16) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_fcollect(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize) -> c_int {
+    const F: &str = "shmem_char_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_fcollect(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_schar_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_fcollect(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_short_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_fcollect(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_fcollect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_long_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_fcollect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_longlong_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_fcollect(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uchar_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_fcollect(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_ushort_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_fcollect(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_fcollect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulong_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_fcollect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_fcollect(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize) -> c_int {
+    const F: &str = "shmem_int8_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_fcollect(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize) -> c_int {
+    const F: &str = "shmem_int16_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_fcollect(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize) -> c_int {
+    const F: &str = "shmem_int32_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_fcollect(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize) -> c_int {
+    const F: &str = "shmem_int64_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_fcollect(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint8_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_fcollect(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint16_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_fcollect(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint32_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_fcollect(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint64_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_fcollect(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize) -> c_int {
+    const F: &str = "shmem_size_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_fcollect(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_fcollect";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_fcollectmem(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize) -> c_int {
+    const F: &str = "shmem_fcollectmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::fcollect(F, team, dest.cast(), source.cast(), nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_and_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_and_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_and_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_and_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_and_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_and_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i8>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_and_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i16>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_and_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i32>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_and_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i64>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_and_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_and_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_and_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_and_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_and_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_and_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<usize>(F, team, dest, source, nreduce, coll::BitOp::And) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_or_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_or_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_or_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_or_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_or_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_or_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i8>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_or_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i16>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_or_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i32>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_or_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i64>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_or_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_or_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_or_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_or_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_or_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_or_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<usize>(F, team, dest, source, nreduce, coll::BitOp::Or) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_xor_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_xor_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_xor_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_xor_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_xor_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_xor_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i8>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_xor_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i16>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_xor_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i32>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_xor_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<i64>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_xor_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u8>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_xor_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u16>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_xor_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u32>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_xor_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<u64>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_xor_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_xor_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce_bits::<usize>(F, team, dest, source, nreduce, coll::BitOp::Xor) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_max_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<std::ffi::c_char>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_max_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_max_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_max_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_max_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_max_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_max_reduce(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<isize>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_max_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_max_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_max_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_max_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_max_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_max_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_max_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_max_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_max_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_max_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_max_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_max_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_max_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_max_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<usize>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_max_reduce(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f32>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_max_reduce(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_max_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_max_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Max) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_min_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<std::ffi::c_char>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_min_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_min_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_min_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_min_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_min_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_min_reduce(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<isize>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_min_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_min_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_min_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_min_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_min_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_min_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_min_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_min_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_min_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_min_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_min_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_min_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_min_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_min_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<usize>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_min_reduce(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f32>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_min_reduce(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_min_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_min_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Min) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_sum_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<std::ffi::c_char>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_sum_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_sum_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_sum_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_sum_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_sum_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_sum_reduce(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<isize>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_sum_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_sum_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_sum_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_sum_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_sum_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_sum_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_sum_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_sum_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_sum_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_sum_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_sum_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_sum_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_sum_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_sum_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<usize>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_sum_reduce(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f32>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_sum_reduce(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_reduce(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexD>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_reduce(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexF>(F, team, dest, source, nreduce, coll::RedOp::Sum) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_prod_reduce(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<std::ffi::c_char>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_prod_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_prod_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_prod_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_prod_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_prod_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_prod_reduce(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<isize>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_prod_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_prod_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_prod_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_prod_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_prod_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_prod_reduce(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i8>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_prod_reduce(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i16>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_prod_reduce(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i32>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_prod_reduce(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<i64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_prod_reduce(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u8>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_prod_reduce(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u16>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_prod_reduce(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u32>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_prod_reduce(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<u64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_prod_reduce(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<usize>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_prod_reduce(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f32>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_prod_reduce(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<f64>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_prod_reduce(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::LongDouble>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_prod_reduce(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexD>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_prod_reduce(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_prod_reduce";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::reduce::<crate::op::ComplexF>(F, team, dest, source, nreduce, coll::RedOp::Prod) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_sum_inscan(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<std::ffi::c_char>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_sum_inscan(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i8>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_sum_inscan(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i16>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_sum_inscan(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i32>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_sum_inscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_sum_inscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_sum_inscan(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<isize>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_sum_inscan(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u8>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_sum_inscan(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u16>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_sum_inscan(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u32>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_sum_inscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_sum_inscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_sum_inscan(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i8>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_sum_inscan(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i16>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_sum_inscan(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i32>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_sum_inscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_sum_inscan(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u8>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_sum_inscan(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u16>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_sum_inscan(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u32>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_sum_inscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_sum_inscan(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<usize>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_sum_inscan(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<f32>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_sum_inscan(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<f64>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_inscan(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::LongDouble>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_inscan(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexD>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_inscan(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_inscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexF>(F, team, dest, source, nreduce, true) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_sum_exscan(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize) -> c_int {
+    const F: &str = "shmem_char_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<std::ffi::c_char>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_sum_exscan(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_schar_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i8>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_sum_exscan(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_short_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i16>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_sum_exscan(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i32>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_sum_exscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_long_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_sum_exscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longlong_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_sum_exscan(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<isize>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_sum_exscan(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uchar_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u8>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_sum_exscan(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ushort_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u16>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_sum_exscan(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u32>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_sum_exscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulong_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_sum_exscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_sum_exscan(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int8_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i8>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_sum_exscan(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int16_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i16>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_sum_exscan(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int32_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i32>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_sum_exscan(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_int64_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<i64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_sum_exscan(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint8_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u8>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_sum_exscan(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint16_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u16>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_sum_exscan(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint32_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u32>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_sum_exscan(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_uint64_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<u64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_sum_exscan(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize) -> c_int {
+    const F: &str = "shmem_size_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<usize>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_sum_exscan(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize) -> c_int {
+    const F: &str = "shmem_float_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<f32>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_sum_exscan(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize) -> c_int {
+    const F: &str = "shmem_double_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<f64>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_sum_exscan(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, nreduce: usize) -> c_int {
+    const F: &str = "shmem_longdouble_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::LongDouble>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexd_sum_exscan(team: team::Handle, dest: *mut crate::op::ComplexD, source: *const crate::op::ComplexD, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexd_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexD>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_complexf_sum_exscan(team: team::Handle, dest: *mut crate::op::ComplexF, source: *const crate::op::ComplexF, nreduce: usize) -> c_int {
+    const F: &str = "shmem_complexf_sum_exscan";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::scan::<crate::op::ComplexF>(F, team, dest, source, nreduce, false) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_float_alltoalls(team: team::Handle, dest: *mut f32, source: *const f32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_float_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_double_alltoalls(team: team::Handle, dest: *mut f64, source: *const f64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_double_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longdouble_alltoalls(team: team::Handle, dest: *mut crate::op::LongDouble, source: *const crate::op::LongDouble, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_longdouble_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 16) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_char_alltoalls(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_char_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_schar_alltoalls(team: team::Handle, dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_schar_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_short_alltoalls(team: team::Handle, dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_short_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int_alltoalls(team: team::Handle, dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_int_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_long_alltoalls(team: team::Handle, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_long_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_longlong_alltoalls(team: team::Handle, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_longlong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uchar_alltoalls(team: team::Handle, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uchar_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ushort_alltoalls(team: team::Handle, dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ushort_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint_alltoalls(team: team::Handle, dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulong_alltoalls(team: team::Handle, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ulonglong_alltoalls(team: team::Handle, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ulonglong_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int8_alltoalls(team: team::Handle, dest: *mut i8, source: *const i8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_int8_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int16_alltoalls(team: team::Handle, dest: *mut i16, source: *const i16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_int16_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int32_alltoalls(team: team::Handle, dest: *mut i32, source: *const i32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_int32_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_int64_alltoalls(team: team::Handle, dest: *mut i64, source: *const i64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_int64_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint8_alltoalls(team: team::Handle, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint8_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint16_alltoalls(team: team::Handle, dest: *mut u16, source: *const u16, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint16_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 2) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint32_alltoalls(team: team::Handle, dest: *mut u32, source: *const u32, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint32_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 4) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_uint64_alltoalls(team: team::Handle, dest: *mut u64, source: *const u64, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_uint64_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_size_alltoalls(team: team::Handle, dest: *mut usize, source: *const usize, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_size_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ptrdiff_alltoalls(team: team::Handle, dest: *mut isize, source: *const isize, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_ptrdiff_alltoalls";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 8) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmem_alltoallsmem(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, dst: isize, sst: isize, nelems: usize) -> c_int {
+    const F: &str = "shmem_alltoallsmem";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); coll::alltoalls(F, team, dest.cast(), source.cast(), dst, sst, nelems, 1) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_alltoall_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_alltoall_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_alltoall_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_alltoall_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_alltoall_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_alltoall_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_alltoall_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_alltoall_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_alltoall_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_alltoall_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_alltoall_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_alltoall_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_alltoall_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_alltoall_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_alltoall_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_alltoall_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_alltoall_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_alltoall_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_alltoall_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_alltoall_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_alltoall_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_alltoall_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_alltoall_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_alltoall_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_alltoallmem_on_queue(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_alltoallmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Alltoall, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_broadcast_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_broadcast_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_broadcast_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_broadcast_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_broadcast_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_broadcast_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_broadcast_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_broadcast_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_broadcast_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_broadcast_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_broadcast_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_broadcast_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_broadcast_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_broadcast_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_broadcast_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_broadcast_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_broadcast_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_broadcast_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_broadcast_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 2, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_broadcast_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 4, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_broadcast_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_broadcast_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_broadcast_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_broadcast_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 8, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_broadcastmem_on_queue(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, root: c_int, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_broadcastmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Broadcast, team, dest.cast(), source.cast(), nelems, 1, root, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_collect_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_collect_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_collect_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_collect_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_collect_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_collect_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_collect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_collect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_collect_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_collect_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_collect_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_collect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_collect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_collect_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_collect_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_collect_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_collect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_collect_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_collect_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_collect_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_collect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_collect_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_collect_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_collect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_collectmem_on_queue(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_collectmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Collect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_fcollect_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_fcollect_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_fcollect_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_fcollect_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_fcollect_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_fcollect_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_fcollect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_fcollect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_fcollect_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_fcollect_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_fcollect_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_fcollect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_fcollect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_fcollect_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_fcollect_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_fcollect_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_fcollect_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_fcollect_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_fcollect_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 2, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_fcollect_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 4, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_fcollect_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_fcollect_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_fcollect_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_fcollect_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 8, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_fcollectmem_on_queue(team: team::Handle, dest: *mut std::ffi::c_void, source: *const std::ffi::c_void, nelems: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_fcollectmem_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::data(F, queue_coll::Move::Fcollect, team, dest.cast(), source.cast(), nelems, 1, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_and_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_and_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_and_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_and_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_and_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_and_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_and_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_and_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_and_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_and_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_and_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_and_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_and_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_and_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_and_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_and_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "and", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_or_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_or_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_or_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_or_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_or_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_or_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_or_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_or_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_or_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_or_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_or_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_or_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_or_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_or_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_or_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_or_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "or", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_xor_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_xor_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_xor_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_xor_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_xor_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_xor_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_xor_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_xor_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_xor_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_xor_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_xor_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_xor_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_xor_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_xor_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_xor_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_xor_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "xor", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_max_reduce_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_max_reduce_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_max_reduce_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_max_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_max_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_max_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_max_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_max_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_max_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_max_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_max_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_max_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_max_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_max_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_max_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_max_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_max_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_max_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_max_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_max_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_max_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_max_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_max_reduce_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_max_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "max", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_min_reduce_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_min_reduce_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_min_reduce_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_min_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_min_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_min_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_min_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_min_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_min_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_min_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_min_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_min_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_min_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_min_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_min_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_min_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_min_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_min_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_min_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_min_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_min_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_min_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_min_reduce_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_min_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "min", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_sum_reduce_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_sum_reduce_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_sum_reduce_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_sum_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_sum_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_sum_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_sum_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_sum_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_sum_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_sum_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_sum_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_sum_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_sum_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_sum_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_sum_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_sum_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_sum_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_sum_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_sum_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_sum_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_sum_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_sum_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_sum_reduce_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_sum_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_prod_reduce_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_prod_reduce_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_prod_reduce_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_prod_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_prod_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_prod_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_prod_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_prod_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_prod_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_prod_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_prod_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_prod_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_prod_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_prod_reduce_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_prod_reduce_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_prod_reduce_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_prod_reduce_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_prod_reduce_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_prod_reduce_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_prod_reduce_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_prod_reduce_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_prod_reduce_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_prod_reduce_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_prod_reduce_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "prod", team, dest, source, nreduce, 0, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_sum_inscan_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_sum_inscan_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_sum_inscan_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_sum_inscan_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_sum_inscan_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_sum_inscan_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_sum_inscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_sum_inscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_sum_inscan_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_sum_inscan_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_sum_inscan_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_sum_inscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_sum_inscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_sum_inscan_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_sum_inscan_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_sum_inscan_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_sum_inscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_sum_inscan_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_sum_inscan_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_sum_inscan_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_sum_inscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_sum_inscan_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_sum_inscan_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_sum_inscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 1, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_float_sum_exscan_on_queue(team: team::Handle, dest: *mut f32, source: *const f32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_float_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_double_sum_exscan_on_queue(team: team::Handle, dest: *mut f64, source: *const f64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_double_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<f64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_char_sum_exscan_on_queue(team: team::Handle, dest: *mut std::ffi::c_char, source: *const std::ffi::c_char, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_char_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<std::ffi::c_char>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_schar_sum_exscan_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_schar_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_short_sum_exscan_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_short_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int_sum_exscan_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_long_sum_exscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_long_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_longlong_sum_exscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_longlong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uchar_sum_exscan_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uchar_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ushort_sum_exscan_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ushort_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint_sum_exscan_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulong_sum_exscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ulonglong_sum_exscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ulonglong_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int8_sum_exscan_on_queue(team: team::Handle, dest: *mut i8, source: *const i8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int8_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int16_sum_exscan_on_queue(team: team::Handle, dest: *mut i16, source: *const i16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int16_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int32_sum_exscan_on_queue(team: team::Handle, dest: *mut i32, source: *const i32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int32_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_int64_sum_exscan_on_queue(team: team::Handle, dest: *mut i64, source: *const i64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_int64_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<i64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint8_sum_exscan_on_queue(team: team::Handle, dest: *mut u8, source: *const u8, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint8_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u8>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint16_sum_exscan_on_queue(team: team::Handle, dest: *mut u16, source: *const u16, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint16_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u16>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint32_sum_exscan_on_queue(team: team::Handle, dest: *mut u32, source: *const u32, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint32_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u32>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_uint64_sum_exscan_on_queue(team: team::Handle, dest: *mut u64, source: *const u64, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_uint64_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<u64>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_size_sum_exscan_on_queue(team: team::Handle, dest: *mut usize, source: *const usize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_size_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<usize>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
+}
+#[no_mangle]
+pub unsafe extern "C" fn shmemx_ptrdiff_sum_exscan_on_queue(team: team::Handle, dest: *mut isize, source: *const isize, nreduce: usize, ret: *mut c_int, q: crate::api::queue::Queue) {
+    const F: &str = "shmemx_ptrdiff_sum_exscan_on_queue";
+    // SAFETY: the C caller passes pointers as the API defines them; the core checks them.
+    guard(F, || unsafe { let team = team::index(team); queue_coll::reduce::<isize>(F, "sum", team, dest, source, nreduce, 2, ret, q) })
 }

@@ -9,9 +9,12 @@ pub mod amo;
 pub mod coll;
 pub mod ctx;
 pub mod cuda;
+pub mod deprecated;
 pub mod exit;
 pub mod ext;
 pub mod fair;
+#[cfg(target_arch = "x86_64")]
+pub mod longdouble;
 #[rustfmt::skip]
 pub mod generated;
 #[rustfmt::skip]

@@ -293,3 +293,134 @@ pub extern "C" fn ishmem_sync(team: c_int) -> c_int {
         0
     })
 }
+
+// ---- OpenSHMEM's team handles (shmem.h) ----
+//
+// shmem.h's `shmem_team_t` is an opaque pointer-sized handle, as OpenSHMEM implementations define
+// it; ishmem.h's `ishmem_team_t` is an int (the team's slot). The handle of team N is N + 1 as a
+// pointer, so SHMEM_TEAM_INVALID (team -1) is NULL. The shmem_* functions that take or return a
+// team are their own entry points (below, in api/ctx.rs and api/queue_coll.rs, and the
+// generated ones of api/generated_ctx.rs): they convert the handle and call the ishmem code;
+// an alias of the int-based symbol would read a pointer as an int and write an int into a
+// pointer-sized output.
+
+/// shmem.h's `shmem_team_t`.
+pub type Handle = *mut std::ffi::c_void;
+
+/// The ishmem team index of an OpenSHMEM handle: NULL is ISHMEM_TEAM_INVALID; a handle too large
+/// to be any team's becomes an index no team has (the callee's error names it).
+pub fn index(h: Handle) -> c_int {
+    match h as usize {
+        0 => INVALID,
+        v => c_int::try_from(v - 1).unwrap_or(c_int::MAX),
+    }
+}
+
+/// The OpenSHMEM handle of an ishmem team index (ISHMEM_TEAM_INVALID: NULL).
+pub fn handle(t: c_int) -> Handle {
+    if t < 0 {
+        std::ptr::null_mut()
+    } else {
+        (t as usize + 1) as Handle
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_my_pe(team: Handle) -> c_int {
+    ishmem_team_my_pe(index(team))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_n_pes(team: Handle) -> c_int {
+    ishmem_team_n_pes(index(team))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_translate_pe(src_team: Handle, src_pe: c_int, dest_team: Handle) -> c_int {
+    ishmem_team_translate_pe(index(src_team), src_pe, index(dest_team))
+}
+
+/// # Safety
+/// As `ishmem_team_get_config`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_team_get_config(team: Handle, config_mask: c_long, config: *mut TeamConfig) -> c_int {
+    // SAFETY: the caller's pointers, passed on.
+    unsafe { ishmem_team_get_config(index(team), config_mask, config) }
+}
+
+/// Runs an int-based split with a local int output for each non-NULL handle output (a NULL one
+/// stays NULL, for the callee to report), then stores the handles.
+unsafe fn with_int_outs(outs: [*mut Handle; 2], f: impl FnOnce([*mut c_int; 2]) -> c_int) -> c_int {
+    let mut ints = [INVALID; 2];
+    let ptrs: [*mut c_int; 2] = [0, 1].map(|k| if outs[k].is_null() { std::ptr::null_mut() } else { &mut ints[k] as *mut c_int });
+    let rc = f(ptrs);
+    for k in 0..2 {
+        if !outs[k].is_null() {
+            // SAFETY: a non-NULL output handle per the C API.
+            unsafe { *outs[k] = handle(ints[k]) };
+        }
+    }
+    rc
+}
+
+/// # Safety
+/// As `ishmem_team_split_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_team_split_strided(
+    parent_team: Handle,
+    start: c_int,
+    stride: c_int,
+    size: c_int,
+    config: *const TeamConfig,
+    config_mask: c_long,
+    new_team: *mut Handle,
+) -> c_int {
+    // SAFETY: the caller's pointers, passed on; outputs through with_int_outs.
+    unsafe {
+        with_int_outs([new_team, std::ptr::null_mut()], |o| {
+            ishmem_team_split_strided(index(parent_team), start, stride, size, config, config_mask, o[0])
+        })
+    }
+}
+
+/// # Safety
+/// As `ishmem_team_split_2d`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn shmem_team_split_2d(
+    parent_team: Handle,
+    xrange: c_int,
+    xaxis_config: *const TeamConfig,
+    xaxis_mask: c_long,
+    xaxis_team: *mut Handle,
+    yaxis_config: *const TeamConfig,
+    yaxis_mask: c_long,
+    yaxis_team: *mut Handle,
+) -> c_int {
+    // SAFETY: as above.
+    unsafe {
+        with_int_outs([xaxis_team, yaxis_team], |o| {
+            ishmem_team_split_2d(index(parent_team), xrange, xaxis_config, xaxis_mask, o[0], yaxis_config, yaxis_mask, o[1])
+        })
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_destroy(team: Handle) {
+    ishmem_team_destroy(index(team))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_sync(team: Handle) -> c_int {
+    ishmem_team_sync(index(team))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_sync(team: Handle) -> c_int {
+    ishmem_sync(index(team))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_ptr(team: Handle, dest: *const std::ffi::c_void, pe: c_int) -> *mut std::ffi::c_void {
+    crate::api::osh::ishmem_team_ptr(index(team), dest, pe)
+}

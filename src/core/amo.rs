@@ -82,7 +82,7 @@ macro_rules! atom_int {
         }
     )*};
 }
-atom_int!(i8 => AtomicI8, i32 => AtomicI32, i64 => AtomicI64, u32 => AtomicU32, u64 => AtomicU64,
+atom_int!(i8 => AtomicI8, i16 => AtomicI16, i32 => AtomicI32, i64 => AtomicI64, u32 => AtomicU32, u64 => AtomicU64,
           isize => AtomicIsize, usize => AtomicUsize);
 
 macro_rules! atom_float {

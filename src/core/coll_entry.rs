@@ -40,7 +40,10 @@ fn check_overlap(func: &str, dest: usize, dlen: usize, src: usize, slen: usize, 
 }
 
 /// # Safety
-/// The buffers are checked (symmetric, in range); see the specification for the rest.
+/// Checked here: the buffers are symmetric, in range, and the same array or disjoint as the
+/// routine allows. The caller's part (the specification's): the program does not access
+/// `dest` or `src`, on any PE, until the call returns, and every PE of the team makes the
+/// same call (the entries' call agreement ends the job on the mismatches it sees).
 pub unsafe fn broadcast(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelems: usize, elem: usize, root: c_int) -> c_int {
     let st = state(func);
     let t = team_of(st, func, team);
@@ -52,7 +55,9 @@ pub unsafe fn broadcast(func: &str, team: c_int, dest: *mut u8, src: *const u8, 
     sym(st, func, "dest", d, nb);
     sym(st, func, "source", s, nb);
     check_overlap(func, d, nb, s, nb, true);
-    t.broadcast(d, s, nb, root as usize);
+    // SAFETY: both ranges checked above (symmetric, the same array or disjoint); the rest
+    // is this function's contract.
+    unsafe { t.broadcast(d, s, nb, root as usize) };
     0
 }
 
@@ -106,7 +111,9 @@ pub unsafe fn alltoalls(
     sym(st, func, "dest", d, dspan);
     sym(st, func, "source", s, sspan);
     check_overlap(func, d, dspan, s, sspan, false);
-    t.alltoalls(d, s, dst as usize * elem, sst as usize * elem, elem, nelems);
+    // SAFETY: both strided spans checked above (symmetric, disjoint); the rest is this
+    // function's contract.
+    unsafe { t.alltoalls(d, s, dst as usize * elem, sst as usize * elem, elem, nelems) };
     0
 }
 
@@ -125,10 +132,14 @@ unsafe fn exchange(func: &str, team: c_int, dest: *mut u8, src: *const u8, nelem
     sym(st, func, "dest", d, total);
     sym(st, func, "source", s, src_len);
     check_overlap(func, d, total, s, src_len, false);
-    if all {
-        t.alltoall(d, s, nb);
-    } else {
-        t.fcollect(d, s, nb);
+    // SAFETY: dest (n blocks) and source (n blocks or one) checked above (symmetric,
+    // disjoint); the rest is this function's contract.
+    unsafe {
+        if all {
+            t.alltoall(d, s, nb);
+        } else {
+            t.fcollect(d, s, nb);
+        }
     }
     0
 }
@@ -141,13 +152,17 @@ pub unsafe fn collect(func: &str, team: c_int, dest: *mut u8, src: *const u8, ne
     let nb = bytes(func, nelems, elem);
     let (d, s) = (dest as usize, src as usize);
     sym(st, func, "source", s, nb);
-    t.collect(d, s, nb, |total| {
-        if total == usize::MAX || total > isize::MAX as usize {
-            fatal(func, "size overflow: the PEs' blocks add up to more than the address space");
-        }
-        sym(st, func, "dest", d, total);
-        check_overlap(func, d, total, s, nb, false);
-    });
+    // SAFETY: the source checked above; the closure ends the job unless the dest of the
+    // total is symmetric and disjoint from it; the rest is this function's contract.
+    unsafe {
+        t.collect(d, s, nb, |total| {
+            if total == usize::MAX || total > isize::MAX as usize {
+                fatal(func, "size overflow: the PEs' blocks add up to more than the address space");
+            }
+            sym(st, func, "dest", d, total);
+            check_overlap(func, d, total, s, nb, false);
+        })
+    };
     0
 }
 
@@ -168,11 +183,13 @@ fn reduce_args<'a, T>(func: &'a str, st: &'a State, team: c_int, dest: *mut T, s
 }
 
 /// # Safety
-/// The buffers are checked (symmetric, aligned, in range).
+/// As `broadcast`; the alignment for `T` is checked here too.
 pub unsafe fn reduce<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: RedOp) -> c_int {
     let st = state(func);
     let t = reduce_args(func, st, team, dest, src, nreduce);
-    t.reduce::<T>(dest as usize, src as usize, nreduce, combiner::<T>(op));
+    // SAFETY: reduce_args checked both ranges (symmetric, aligned, the same array or
+    // disjoint); the rest is this function's contract.
+    unsafe { t.reduce::<T>(dest as usize, src as usize, nreduce, combiner::<T>(op)) };
     0
 }
 
@@ -181,7 +198,8 @@ pub unsafe fn reduce<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const 
 pub unsafe fn reduce_bits<T: Bits>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, op: BitOp) -> c_int {
     let st = state(func);
     let t = reduce_args(func, st, team, dest, src, nreduce);
-    t.reduce::<T>(dest as usize, src as usize, nreduce, bit_combiner::<T>(op));
+    // SAFETY: as in `reduce`.
+    unsafe { t.reduce::<T>(dest as usize, src as usize, nreduce, bit_combiner::<T>(op)) };
     0
 }
 
@@ -192,7 +210,8 @@ pub unsafe fn reduce_bits<T: Bits>(func: &str, team: c_int, dest: *mut T, src: *
 pub unsafe fn scan<T: Num>(func: &str, team: c_int, dest: *mut T, src: *const T, nreduce: usize, inclusive: bool) -> c_int {
     let st = state(func);
     let t = reduce_args(func, st, team, dest, src, nreduce);
-    t.scan::<T>(dest as usize, src as usize, nreduce, inclusive, combiner::<T>(RedOp::Sum));
+    // SAFETY: as in `reduce`.
+    unsafe { t.scan::<T>(dest as usize, src as usize, nreduce, inclusive, combiner::<T>(RedOp::Sum)) };
     0
 }
 

@@ -283,6 +283,15 @@ pub(crate) fn device_accessible(addr: usize) -> bool {
     memory_type(addr) == Some(sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32)
 }
 
+/// Whether `[addr, addr + len)` is GPU memory the SM copy kernel can read: this PE's symmetric
+/// heap is (the CUDA backend's heap lives in its GPU's memory) without asking the driver, which
+/// cost each small on-queue put a pointer-attribute query (issue 24: putmem_on_queue 4-64 KiB
+/// and the 8-byte on-queue latency trailed NVSHMEM by 1.5-2x on two GPUs); other memory is
+/// looked up.
+fn kernel_reaches(st: &State, addr: usize, len: usize) -> bool {
+    st.heap.offset(addr, len).is_some() || device_accessible(addr)
+}
+
 fn grid_for(n: usize) -> u32 {
     // One block of 256 threads moves 64 KiB per pass of 16-byte words; cap at 132 blocks.
     (n.div_ceil(64 << 10)).clamp(1, 132) as u32
@@ -327,7 +336,7 @@ pub unsafe fn put(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         return launch(func, gpu, remote_kernels(func, gpu).putmem, 1, 1, &mut args!(d, s, b, p), q);
     };
-    if n <= st.cfg.queue_kernel_max && device_accessible(src as usize) {
+    if n <= st.cfg.queue_kernel_max && kernel_reaches(st, src as usize, n) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.putmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
     } else {
@@ -351,7 +360,7 @@ pub unsafe fn get(func: &str, dest: *mut u8, src: *const u8, nelems: usize, elem
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         return launch(func, gpu, remote_kernels(func, gpu).getmem, 1, 1, &mut args!(d, s, b, p), q);
     };
-    if n <= st.cfg.queue_kernel_max && device_accessible(dest as usize) {
+    if n <= st.cfg.queue_kernel_max && kernel_reaches(st, dest as usize, n) {
         let (mut d, mut s, mut b, mut p) = (dest as u64, src as u64, n, pe as c_int);
         launch(func, gpu, k.getmem, grid_for(n), 256, &mut args!(d, s, b, p), q);
     } else {
@@ -499,7 +508,7 @@ pub unsafe fn put_signal(
         }
         return launch(func, gpu, remote_kernels(func, gpu).put_signal, 1, 1, &mut args!(d, s, b, g, v, o, pp), q);
     }
-    if n <= st.cfg.queue_kernel_max && (n == 0 || device_accessible(src as usize)) {
+    if n <= st.cfg.queue_kernel_max && (n == 0 || kernel_reaches(st, src as usize, n)) {
         launch(func, gpu, k.put_signal, 1, 256, &mut args!(d, s, b, g, v, o, pp), q);
     } else {
         // SAFETY: put checks and enqueues the copy; the signal kernel follows it on the stream.

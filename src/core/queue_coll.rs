@@ -51,6 +51,8 @@ struct CollKernels {
     fcollect: CUfunction,
     collect: CUfunction,
     alltoall: CUfunction,
+    /// The grid copy of the large data collectives (`grid_copies`).
+    copy: CUfunction,
     /// `<op>_<type>` -> kernel, and its slice kernel (`reduce_split`).
     reduce: HashMap<String, (CUfunction, CUfunction)>,
     /// `<type>` -> the slice kernel of large sum scans (`scan_split`).
@@ -87,6 +89,7 @@ fn load(func: &str, gpu: &Gpu) -> Result<CollKernels, String> {
         fcollect: m.get("ishmemi_q_fcollect")?,
         collect: m.get("ishmemi_q_collect")?,
         alltoall: m.get("ishmemi_q_alltoall")?,
+        copy: m.get("ishmemi_q_copy")?,
         reduce,
         _module: m,
     })
@@ -188,7 +191,7 @@ pub unsafe fn data(
     }
     if what != Move::Collect && nb > st.cfg.queue_kernel_max && d.flags & F_REMOTE == 0 {
         // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
-        unsafe { copy_engines(st, gpu, k, func, what, team, &d, dest as usize, src as usize, nb, root, ret, q) };
+        unsafe { grid_copies(st, gpu, k, func, what, team, &d, dest as usize, src as usize, nb, root, ret, q) };
         return;
     }
     let (mut t, mut de, mut s, mut b, mut rt, mut r) = (team, dest as u64, src as u64, nb, root, ret as u64);
@@ -200,16 +203,38 @@ pub unsafe fn data(
     }
 }
 
-/// Blocks above `ISHMEM_QUEUE_KERNEL_MAX` bytes per PE go to the copy engines: a team sync
-/// kernel (every member has entered, so sources are ready), one peer copy per block
-/// (broadcast: pull the root's block; fcollect and alltoall: push this PE's blocks to every
-/// member, in rotated order), then a second team sync kernel (every member's copies are
-/// complete: stream order puts them before it on each PE) and the status.
+/// Blocks per PE above which the large data collectives move their blocks on the copy engines
+/// rather than with a grid copy kernel (`ishmemi_q_copy`). Two H200s (issue 24): between two
+/// team-sync kernels, a copy-engine copy of 256 KiB - 1 MiB made broadcast_on_queue take
+/// 20.5-21.6 us where NVSHMEM's took 6.6-11.6 us (a stream switching from kernels to a copy
+/// engine and back waits for each); the copy engines are kept for large blocks, where their
+/// bandwidth (396 GB/s for 1 GiB) is above a kernel's (370 GB/s) and a switch costs nothing.
+/// `ISHMEMI_QUEUE_GRID_COPY_MAX` (bytes, internal: the GPU suite's `coll_ops.copyengines` run
+/// sets 0 to keep the copy-engine path tested at every size) overrides it. PEs need not agree:
+/// either way the blocks move between the same two team syncs.
+const GRID_COPY_MAX: usize = 4 << 20;
+
+fn grid_copy_max() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| std::env::var("ISHMEMI_QUEUE_GRID_COPY_MAX").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(GRID_COPY_MAX))
+}
+
+/// Blocks of the grid copy kernel for `n` bytes: one per 16 KiB, at most 132 (an H100/H200's SMs).
+fn copy_grid(n: usize) -> u32 {
+    n.div_ceil(16 << 10).clamp(1, 132) as u32
+}
+
+/// Blocks above `ISHMEM_QUEUE_KERNEL_MAX` bytes per PE: a team sync kernel (every member has
+/// entered, so sources are ready), one copy per block (broadcast: pull the root's block;
+/// fcollect and alltoall: push this PE's blocks to every member, in rotated order) by a grid
+/// copy kernel up to `GRID_COPY_MAX` bytes, on the copy engines above, then a second team sync
+/// kernel (every member's copies are complete: stream order puts them before it on each PE)
+/// and the status.
 ///
 /// # Safety
 /// As for `data`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn copy_engines(
+unsafe fn grid_copies(
     st: &State,
     gpu: &Gpu,
     k: &CollKernels,
@@ -230,7 +255,13 @@ unsafe fn copy_engines(
     let me = d.my_pe as usize;
     let _c = enter(func, gpu);
     let copy = |to: usize, from: usize| {
-        if to != from {
+        if to == from {
+            return;
+        }
+        if nb <= grid_copy_max() {
+            let (mut t, mut f, mut b) = (to as u64, from as u64, nb);
+            launch(func, gpu, k.copy, copy_grid(nb), 512, &mut args!(t, f, b), q);
+        } else {
             // SAFETY: both ranges lie in symmetric heaps mapped here (checked by the caller).
             unsafe { copy_async(func, to, from, nb, q) };
         }
@@ -294,17 +325,17 @@ fn slice_grid(len: usize) -> u32 {
 }
 
 /// A reduction of `n` elements above ISHMEM_QUEUE_REDUCE_SPLIT_MIN bytes over the whole GPU:
-/// a team sync (sources ready); team PE r combines slice r of every member's source into its
-/// own dest with a full grid (`slice`; dest equal to or disjoint from source, so in place no
-/// PE writes what another still reads: slice r of a source is read by PE r alone); a team sync
-/// (every slice done); copy-engine copies of the other slices from their owners' dest; a last
-/// team sync (nobody still reads this PE's dest when the stream goes on).
+/// a team sync (sources ready); team PE r combines slice r of every member's source with a full
+/// grid and stores it into every member's dest (`slice`; dest equal to or disjoint from
+/// source, so in place no PE writes what another still reads: slice r of a source is read by
+/// PE r alone); a team sync (every slice is in every dest). Until issue 24 the slice went to
+/// this PE's dest only, and copy-engine copies of the other slices plus a third team sync
+/// followed: 31-37 us for 256 KiB - 1 MiB on two H200s, where NVSHMEM took 10-14 us.
 ///
 /// # Safety
 /// As for `reduce`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn reduce_split<T: QElem>(
-    st: &State,
     gpu: &Gpu,
     k: &CollKernels,
     func: &str,
@@ -317,7 +348,6 @@ unsafe fn reduce_split<T: QElem>(
     ret: *mut c_int,
     q: Queue,
 ) {
-    let es = size_of::<T>();
     let (np, me) = (d.n(), d.my_pe as usize);
     sync_kernel(func, gpu, k, team, q);
     let (lo, len) = crate::core::coll::slice(n, np, me);
@@ -325,20 +355,6 @@ unsafe fn reduce_split<T: QElem>(
         let grid = slice_grid(len);
         let (mut t, mut de, mut s, mut l0, mut l) = (team, dest as u64, src as u64, lo, len);
         launch(func, gpu, slice, grid, SLICE_BLOCK, &mut args!(t, de, s, l0, l), q);
-    }
-    sync_kernel(func, gpu, k, team, q);
-    {
-        let _c = enter(func, gpu);
-        for j in 1..np {
-            let p = (me + j) % np;
-            let (lo, len) = crate::core::coll::slice(n, np, p);
-            if len > 0 {
-                let at = dest as usize + lo * es;
-                let from = st.remote(func, "dest", at, len * es, d.world(p));
-                // SAFETY: both ranges lie in symmetric heaps mapped here (dest was checked).
-                unsafe { copy_async(func, at, from, len * es, q) };
-            }
-        }
     }
     sync_kernel(func, gpu, k, team, q);
     ret_ok(func, gpu, ret, q);
@@ -424,7 +440,7 @@ pub unsafe fn reduce<T: QElem>(
     if len > 0 && len >= st.cfg.queue_reduce_split_min && same_or_disjoint && d.flags & F_REMOTE == 0 {
         if mode == 0 {
             // SAFETY: ranges checked above; the caller keeps them alive until the stream runs.
-            unsafe { reduce_split(st, gpu, k, func, slice, team, &d, dest, src, n, ret, q) };
+            unsafe { reduce_split(gpu, k, func, slice, team, &d, dest, src, n, ret, q) };
             return;
         }
         if let Some(&f) = k.scan.get(T::SUFFIX) {

@@ -162,9 +162,9 @@ static void round_on(shmem_ctx_t ctx, int round) {
 }
 
 static void contexts(void) {
-    shmem_team_t t = -2;
+    shmem_team_t t = (shmem_team_t)&t; /* neither a team nor SHMEM_TEAM_INVALID */
     CHECK(shmem_ctx_get_team(SHMEM_CTX_DEFAULT, &t) == 0 && t == SHMEM_TEAM_WORLD);
-    t = -2;
+    t = (shmem_team_t)&t;
     CHECK(shmem_ctx_get_team(SHMEM_CTX_INVALID, &t) != 0 && t == SHMEM_TEAM_INVALID);
     shmem_ctx_quiet(SHMEM_CTX_INVALID); /* no-ops */
     shmem_ctx_fence(SHMEM_CTX_INVALID);
@@ -188,7 +188,7 @@ static void contexts(void) {
     shmem_ctx_t ctxs[5];
     for (int k = 0; k < 5; k++) {
         CHECK(shmem_ctx_create(options[k], &ctxs[k]) == 0);
-        t = -2;
+        t = (shmem_team_t)&t;
         CHECK(shmem_ctx_get_team(ctxs[k], &t) == 0 && t == SHMEM_TEAM_WORLD);
         for (int j = 0; j < k; j++)
             CHECK(ctxs[j] != ctxs[k]);
@@ -221,7 +221,7 @@ static void contexts(void) {
     if (me % 2 == 0) {
         CHECK(even != SHMEM_TEAM_INVALID);
         CHECK(shmem_team_create_ctx(even, SHMEM_CTX_PRIVATE, &tc) == 0);
-        t = -2;
+        t = (shmem_team_t)&t;
         CHECK(shmem_ctx_get_team(tc, &t) == 0 && t == even);
     } else {
         CHECK(even == SHMEM_TEAM_INVALID);

@@ -13,13 +13,17 @@
  * its post). The stream is NULL (the mock's streams are synchronous). With
  * an argument, a bad call whose error message the caller checks: "bad_global" (a put to a
  * symmetric global of a PE of another node), "bad_sym" (dest not symmetric); "quiet": the rounds
- * of quiet_rounds below instead of the checks.
+ * of quiet_rounds below instead of the checks; "quiet_stopped": those of quiet_stopped below.
  * Build: cc mock_queue_remote.c -I$PREFIX/include -L$PREFIX/lib -lishmem */
+#define _GNU_SOURCE
 #include <ishmem.h>
 #include <ishmemx.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "gpu_test.h"
 
 #define BYTES 4096
@@ -109,6 +113,91 @@ static int quiet_rounds(void) {
     return gpu_test_end("mock_queue_remote quiet");
 }
 
+/* "quiet_stopped" (4 PEs on 2 nodes of 2; issue 26: the mutant proxy_quiet_noop, killed without
+ * a race). In round r (1 and 2) the writer W (PE 0, then PE 2) puts SB bytes from host memory
+ * to the GPU heap of F = W + 2 (the other node) with putmem_nbi_on_queue, then calls
+ * quiet_on_queue (a proxy quiet), then sets the flag `qs_returned` of H = F ^ 1 (F's node
+ * peer). H has stopped F with SIGSTOP before W starts, so F's mailbox server cannot apply the
+ * put's request: a quiet that waits for the put's completion cannot return while F is
+ * stopped. H watches for W's flag for HOLD_S seconds; a flag in that time is the failure (and H
+ * counts the bytes of the put not yet in F's heap, read through the node's mapping). Then H
+ * resumes F (SIGCONT), W's quiet returns, its flag comes, and H releases F, which checks that
+ * every byte is in its heap. A quiet that waits fails nothing however slow the machine (it
+ * cannot return while F is stopped); one that does not wait is seen unless W takes HOLD_S
+ * seconds to set a flag. */
+enum { SB = 4096, HOLD_S = 3 };
+static int qs_pid;
+static long qs_stopped, qs_returned, qs_ready, qs_release;
+static char proc_state(int pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
+}
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+static int quiet_stopped(void) {
+    CHECK(npes == 4, "quiet_stopped needs 4 PEs (got %d)", npes);
+    char *big = (char *)ishmem_calloc((size_t)npes, SB);
+    ishmemx_queue_t q = NULL;
+    qs_pid = (int)getpid();
+    ishmem_barrier_all();
+    for (int r = 1; r <= 2 && npes == 4 && big; r++) {
+        int W = r == 1 ? 0 : 2, F = (W + 2) % 4, H = F ^ 1;
+        unsigned char v = (unsigned char)(r * 29 + 7);
+        if (me == F) {
+            /* stopped by H from here until H releases it: no library call meanwhile */
+            ishmem_long_p(&qs_ready, r, H);
+            while (*(volatile long *)&qs_release < r) usleep(1000);
+            ishmem_getmem(qb, big + (size_t)W * SB, SB, me);
+            size_t bad = 0;
+            for (size_t i = 0; i < SB; i++) bad += qb[i] != v;
+            CHECK(bad == 0, "round %d: %zu of %d bytes PE %d put before its quiet_on_queue are not in this PE's GPU heap "
+                  "after the quiet returned", r, bad, SB, W);
+        } else if (me == H) {
+            ishmem_long_wait_until(&qs_ready, ISHMEM_CMP_GE, r);
+            int pid = ishmem_int_g(&qs_pid, F);
+            CHECK(kill(pid, SIGSTOP) == 0, "round %d: SIGSTOP to PE %d (pid %d) failed", r, F, pid);
+            while (proc_state(pid) != 'T' && proc_state(pid) != 't') usleep(1000);
+            ishmem_long_p(&qs_stopped, r, W);
+            ishmem_quiet();
+            double end = now_s() + HOLD_S;
+            while (now_s() < end && !ishmem_long_test(&qs_returned, ISHMEM_CMP_GE, r)) usleep(2000);
+            if (ishmem_long_test(&qs_returned, ISHMEM_CMP_GE, r)) {
+                size_t bad = 0;
+                ishmem_getmem(qb, big + (size_t)W * SB, SB, F);
+                for (size_t i = 0; i < SB; i++) bad += qb[i] != v;
+                fprintf(stderr, "FAIL: [PE %d] round %d: quiet_on_queue on PE %d returned while PE %d, the target of its "
+                        "putmem_nbi_on_queue, was stopped (%zu of %d bytes not in PE %d's GPU heap)\n",
+                        me, r, W, F, bad, SB, F);
+                gt_fails++;
+            }
+            CHECK(kill(pid, SIGCONT) == 0, "round %d: SIGCONT to PE %d (pid %d) failed", r, F, pid);
+            ishmem_long_wait_until(&qs_returned, ISHMEM_CMP_GE, r);
+            ishmem_long_p(&qs_release, r, F);
+        } else if (me == W) {
+            ishmem_long_wait_until(&qs_stopped, ISHMEM_CMP_GE, r);
+            memset(qh, v, SB);
+            ishmemx_putmem_nbi_on_queue(big + (size_t)W * SB, qh, SB, F, q);
+            ishmemx_quiet_on_queue(q);
+            ishmem_long_p(&qs_returned, r, H);
+            ishmem_quiet();
+        }
+        ishmem_barrier_all();
+    }
+    ishmem_free(big);
+    ishmem_finalize();
+    return gpu_test_end("mock_queue_remote quiet_stopped");
+}
+
 int main(int argc, char **argv) {
     ishmem_init();
     me = ishmem_my_pe();
@@ -123,6 +212,8 @@ int main(int argc, char **argv) {
     ishmemx_queue_t q = NULL;
     if (argc > 1 && !strcmp(argv[1], "quiet"))
         return quiet_rounds();
+    if (argc > 1 && !strcmp(argv[1], "quiet_stopped"))
+        return quiet_stopped();
     if (argc > 1) {
         if (!strcmp(argv[1], "bad_global")) ishmemx_long_put_on_queue(&global_long, (long *)host, 1, far, q);
         if (!strcmp(argv[1], "bad_sym")) ishmemx_putmem_on_queue(malloc(64), host, 64, far, q);

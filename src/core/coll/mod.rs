@@ -344,7 +344,13 @@ impl<'a> Team<'a> {
     }
 
     /// Copies `n` bytes of team PE `i`'s copy of symmetric `src` to this PE's `dst`.
-    fn pull(&self, dst: usize, src: usize, i: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `[dst, dst+n)` is symmetric memory of this PE, writable, and not accessed by this
+    /// process or, through the network, by another PE during the call (it may be `src` itself
+    /// when `i` is this PE). PE `i` does not write its `[src, src+n)` during the call (the
+    /// range itself is checked here: `remote`).
+    unsafe fn pull(&self, dst: usize, src: usize, i: usize, n: usize) {
         if n == 0 || (i == self.me && dst == src) {
             return;
         }
@@ -365,7 +371,14 @@ impl<'a> Team<'a> {
     }
 
     /// Copies `n` host bytes at `src` to team PE `i`'s copy of symmetric `dst`.
-    fn push(&self, dst: usize, src: *const u8, i: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `src` is readable for `n` bytes and stays so, unchanged, until `release_sources` or the
+    /// next sync returns (a network put may read it until then). PE `i` does not access its
+    /// `[dst, dst+n)` during the copy (the collective's protocol: it announced its entry, or
+    /// the range is scratch it reads only after this PE's flag); the range itself is checked
+    /// here (`remote`).
+    unsafe fn push(&self, dst: usize, src: *const u8, i: usize, n: usize) {
         if n == 0 {
             return;
         }
@@ -404,7 +417,12 @@ impl<'a> Team<'a> {
     }
 
     /// Copies `n` bytes of team PE `i`'s copy of symmetric `src` into host memory at `out`.
-    fn get(&self, out: *mut u8, src: usize, i: usize, n: usize) {
+    ///
+    /// # Safety
+    /// `out` is writable for `n` bytes and not otherwise accessed during the call, and does
+    /// not overlap the source; PE `i` does not write its `[src, src+n)` during the call (the
+    /// range itself is checked here).
+    unsafe fn get(&self, out: *mut u8, src: usize, i: usize, n: usize) {
         if n == 0 {
             return;
         }
@@ -447,8 +465,13 @@ impl<'a> Team<'a> {
     }
 
     /// Copies `n` host bytes at `src` to this PE's symmetric `dst`.
-    fn put_local(&self, dst: usize, src: *const u8, n: usize) {
-        self.push(dst, src, self.me, n)
+    ///
+    /// # Safety
+    /// As `push` with this PE as the target: `src` readable for `n` bytes, and no other PE
+    /// accesses this PE's `[dst, dst+n)` during the copy.
+    unsafe fn put_local(&self, dst: usize, src: *const u8, n: usize) {
+        // SAFETY: the caller's contract is push's for team PE `me`.
+        unsafe { self.push(dst, src, self.me, n) }
     }
 }
 

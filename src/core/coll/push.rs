@@ -117,7 +117,10 @@ impl<'a> Team<'a> {
     /// the ring and the last that used a parity slot (`W_BCAST_RING`, `W_BCAST_PAR`: every PE
     /// sees the same sequence of sizes), and the root also waits until the member entered the
     /// count after the last use of the other kind.
-    pub(super) fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
+    ///
+    /// # Safety
+    /// As `broadcast`.
+    pub(super) unsafe fn broadcast_push(&self, dst: usize, src: usize, nb: usize, root: usize) {
         let c = self.push_begin(team::PUSH_BCAST);
         let fw = Self::flag_word(team::PUSH_BCAST, root);
         let base = self.area + team::BCAST_SCRATCH;
@@ -146,17 +149,22 @@ impl<'a> Team<'a> {
                         // PE j's slot of this count (in its team area), which PE j last read
                         // for an earlier count before it entered count `need` (seen above) and
                         // reads again only after the flag below.
-                        self.push(slot, src as *const u8, j, nb);
+                        // SAFETY: as just said; src is the root's checked source of nb bytes,
+                        // unchanged until release_sources below.
+                        unsafe { self.push(slot, src as *const u8, j, nb) };
                     }
                     None => {
                         self.wait_tag(ready, c, j);
-                        self.push(dst, src as *const u8, j, nb);
+                        // SAFETY: PE j entered this call (its announcement, seen), so its dest
+                        // is the collective's until the flag below; src as above.
+                        unsafe { self.push(dst, src as *const u8, j, nb) };
                     }
                 }
                 self.store_at(fw, j, self.tag(c));
             }
             if dst != src {
-                self.put_local(dst, src as *const u8, nb);
+                // SAFETY: the root's checked dest and source, disjoint (not the same array).
+                unsafe { self.put_local(dst, src as *const u8, nb) };
             }
             self.release_sources();
         } else {
@@ -167,7 +175,8 @@ impl<'a> Team<'a> {
             if let Some(slot) = slot {
                 // The slot holds the root's block of count c (its flag seen) until this PE
                 // enters count c+1.
-                self.put_local(dst, slot as *const u8, nb);
+                // SAFETY: as just said; dst is this PE's checked dest of nb bytes.
+                unsafe { self.put_local(dst, slot as *const u8, nb) };
             }
         }
     }
@@ -197,22 +206,30 @@ impl<'a> Team<'a> {
     /// fcollect or alltoall (as `move_push`) of at most one scratch slot per PE, in the
     /// all-send class: the blocks go to the members' scratch with no announcement (`reduce_push`),
     /// then each PE copies every member's block from its scratch into its own `dst`.
-    pub(super) fn move_scratch(&self, dst: usize, src: usize, nb: usize, all: bool) {
+    ///
+    /// # Safety
+    /// As `fcollect` (`all` false) or `alltoall`.
+    pub(super) unsafe fn move_scratch(&self, dst: usize, src: usize, nb: usize, all: bool) {
         let block = |j: usize| if all { src + j * nb } else { src };
-        let c = self.reduce_push(nb, block);
+        // SAFETY: block(j) lies in this PE's checked source (nb bytes each).
+        let c = unsafe { self.reduce_push(nb, block) };
         for j in 0..self.n {
             let from = if j == self.me { block(j) } else { self.slot_at(c, j) };
             // from: this PE's checked source (disjoint from dst, checked), or PE j's slot of
             // count c, filled before its flag (seen by reduce_push) and not rewritten before
             // this PE's next flag of the class.
-            self.put_local(dst + j * nb, from as *const u8, nb);
+            // SAFETY: as just said; block j of this PE's checked dest (n * nb bytes).
+            unsafe { self.put_local(dst + j * nb, from as *const u8, nb) };
         }
     }
 
     /// fcollect (`all` false: block `me` of `src` to each PE) or alltoall (`all`: block j of
     /// `src` to PE j) by pushes: entry announced to every member; block `me` of each member's
     /// `dst` once it entered, then the flag; wait for every member's.
-    pub(super) fn move_push(&self, dst: usize, src: usize, nb: usize, all: bool) {
+    ///
+    /// # Safety
+    /// As `fcollect` (`all` false) or `alltoall`.
+    pub(super) unsafe fn move_push(&self, dst: usize, src: usize, nb: usize, all: bool) {
         let c = self.push_begin(team::PUSH_MOVE);
         let fw = Self::flag_word(team::PUSH_MOVE, self.me);
         let block = |j: usize| if all { src + j * nb } else { src };
@@ -222,10 +239,14 @@ impl<'a> Team<'a> {
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
             self.wait_ready(team::PUSH_MOVE, j, c);
-            self.push(dst + self.me * nb, block(j) as *const u8, j, nb);
+            // SAFETY: PE j entered this call (seen above), so block `me` of its dest is this
+            // PE's to write until the flag; block(j) is in this PE's checked source, unchanged
+            // until release_sources below.
+            unsafe { self.push(dst + self.me * nb, block(j) as *const u8, j, nb) };
             self.store_at(fw, j, self.tag(c));
         }
-        self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb);
+        // SAFETY: block `me` of this PE's checked dest, from its checked source (disjoint).
+        unsafe { self.put_local(dst + self.me * nb, block(self.me) as *const u8, nb) };
         self.release_sources();
         self.wait_all(team::PUSH_MOVE, c);
     }
@@ -234,14 +255,18 @@ impl<'a> Team<'a> {
     /// by pushes: `nb` bytes at `block(j)` (this PE's checked source) into its slot of every
     /// other member j's scratch, then the flag; wait for every member's. Returns the count,
     /// which names the slots to read (`slot_at`).
-    pub(super) fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
+    ///
+    /// # Safety
+    /// `block(j)` is readable for `nb` bytes (this PE's checked source), unchanged until return.
+    pub(super) unsafe fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
         let c = self.push_begin(team::PUSH_REDUCE);
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
             // PE j's scratch slot for this PE and parity (in its team area; nb <= slot_bytes),
             // which PE j does not read until it sees the flag below.
-            self.push(self.slot_at(c, self.me), block(j) as *const u8, j, nb);
+            // SAFETY: as just said; block(j) per the caller, read until release_sources below.
+            unsafe { self.push(self.slot_at(c, self.me), block(j) as *const u8, j, nb) };
             self.store_at(fw, j, self.tag(c));
         }
         self.release_sources();
@@ -251,7 +276,11 @@ impl<'a> Team<'a> {
 
     /// Combines team PEs `0..upto`'s vectors of push count `c` (own: `src`, others: scratch) in
     /// team order and writes the result (zeros when `upto` is 0) to `dst`.
-    pub(super) fn combine_pushed<T: Copy + Default>(
+    ///
+    /// # Safety
+    /// As `reduce` for `dst` and `src` (`nelem` elements of `T`); `c` is the count of the
+    /// `reduce_push` this PE just completed, whose slots hold the members' vectors.
+    pub(super) unsafe fn combine_pushed<T: Copy + Default>(
         &self,
         dst: usize,
         src: usize,
@@ -287,7 +316,9 @@ impl<'a> Team<'a> {
             }
         }
         if dst == src {
-            self.put_local(dst, acc.as_ptr().cast(), nelem * size_of::<T>());
+            // SAFETY: acc (buf) holds nelem T; dst is this PE's checked dest, which no PE
+            // reads (the push path writes only into scratch).
+            unsafe { self.put_local(dst, acc.as_ptr().cast(), nelem * size_of::<T>()) };
         }
     }
 
@@ -302,7 +333,10 @@ impl<'a> Team<'a> {
     /// the blocks that came inline. Blocks that did not fit are pulled from their owners'
     /// sources, and then (every PE sees the same sizes, so all do it) a team sync keeps each
     /// source alive until nobody reads it.
-    pub(super) fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
+    ///
+    /// # Safety
+    /// As `collect`.
+    pub(super) unsafe fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
         let cap = self.slot_bytes() - 8;
         let c = self.push_begin(team::PUSH_REDUCE);
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
@@ -318,7 +352,8 @@ impl<'a> Team<'a> {
                     msg.extend_from_slice(unsafe { std::slice::from_raw_parts(src as *const u8, inline) });
                 }
                 // PE j's scratch slot for this PE and parity, read only after the flag below.
-                self.push(self.slot_at(c, self.me), msg.as_ptr(), j, msg.len());
+                // SAFETY: as just said; msg lives until release_sources below.
+                unsafe { self.push(self.slot_at(c, self.me), msg.as_ptr(), j, msg.len()) };
                 self.store_at(fw, j, self.tag(c));
                 continue;
             }
@@ -351,13 +386,18 @@ impl<'a> Team<'a> {
         check_dest(total);
         for k in 0..self.n {
             let j = (self.me + k) % self.n;
+            // SAFETY (all three): block j lies inside dst..dst+total, which check_dest
+            // accepted (disjoint from src).
             if j == self.me {
-                self.put_local(dst + offs[j], src as *const u8, nb);
+                // SAFETY: as above; src is this PE's checked source of nb bytes.
+                unsafe { self.put_local(dst + offs[j], src as *const u8, nb) };
             } else if sizes[j] <= cap {
                 // The slot of count c holds PE j's block until this PE's next flag of the class.
-                self.put_local(dst + offs[j], (self.slot_at(c, j) + 8) as *const u8, sizes[j]);
+                // SAFETY: as above and just said.
+                unsafe { self.put_local(dst + offs[j], (self.slot_at(c, j) + 8) as *const u8, sizes[j]) };
             } else {
-                self.pull(dst + offs[j], src, j, sizes[j]);
+                // SAFETY: as above; PE j's source is not written until the sync below.
+                unsafe { self.pull(dst + offs[j], src, j, sizes[j]) };
             }
         }
         // Every PE computes the same `sizes`, so all or none sync here.

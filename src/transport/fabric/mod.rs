@@ -714,7 +714,8 @@ impl Fabric {
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
-        let (mr, desc) = f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)?;
+        // SAFETY: the scratch area is owned by f and lives as long as it; local access only.
+        let (mr, desc) = unsafe { f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)? };
         f.scratch.mr = mr;
         f.scratch.desc = desc;
         // Batched AMOs need messages of a header's size injected (the acknowledgements), and
@@ -791,7 +792,12 @@ impl Fabric {
         Ok(())
     }
 
-    fn reg_mr(&self, base: usize, len: usize, access: u64) -> Result<(*mut fid_mr, *mut c_void), String> {
+    /// Registers `[base, base+len)` with `access`: the region and its descriptor.
+    ///
+    /// # Safety
+    /// `[base, base+len)` is memory that stays allocated until the region is closed (while
+    /// this Fabric lives); with remote access, peers may read or write it at any time.
+    unsafe fn reg_mr(&self, base: usize, len: usize, access: u64) -> Result<(*mut fid_mr, *mut c_void), String> {
         let dom = self.objs.domain;
         let mut mr: *mut fid_mr = ptr::null_mut();
         // A fresh random key each time (see `keys`); a key already in use in this domain
@@ -838,7 +844,9 @@ impl Fabric {
         if base.is_null() || len == 0 {
             return Err("register: empty region".into());
         }
-        let (mr, desc) = self.reg_mr(base as usize, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE)?;
+        // SAFETY: register's contract: the memory stays allocated while this Fabric lives,
+        // and may be written by peers at any time.
+        let (mr, desc) = unsafe { self.reg_mr(base as usize, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE)? };
         // SAFETY: mr is live; key is what fi_mr_key returns.
         let key = unsafe { (*mr).key };
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
@@ -914,7 +922,10 @@ impl Fabric {
         drop(t);
         // The mailbox is registered (region 0), so its sources always have a descriptor; any
         // other source takes the bounced path of a plain put.
-        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let Some(desc) = desc else {
+            // SAFETY: src is readable for len bytes (put_unflushed's contract); it is copied.
+            return unsafe { self.put_bounced(pe, dest, src, len, addr, key) };
+        };
         let mut off = 0;
         while off < len {
             let n = (len - off).min(self.info.max_msg_size);
@@ -924,8 +935,10 @@ impl Fabric {
                 self.classes.fetch_or(CLASS_RMA, Ordering::Relaxed);
                 0
             };
-            // SAFETY: off < len, within the caller's buffer.
-            self.post_write_flags(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key, fence, false)?;
+            // SAFETY: off < len, so src+off..src+off+n lies in the caller's buffer, readable
+            // until quiet (put_unflushed's contract) or injected; desc is its descriptor (null
+            // when injected).
+            unsafe { self.post_write_flags(pe, dest, src.add(off), n, desc, addr + off as u64, key, fence, false)? };
             off += n;
         }
         Ok(())

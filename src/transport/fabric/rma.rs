@@ -38,7 +38,10 @@ impl Fabric {
         for (pe, dest, addr, key) in todo {
             let w = Waiter::new(OpKind::Flush, pe, 1);
             // The sink (slot 0) is written by every flush read and never read.
-            let posted = self.post_reads(pe, dest, self.scratch.base, 8, desc, addr, key, Some(&w));
+            // SAFETY: the sink is 8 writable bytes of the registered scratch buffer (desc its
+            // descriptor, or null when the provider needs none), which only flush reads write;
+            // w is waited for (here or by wait_flush) before the Fabric may go.
+            let posted = unsafe { self.post_reads(pe, dest, self.scratch.base, 8, desc, addr, key, Some(&w)) };
             match posted {
                 Ok(()) => waiters.push(w),
                 Err(e) => {
@@ -176,8 +179,15 @@ impl Fabric {
         Ok(0)
     }
 
+    /// Posts one write of `len` bytes (at most `max_msg_size`) from `src` to `addr`/`key` on
+    /// `dest` (PE `pe`), with the shared fence.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes and stays so, unchanged, until the write completes
+    /// locally (for `len <= inject_size`: until return); `desc` is `src`'s registration
+    /// descriptor where the provider needs one (FI_MR_LOCAL), else null.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn post_write(
+    pub(super) unsafe fn post_write(
         &self,
         pe: usize,
         dest: fi_addr_t,
@@ -189,14 +199,18 @@ impl Fabric {
     ) -> Result<(), String> {
         // A context's writes neither take nor need the thread's shared fence (see Tracker).
         let fence = if tracked() { 0 } else { self.fence_flags(CLASS_RMA)? };
-        self.post_write_flags(pe, dest, src, len, desc, addr, key, fence, true)
+        // SAFETY: forwarded contract.
+        unsafe { self.post_write_flags(pe, dest, src, len, desc, addr, key, fence, true) }
     }
 
     /// `post_write` with `fence` (FI_FENCE and the like, or 0) instead of the shared fence;
     /// `flush` false leaves the target unmarked, so that quiet does not flush it for this
     /// write (see [`Fabric::put_flag`]).
+    ///
+    /// # Safety
+    /// As [`Fabric::post_write`].
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn post_write_flags(
+    pub(super) unsafe fn post_write_flags(
         &self,
         pe: usize,
         dest: fi_addr_t,
@@ -277,12 +291,17 @@ impl Fabric {
         let (dest, addr, key) = self.target(&t, pe, at, len)?;
         let desc = if len <= self.info.inject_size { Some(ptr::null_mut()) } else { self.local_desc(&t, src, len) };
         drop(t);
-        let Some(desc) = desc else { return self.put_bounced(pe, dest, src, len, addr, key) };
+        let Some(desc) = desc else {
+            // SAFETY: src is readable for len bytes (put's contract); it is copied into the ring.
+            return unsafe { self.put_bounced(pe, dest, src, len, addr, key) };
+        };
         let mut off = 0;
         while off < len {
             let n = (len - off).min(self.info.max_msg_size);
-            // SAFETY: off < len, within the caller's buffer.
-            self.post_write(pe, dest, unsafe { src.add(off) }, n, desc, addr + off as u64, key)?;
+            // SAFETY: off < len, so src+off..src+off+n lies in the caller's buffer, readable
+            // until quiet (put's contract) or injected; desc is its descriptor (or null when
+            // injected, which needs none).
+            unsafe { self.post_write(pe, dest, src.add(off), n, desc, addr + off as u64, key)? };
             off += n;
         }
         Ok(())
@@ -337,7 +356,9 @@ impl Fabric {
         drop(t);
         let v = flag;
         if self.info.inject_size >= 8 {
-            self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, false)
+            // SAFETY: v is 8 readable bytes, injected (copied before the call returns), so
+            // no descriptor is needed.
+            unsafe { self.post_write_flags(pe, dest, &v as *const u64 as *const u8, 8, ptr::null_mut(), addr, key, fence, false) }
         } else {
             // SAFETY: v lives until the write completes (drained before return).
             unsafe { self.put_unflushed(pe, &v as *const u64 as *const u8, 8, flag_at, false)? };
@@ -376,7 +397,9 @@ impl Fabric {
         drop(t);
         // Injected (len <= inject_size): the source is copied before the call returns.
         let fence = if tracked() { 0 } else { self.fence_flags(CLASS_RMA)? };
-        self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false)
+        // SAFETY: bytes is readable for its length and injected (copied before the call
+        // returns), so no descriptor is needed.
+        unsafe { self.post_write_flags(pe, dest, bytes.as_ptr(), bytes.len(), ptr::null_mut(), addr, key, fence, false) }
     }
 
     /// Makes the next quiet flush the writes to `pe`, flags included (`put_flag` does not
@@ -405,7 +428,18 @@ impl Fabric {
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
-    pub(super) fn put_bounced(&self, pe: usize, dest: fi_addr_t, src: *const u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes until return (it is copied into the ring).
+    pub(super) unsafe fn put_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        src: *const u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
         let s = &self.scratch;
         let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
         let mut head = s.put_head.lock().unwrap_or_else(|e| e.into_inner());
@@ -426,7 +460,9 @@ impl Fabric {
                 b
             };
             *head = (*head + n).next_multiple_of(64);
-            self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)?;
+            // SAFETY: b..b+n is ring space of the registered scratch buffer (descriptor
+            // s.desc), not reused before a drain of every write issued so far.
+            unsafe { self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)? };
             off += n;
         }
         Ok(())
@@ -434,8 +470,13 @@ impl Fabric {
 
     /// Posts reads of `len` bytes into `dst` (chunked at max_msg_size); `waiter` given: with
     /// FI_COMPLETION and its context (the waiter counts the chunks), else nbi.
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes, and not otherwise accessed, until the reads complete
+    /// (with `waiter`: until it has been waited for; nbi: until the next quiet returns);
+    /// `desc` is `dst`'s registration descriptor where the provider needs one, else null.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn post_reads(
+    pub(super) unsafe fn post_reads(
         &self,
         pe: usize,
         dest: fi_addr_t,
@@ -508,9 +549,15 @@ impl Fabric {
         let (dest, addr, key) = self.target(&t, pe, at, len)?;
         let desc = self.local_desc(&t, dst, len);
         drop(t);
-        let Some(desc) = desc else { return self.get_bounced(pe, dest, dst, len, addr, key) };
+        let Some(desc) = desc else {
+            // SAFETY: dst is writable for len bytes until return (get's contract); the
+            // bounced get completes before it returns.
+            return unsafe { self.get_bounced(pe, dest, dst, len, addr, key) };
+        };
         let w = Waiter::new(OpKind::Get, pe, len.div_ceil(self.info.max_msg_size.max(1)));
-        let posted = self.post_reads(pe, dest, dst, len, desc, addr, key, Some(&w));
+        // SAFETY: dst is writable for len bytes until return (get's contract), which comes
+        // after the reads completed (waited for below); desc is its descriptor.
+        let posted = unsafe { self.post_reads(pe, dest, dst, len, desc, addr, key, Some(&w)) };
         let done = self.wait(w).map_err(|e| e.0);
         posted.and(done)
     }
@@ -530,12 +577,28 @@ impl Fabric {
         let desc = self.local_desc(&t, dst, len);
         drop(t);
         match desc {
-            Some(desc) => self.post_reads(pe, dest, dst, len, desc, addr, key, None),
-            None => self.get_bounced(pe, dest, dst, len, addr, key),
+            // SAFETY: dst is writable and otherwise untouched until the next quiet (get_nbi's
+            // contract), which completes the nbi reads; desc is its descriptor.
+            Some(desc) => unsafe { self.post_reads(pe, dest, dst, len, desc, addr, key, None) },
+            // SAFETY: dst is writable for len bytes; the bounced get completes before return.
+            None => unsafe { self.get_bounced(pe, dest, dst, len, addr, key) },
         }
     }
 
-    pub(super) fn get_bounced(&self, pe: usize, dest: fi_addr_t, dst: *mut u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
+    /// A blocking get through the registered bounce buffer (FI_MR_LOCAL, unregistered
+    /// destination), complete on return.
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes until return.
+    pub(super) unsafe fn get_bounced(
+        &self,
+        pe: usize,
+        dest: fi_addr_t,
+        dst: *mut u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+    ) -> Result<(), String> {
         let s = &self.scratch;
         let _g = s.get_lock.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: get_off lies in the scratch buffer; only the holder of get_lock uses it.
@@ -544,7 +607,9 @@ impl Fabric {
         while off < len {
             let n = (len - off).min(s.get_len);
             let w = Waiter::new(OpKind::Get, pe, n.div_ceil(self.info.max_msg_size.max(1)));
-            let posted = self.post_reads(pe, dest, b, n, s.desc, addr + off as u64, key, Some(&w));
+            // SAFETY: b..b+n (n <= get_len) is the registered bounce buffer (descriptor
+            // s.desc), used only by the holder of get_lock; w is waited for just below.
+            let posted = unsafe { self.post_reads(pe, dest, b, n, s.desc, addr + off as u64, key, Some(&w)) };
             self.wait(w).map_err(|e| e.0)?;
             posted?;
             // SAFETY: the read into b completed; dst has len writable bytes.
