@@ -216,6 +216,11 @@ impl Fabric {
         self.batch.as_ref().expect("batched AMOs are on")
     }
 
+    /// Whether non-fetching AMOs to other PEs go in batches here.
+    pub fn amo_batching(&self) -> bool {
+        self.batch.is_some()
+    }
+
     /// Messages of batched AMOs this PE has sent (0 where batching is off).
     pub fn amo_batches_sent(&self) -> u64 {
         self.batch.as_ref().map_or(0, |b| b.sent_batches.load(Ordering::Relaxed))

@@ -17,7 +17,8 @@
 //!   to the endpoint and enabled.
 //! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
 //!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE; non-fetching AMOs to other PEs
-//!   travel in batches where the provider's atomics are libfabric's software ones (`batch.rs`:
+//!   travel in batches where the provider has manual progress and libfabric applies its atomics
+//!   in software (`batch.rs`:
 //!   complete when the target acknowledges the batch). Puts, where the provider orders
 //!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
 //!   then reads 8 bytes from each PE written since the last quiet ("flush"), except a lone
@@ -722,12 +723,17 @@ impl Fabric {
         // a provider whose own atomics the target's CPU applies with its atomic instructions
         // (libfabric's software atomics: rxm over any core provider, sockets, shm, rxd), so
         // that the target's CPU atomics on a batch's entries are atomic with them. Not NIC
-        // atomics (verbs, efa): those are not atomic with the CPU's.
+        // atomics (verbs, efa): those are not atomic with the CPU's. And manual progress only:
+        // the target applies a batch when it reads its CQ, which the core's progress thread
+        // does for a PE that computes only under manual progress (with automatic progress,
+        // sockets, the provider's own thread applies its atomics and nobody reads the CQ).
         let sw_atomics = f.info.provider.ends_with(";ofi_rxm") || matches!(f.info.provider.as_str(), "sockets" | "shm" | "udp;ofi_rxd");
-        if opts.amo_batch && sw_atomics && f.info.inject_size >= 24 {
+        if opts.amo_batch && sw_atomics && f.info.data_progress_manual && f.info.inject_size >= 24 {
             let mut b = batch::Batches::new();
             let (base, len) = b.bytes();
-            let (mr, desc) = f.reg_mr(base, len, FI_SEND | FI_RECV)?;
+            // SAFETY: the message buffers are owned by the Batches that f keeps until drop,
+            // after the endpoint is closed; local access only (sends and receives).
+            let (mr, desc) = unsafe { f.reg_mr(base, len, FI_SEND | FI_RECV)? };
             b.set_mr(mr, desc);
             f.batch = Some(b);
             f.batch_post_recvs()?;
