@@ -55,6 +55,7 @@ const MUTATIONS: &[&str] = &[
     "signal_first",
     "wait_early",
     "team_sync_skip",
+    "tree_skip_child",
     "proxy_quiet_noop",
     "ctx_quiet_noop",
     "ctx_quiet_global",

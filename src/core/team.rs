@@ -55,6 +55,18 @@ pub const W_BCAST_PAR: usize = 134;
 /// announcement (`core::coll::Team::must_announce`).
 pub const W_BCAST_ANN_ROOT: usize = 135;
 pub const W_BCAST_ANN_COUNT: usize = 136;
+/// The tree collectives of large teams across nodes (`core::coll::tree`): own use, the count of
+/// tree collectives this PE started on the team; written by the parent: its flag down, and (for
+/// collect) this PE's offset and the total; written by child `j` (the one at distance 2^j):
+/// its flags up and (collect) its subtree's bytes; `W_TREE_BCAST`: the broadcast tree's flag
+/// down (written by the parent of the call's root, which changes between calls).
+pub const W_TREE_COUNT: usize = 137;
+pub const W_TREE_DOWN: usize = 138;
+pub const W_TREE_OFF: usize = 139;
+pub const W_TREE_TOTAL: usize = 140;
+pub const W_TREE_UP: usize = 141;
+pub const W_TREE_SIZE: usize = 165;
+pub const W_TREE_BCAST: usize = 189;
 pub const W_PUSH_FLAGS: usize = 192;
 /// Words `W_PUSH_READY + 64 * class + j` (classes `PUSH_BCAST`, `PUSH_MOVE`): the count of that
 /// class team PE j has entered, so that this PE may store into j's dest (written only by j).
@@ -79,7 +91,9 @@ const _: () = assert!(
     W_PUSH_COUNT + PUSH_CLASSES <= W_NODE_ARRIVE
         && W_NODE_RELEASE < W_BCAST_RING
         && W_BCAST_PAR < W_BCAST_ANN_ROOT
-        && W_BCAST_ANN_COUNT < W_PUSH_FLAGS
+        && W_BCAST_ANN_COUNT < W_TREE_COUNT
+        && W_TREE_TOTAL < W_TREE_UP
+        && W_TREE_BCAST < W_PUSH_FLAGS
 );
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);

@@ -21,6 +21,12 @@ impl<'a> Team<'a> {
     /// until the call returns.
     pub unsafe fn broadcast(&self, dst: usize, src: usize, nb: usize, root: usize) {
         self.enter(Kind::Broadcast, nb as u64, root as u64);
+        // The push broadcast (the root stays calls ahead of its members) beat the tree at 8
+        // and 16 PEs across nodes (docs/SCALING.md): the tree takes the teams it cannot.
+        if self.tree_ok() && !self.push_ok(nb) && nb < self.st.cfg.bcast_scatter_min {
+            // SAFETY: forwarded contract.
+            return unsafe { self.broadcast_tree(dst, src, nb, root) };
+        }
         if self.push_ok(nb) {
             // SAFETY: forwarded contract.
             return unsafe { self.broadcast_push(dst, src, nb, root) };
@@ -67,6 +73,10 @@ impl<'a> Team<'a> {
     /// As `broadcast`, with `dst` of `n * nb` bytes and `src` of `nb`, disjoint.
     pub unsafe fn fcollect(&self, dst: usize, src: usize, nb: usize) {
         self.enter(Kind::Fcollect, nb as u64, 0);
+        if self.tree_ok() && nb.saturating_mul(self.n) < self.st.cfg.bcast_scatter_min {
+            // SAFETY: forwarded contract.
+            return unsafe { self.fcollect_tree(dst, src, nb) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.exchange(dst, src, nb, false) };
     }
@@ -148,6 +158,10 @@ impl<'a> Team<'a> {
     pub unsafe fn collect(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
         self.enter(Kind::Collect, 0, 0);
         // Sizes differ per PE, so the choice depends on the team alone.
+        if self.tree_ok() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.collect_tree(dst, src, nb, check_dest) };
+        }
         if self.push_ok(0) && self.slot_bytes() >= 64 {
             // SAFETY: forwarded contract.
             return unsafe { self.collect_push(dst, src, nb, check_dest) };
@@ -212,6 +226,10 @@ impl<'a> Team<'a> {
         let es = size_of::<T>();
         let nb = nelem * es;
         self.enter(Kind::Reduce, nb as u64, 0);
+        if self.tree_ok() && (nb < self.st.cfg.reduce_scatter_min || nelem < self.n) {
+            // SAFETY: forwarded contract.
+            return unsafe { self.reduce_tree(dst, src, nelem, comb) };
+        }
         if self.reduce_push_ok(nb) {
             // SAFETY: src is this PE's checked source of nb bytes (the caller's contract).
             let c = unsafe { self.reduce_push(nb, |_| src) };

@@ -5,8 +5,9 @@
 //!
 //! Files: `mod.rs` (the `Team`, its memory primitives and the team-area publication),
 //! `agree.rs` (call agreement: records, signatures, the checks), `sync.rs` (the team sync and
-//! the wait every poll goes through), `push.rs` (the push collectives), `algo.rs` (the
-//! collectives as the entries call them).
+//! the wait every poll goes through), `push.rs` (the push collectives), `tree.rs` (the
+//! O(log n) tree collectives of large teams across nodes, with their own contract), `algo.rs`
+//! (the collectives as the entries call them).
 //!
 //! Memory: everything goes through five primitives (`pull`, `push`, `get`, `view`, `put_local`)
 //! and the sync-word accessors. On the CPU backend peers' heaps are mapped here, so they are
@@ -86,6 +87,9 @@
 //! drive the provider (the progress hook of `wait`). Teams of at most `NET_PUSH_PES` PEs take the push
 //! paths of broadcast, fcollect and alltoall at any size (`push_ok`). The sync is two-level
 //! (`sync_nodes`): shared memory inside a node, dissemination among the nodes' leaders.
+//! Teams across nodes of at least `ISHMEM_COLL_TREE_MIN` PEs take the tree forms of broadcast,
+//! the reductions, fcollect and collect instead (`tree.rs`): binomial trees of flags and
+//! pulls, O(log n) steps (their contract is in `tree.rs`).
 //!
 //! Call agreement (every PE of a team must call the same collectives in the same order with
 //! the same sizes and root): at entry each PE records its call in its team area (`enter`:
@@ -100,6 +104,7 @@ mod agree;
 mod algo;
 mod push;
 mod sync;
+mod tree;
 
 use agree::*;
 pub use agree::{Head, Watch};
