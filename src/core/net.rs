@@ -168,7 +168,14 @@ impl Net {
         // ISHMEMI_OFI_DELIVERY=1 (a measuring aid): every put asks delivery completion instead
         // of quiet's flush read.
         let delivery_per_put = std::env::var("ISHMEMI_OFI_DELIVERY").is_ok_and(|v| v == "1");
+        // ISHMEMI_OFI_AMO_BATCH=0 (a measuring aid): every non-fetching AMO is one provider
+        // atomic instead of a batch entry (transport/fabric/batch.rs).
+        let amo_batch = std::env::var("ISHMEMI_OFI_AMO_BATCH").map_or(true, |v| v != "0");
+        // ISHMEMI_OFI_DELIVERY_LONE=0 (a measuring aid): a lone put is flushed at quiet too.
+        let delivery_lone = std::env::var("ISHMEMI_OFI_DELIVERY_LONE").map_or(true, |v| v != "0");
         let opts = Options {
+            amo_batch,
+            delivery_lone,
             provider: p.provider.map(str::to_owned),
             npes_hint: p.npes,
             stall_timeout: p.peer_timeout,
@@ -464,7 +471,7 @@ impl Net {
             self.fab.fence();
         }
         if NODE_AMOS.with(|c| c.replace(false)) {
-            if let Err(e) = self.fab.complete_local() {
+            if let Err(e) = self.fab.settle_amos().and_then(|()| self.fab.complete_local()) {
                 fatal(func, &format!("network: waiting for AMOs to PEs of this node: {e}"))
             }
         }

@@ -46,6 +46,20 @@ impl Fabric {
         if tracked() {
             return self.amo_fetching(pe, op, dt, at, operand, None).map(|_| ());
         }
+        if self.batch_for(pe, op, dt) {
+            let t = self.tables();
+            let (_, addr, key) = self.target(&t, pe, at, dt.size())?;
+            drop(t);
+            // A pending fence: the earlier writes must be at their targets first (a message
+            // is not ordered after RMA writes, and two batches may be applied at once by two
+            // threads of the target).
+            if self.take_fence() {
+                self.batch_settle(None)?;
+                self.complete_writes()?;
+            }
+            let e = batch::Entry { addr, key, operand, op: op as u8, dt: dt as u8, _pad: [0; 6] };
+            return self.batch_add(pe, e);
+        }
         self.check_atomic(op, dt, AtomicKind::Write)?;
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
@@ -115,6 +129,9 @@ impl Fabric {
     ) -> Result<u64, String> {
         let kind = if compare.is_some() { AtomicKind::Compare } else { AtomicKind::Fetch };
         self.check_atomic(op, dt, kind)?;
+        // After this PE's batched AMOs to the same PE (a fetch sees them, as with the
+        // provider's ordered atomics).
+        self.batch_settle(Some(pe))?;
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
         drop(t);

@@ -69,6 +69,7 @@ impl Fabric {
                 return Ok(());
             }
             self.poll_cq();
+            self.batch_flush(false);
             spins = spins.wrapping_add(1);
             if spins < 32 {
                 std::hint::spin_loop();
@@ -259,6 +260,12 @@ impl Fabric {
     /// One completion (err 0: success; `prov` the provider's words on an error) for `ctx`.
     pub(super) fn complete(&self, ctx: *mut c_void, err: c_int, prov: &str) {
         let v = ctx as usize;
+        if v & 1 == 1 {
+            if let Some(k @ (OpKind::BatchSend | OpKind::BatchRecv | OpKind::AckSend)) = OpKind::from_bits((v >> 1) & 0x7f) {
+                self.batch_complete(k, v >> 8, err, prov);
+                return;
+            }
+        }
         if v == 0 || v & 1 == 1 {
             if err != 0 {
                 let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
@@ -308,6 +315,7 @@ impl Fabric {
         }
         self.completed_w();
         self.poll_cq();
+        self.batch_flush(false);
     }
 
     /// Microseconds since the Fabric was opened.
@@ -402,6 +410,7 @@ impl Fabric {
             // word, staging mailbox) see it.
             self.completed_w();
             self.poll_cq();
+            self.batch_flush(false);
         }
     }
 
@@ -435,6 +444,10 @@ impl Fabric {
     /// lists the operations that failed since the last quiet (operation, PE, error text).
     pub fn quiet(&self) -> Result<(), String> {
         let _hold = self.hold_posts();
+        // Batched AMOs first: their acknowledgements say they are applied.
+        if let Err(e) = self.batch_settle(None) {
+            lock_push(&self.nbi_errors, e);
+        }
         let gets = self.nbi_gets.load(Ordering::SeqCst) != self.nbi_gets_seen_done.load(Ordering::SeqCst);
         #[cfg(ishmem_mutation = "get_nbi_early")]
         let gets = gets && false;
@@ -473,4 +486,8 @@ impl Fabric {
             Err(list.join("; "))
         }
     }
+}
+
+fn lock_push(m: &Mutex<Vec<String>>, e: String) {
+    m.lock().unwrap_or_else(|e| e.into_inner()).push(e);
 }

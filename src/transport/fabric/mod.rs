@@ -16,9 +16,14 @@
 //!   job exchanged reach its memory (docs/SECURITY.md); FI_MR_ENDPOINT registrations are bound
 //!   to the endpoint and enabled.
 //! - **Completion**: [`Fabric::quiet`] is OpenSHMEM's quiet: every put and AMO issued before it
-//!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE. Puts, where the provider orders
+//!   is visible at its target. AMOs ask FI_DELIVERY_COMPLETE; non-fetching AMOs to other PEs
+//!   travel in batches where the provider has manual progress and libfabric applies its atomics
+//!   in software (`batch.rs`:
+//!   complete when the target acknowledges the batch). Puts, where the provider orders
 //!   reads after writes (FI_ORDER_RMA_RAW: tcp;ofi_rxm, shm), complete locally and quiet
-//!   then reads 8 bytes from each PE written since the last quiet ("flush"); elsewhere (or
+//!   then reads 8 bytes from each PE written since the last quiet ("flush"), except a lone
+//!   put (nothing outstanding, its target not already to be flushed), which asks
+//!   FI_DELIVERY_COMPLETE so that put + quiet is one round trip; elsewhere (or
 //!   with `Options::delivery_per_put`) each put asks FI_DELIVERY_COMPLETE. Measured on
 //!   tcp;ofi_rxm: a delivery-complete 8 B put costs an acknowledgement each and runs 2-5x
 //!   slower than the flushed ones.
@@ -34,7 +39,7 @@
 //!   such a wait runs, other threads hold new operations back (they drive progress meanwhile),
 //!   so that a thread streaming operations cannot keep the wait from ever seeing that instant.
 //!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
-//!   free on return); non-fetching AMOs as fi_atomicmsg with FI_INJECT. The msg forms are
+//!   free on return); non-fetching AMOs not batched as fi_atomicmsg with FI_INJECT. The msg forms are
 //!   used rather than fi_inject_write/fi_inject_atomic because only they carry a context
 //!   (which names the operation and PE in an error completion) and per-operation flags
 //!   (FI_FENCE, FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads)
@@ -69,6 +74,7 @@
 pub mod sys;
 
 mod atomic;
+mod batch;
 mod cq;
 pub(crate) mod keys;
 mod open;
@@ -105,6 +111,13 @@ pub struct Options {
     /// target rejected). The operations then outstanding may still complete later, so the
     /// caller must treat such an error as fatal for the job.
     pub stall_timeout: Duration,
+    /// Send non-fetching AMOs to other PEs in batches applied by the target (`batch.rs`)
+    /// instead of one provider atomic each.
+    pub amo_batch: bool,
+    /// Where puts are flushed at quiet: a put posted while no write is outstanding and its
+    /// target has no unflushed put asks FI_DELIVERY_COMPLETE instead (quiet then waits for its
+    /// acknowledgement and reads nothing back from that PE: put + quiet in one round trip).
+    pub delivery_lone: bool,
 }
 
 impl Default for Options {
@@ -117,6 +130,8 @@ impl Default for Options {
             bounce_bytes: 4 << 20,
             delivery_per_put: false,
             stall_timeout: Duration::from_secs(30),
+            amo_batch: true,
+            delivery_lone: true,
         }
     }
 }
@@ -348,6 +363,10 @@ enum OpKind {
     FetchAtomic = 4,
     CompareAtomic = 5,
     Flush = 6,
+    /// A message of batched AMOs (`batch.rs`), its receive buffer, an acknowledgement.
+    BatchSend = 7,
+    BatchRecv = 8,
+    AckSend = 9,
 }
 
 impl OpKind {
@@ -359,10 +378,23 @@ impl OpKind {
             OpKind::FetchAtomic => "fetch atomic (fi_fetch_atomicmsg)",
             OpKind::CompareAtomic => "compare atomic (fi_compare_atomicmsg)",
             OpKind::Flush => "flush of puts (fi_readmsg)",
+            OpKind::BatchSend => "batched AMOs (fi_sendmsg)",
+            OpKind::BatchRecv => "receive of batched AMOs (fi_recvmsg)",
+            OpKind::AckSend => "acknowledgement of batched AMOs (fi_sendmsg)",
         }
     }
     fn from_bits(b: usize) -> Option<OpKind> {
-        [OpKind::Put, OpKind::Get, OpKind::Atomic, OpKind::FetchAtomic, OpKind::CompareAtomic, OpKind::Flush]
+        [
+            OpKind::Put,
+            OpKind::Get,
+            OpKind::Atomic,
+            OpKind::FetchAtomic,
+            OpKind::CompareAtomic,
+            OpKind::Flush,
+            OpKind::BatchSend,
+            OpKind::BatchRecv,
+            OpKind::AckSend,
+        ]
             .into_iter()
             .find(|k| *k as usize == b)
     }
@@ -418,6 +450,7 @@ pub struct Fabric {
     mr_endpoint: bool,
     max_inflight: u64,
     stall_timeout: Duration,
+    delivery_lone: bool,
     /// CQ entries read (successes and errors): with the counters, the measure of whether
     /// anything completes at all during a wait.
     events: AtomicU64,
@@ -474,6 +507,8 @@ pub struct Fabric {
     /// waiter's address as the operation's context, so it must never move.
     #[allow(clippy::vec_box)]
     stalled: Mutex<Vec<Box<Waiter>>>,
+    /// Batched non-fetching AMOs (`batch.rs`); None where they are off.
+    batch: Option<batch::Batches>,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -651,6 +686,7 @@ impl Fabric {
             mr_endpoint: mr_mode & FI_MR_ENDPOINT != 0,
             info,
             max_inflight: opts.max_inflight.max(1) as u64,
+            delivery_lone: opts.delivery_lone,
             stall_timeout: opts.stall_timeout,
             events: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
@@ -675,6 +711,7 @@ impl Fabric {
             stalled: Mutex::new(Vec::new()),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             classes: AtomicU64::new(0),
+            batch: None,
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
@@ -682,6 +719,25 @@ impl Fabric {
         let (mr, desc) = unsafe { f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)? };
         f.scratch.mr = mr;
         f.scratch.desc = desc;
+        // Batched AMOs need messages of a header's size injected (the acknowledgements), and
+        // a provider whose own atomics the target's CPU applies with its atomic instructions
+        // (libfabric's software atomics: rxm over any core provider, sockets, shm, rxd), so
+        // that the target's CPU atomics on a batch's entries are atomic with them. Not NIC
+        // atomics (verbs, efa): those are not atomic with the CPU's. And manual progress only:
+        // the target applies a batch when it reads its CQ, which the core's progress thread
+        // does for a PE that computes only under manual progress (with automatic progress,
+        // sockets, the provider's own thread applies its atomics and nobody reads the CQ).
+        let sw_atomics = f.info.provider.ends_with(";ofi_rxm") || matches!(f.info.provider.as_str(), "sockets" | "shm" | "udp;ofi_rxd");
+        if opts.amo_batch && sw_atomics && f.info.data_progress_manual && f.info.inject_size >= 24 {
+            let mut b = batch::Batches::new();
+            let (base, len) = b.bytes();
+            // SAFETY: the message buffers are owned by the Batches that f keeps until drop,
+            // after the endpoint is closed; local access only (sends and receives).
+            let (mr, desc) = unsafe { f.reg_mr(base, len, FI_SEND | FI_RECV)? };
+            b.set_mr(mr, desc);
+            f.batch = Some(b);
+            f.batch_post_recvs()?;
+        }
         Ok(f)
     }
 
@@ -727,8 +783,14 @@ impl Fabric {
             return Err(format!("fi_av_insert inserted {r} of {} addresses", names.len()));
         }
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let first = t.peers.len();
         t.peers.extend_from_slice(&addrs);
         let n = t.peers.len();
+        if let Some(b) = &self.batch {
+            let own = self.name().ok();
+            let me = names.iter().position(|x| Some(x) == own.as_ref()).map(|i| first + i);
+            b.set_peers(&t.peers, me);
+        }
         t.dirty.resize_with(n, || AtomicBool::new(false));
         for r in &mut t.regions {
             r.remote.resize(n, None);
@@ -796,6 +858,9 @@ impl Fabric {
         let mut t = self.tables.write().unwrap_or_else(|e| e.into_inner());
         let n = t.peers.len();
         t.regions.push(Region { mr, base: base as usize, len, desc, remote: vec![None; n] });
+        if let Some(b) = &self.batch {
+            b.add_local(key, base as usize, len);
+        }
         Ok(Mr { id: t.regions.len() - 1, key, addr: base as u64 })
     }
 
@@ -899,6 +964,13 @@ impl Drop for Fabric {
         for r in t.regions.drain(..) {
             // SAFETY: each region's mr is live and closed once.
             let _ = unsafe { open::close(self.lib, "mr", &mut (*r.mr).fid) };
+        }
+        if let Some(b) = &mut self.batch {
+            if !b.mr.is_null() {
+                // SAFETY: the batch buffers' mr is live and closed once.
+                let _ = unsafe { open::close(self.lib, "mr", &mut (*b.mr).fid) };
+                b.mr = ptr::null_mut();
+            }
         }
         if !self.scratch.mr.is_null() {
             // SAFETY: the scratch mr is live and closed once.

@@ -15,7 +15,7 @@ pub(super) fn api_version(lib: &Lib) -> u32 {
 }
 
 /// The capabilities every entry must have.
-pub(super) const CAPS: u64 = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+pub(super) const CAPS: u64 = FI_MSG | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 /// The mr_mode bits this transport handles (FI_MR_LOCAL through registered regions and
 /// bounce buffers; see the module comment of `mod.rs`).
 pub(super) const MR_MODES: c_int = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;

@@ -138,7 +138,11 @@ impl Fabric {
         // (1.17) lets a fenced operation take its connection while it waits for the earlier
         // ones, which blocks the acknowledgements this PE owes the peer on that connection;
         // two PEs fencing towards each other then wait for each other for ever.
-        if self.info.msg_order & FI_ORDER_WAW == 0 {
+        // Batched AMOs are messages, applied when the target reads them: whatever the provider
+        // orders, a later put or AMO could overtake them, so the next write waits until they
+        // are applied (`fence_flags`).
+        let batched = self.batch.as_ref().is_some_and(|b| b.unsettled_now());
+        if self.info.msg_order & FI_ORDER_WAW == 0 || batched {
             // (Thread-locals destroyed: `take_fence` fences every write then.)
             let _ = FENCED.try_with(|f| {
                 let mut f = f.borrow_mut();
@@ -155,6 +159,10 @@ impl Fabric {
     pub(super) fn fence_flags(&self, class: u64) -> Result<u64, String> {
         if !self.take_fence() {
             return Ok(0);
+        }
+        self.batch_settle(None)?;
+        if self.info.msg_order & FI_ORDER_WAW != 0 {
+            return Ok(0); // the fence was for batched AMOs only
         }
         if self.info.fence {
             // With put_flush the earlier puts may only be complete locally: the fenced
@@ -221,8 +229,16 @@ impl Fabric {
             writemsg
         )?;
         let track = tracking();
+        // A lone put (nothing outstanding, its target not waiting for a flush): delivery
+        // completion, so that quiet needs no flush read for it (see Options::delivery_lone).
+        let lone = self.info.put_flush
+            && self.delivery_lone
+            && flush
+            && track.is_none()
+            && self.issued_w.load(Ordering::Relaxed) == self.done_w.load(Ordering::Relaxed)
+            && !self.tables().dirty.get(pe).is_some_and(|d| d.load(Ordering::Acquire));
         let flags = fence
-            | if self.info.put_flush && track.is_none() { 0 } else { FI_DELIVERY_COMPLETE }
+            | if self.info.put_flush && track.is_none() && !lone { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 }
             | if track.is_some() { FI_COMPLETION } else { 0 };
         self.issue(false, true)?;
@@ -252,7 +268,7 @@ impl Fabric {
             w.pending.fetch_sub(1, Ordering::AcqRel);
         }
         self.posted(false, r)?;
-        if self.info.put_flush && flush && track.is_none() {
+        if self.info.put_flush && flush && track.is_none() && !lone {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);
             }
@@ -403,6 +419,12 @@ impl Fabric {
     /// [`Fabric::quiet`] it reads nothing back from the targets.
     pub fn complete_local(&self) -> Result<(), String> {
         self.drain_writes()
+    }
+
+    /// Waits until every batched non-fetching AMO issued so far is applied at its target (they
+    /// complete when acknowledged, not locally: see `batch.rs`).
+    pub fn settle_amos(&self) -> Result<(), String> {
+        self.batch_settle(None)
     }
 
     /// A put through the registered ring (FI_MR_LOCAL, unregistered source).

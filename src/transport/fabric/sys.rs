@@ -139,6 +139,9 @@ pub const FI_MSWAP: c_int = 18;
 // Error codes (fi_errno.h: errno values, then libfabric's own from 256).
 pub const FI_EAGAIN: c_int = libc::EAGAIN;
 pub const FI_ENOSYS: c_int = libc::ENOSYS;
+pub const FI_ECANCELED: c_int = libc::ECANCELED;
+/// `FI_ADDR_UNSPEC`: a receive from any source.
+pub const FI_ADDR_UNSPEC: u64 = u64::MAX;
 pub const FI_ENODATA: c_int = libc::ENODATA;
 pub const FI_EOPNOTSUPP: c_int = libc::EOPNOTSUPP;
 pub const FI_EOTHER: c_int = 256;
@@ -396,7 +399,7 @@ pub struct fid_ep {
     pub fid: fid,
     pub ops: *mut c_void,
     pub cm: *mut fi_ops_cm,
-    pub msg: *mut c_void,
+    pub msg: *mut fi_ops_msg,
     pub rma: *mut fi_ops_rma,
     pub tagged: *mut c_void,
     pub atomic: *mut fi_ops_atomic,
@@ -433,6 +436,32 @@ pub struct fi_msg_rma {
     pub rma_iov_count: usize,
     pub context: *mut c_void,
     pub data: u64,
+}
+
+/// `struct fi_msg` (fi_sendmsg / fi_recvmsg).
+#[repr(C)]
+pub struct fi_msg {
+    pub msg_iov: *const libc::iovec,
+    pub desc: *mut *mut c_void,
+    pub iov_count: usize,
+    pub addr: fi_addr_t,
+    pub context: *mut c_void,
+    pub data: u64,
+}
+
+/// `struct fi_ops_msg`: only the msg forms are called (the batched AMOs of `batch.rs`).
+#[repr(C)]
+pub struct fi_ops_msg {
+    pub size: usize,
+    pub recv: Unused,
+    pub recvv: Unused,
+    pub recvmsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg, u64) -> isize>,
+    pub send: Unused,
+    pub sendv: Unused,
+    pub sendmsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg, u64) -> isize>,
+    pub inject: Unused,
+    pub senddata: Unused,
+    pub injectdata: Unused,
 }
 
 #[repr(C)]
@@ -759,6 +788,8 @@ mod layout_tests {
             fi_rma_ioc { addr, count, key }
             fi_ioc { addr, count }
             fi_msg_rma { msg_iov, desc, iov_count, addr, rma_iov, rma_iov_count, context, data }
+            fi_msg { msg_iov, desc, iov_count, addr, context, data }
+            fi_ops_msg { size, recv, recvv, recvmsg, send, sendv, sendmsg, inject, senddata, injectdata }
             fi_msg_atomic { msg_iov, desc, iov_count, addr, rma_iov, rma_iov_count, datatype, op, context, data }
             fi_ops_rma { size, read, readv, readmsg, write, writev, writemsg, inject, writedata, injectdata }
             fi_ops_atomic { size, write, writev, writemsg, inject, readwrite, readwritev, readwritemsg, compwrite,

@@ -417,6 +417,84 @@ fn amo_shm() {
     amo(SHM, 1000);
 }
 
+/// Non-fetching AMOs from 2 PEs, 2 threads each, to PE 0 (three widths, add, xor, set) are
+/// exact after quiet; they travel in batches (far fewer messages than AMOs: before batching
+/// every AMO was a provider atomic of its own, with `ISHMEMI_OFI_AMO_BATCH=0` still); a
+/// fetching AMO sees the same PE's earlier adds without a quiet, and after a fence a put
+/// lands only after them.
+fn amo_batched(provider: &str, k: u64) {
+    let g = group(provider, 3, 4096);
+    let before: Vec<u64> = g.fabs.iter().map(|f| f.amo_batches_sent()).collect();
+    let ths: Vec<_> = (0..4)
+        .map(|t| {
+            let f = g.fabs[1 + t / 2].clone();
+            thread::spawn(move || {
+                for j in 0..k {
+                    f.atomic(0, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+                    f.atomic(0, AtomicOp::Sum, Dtype::I32, at(8), (-3i64) as u64).unwrap();
+                    f.atomic(0, AtomicOp::Bxor, Dtype::U8, at(16 + t), j & 0xff).unwrap();
+                }
+                f.quiet().unwrap();
+            })
+        })
+        .collect();
+    for t in ths {
+        t.join().unwrap();
+    }
+    let h = &g.heaps[0].0;
+    assert_eq!(h[0], 4 * k, "{provider}: u64 adds");
+    assert_eq!(h[1] as u32 as i32 as i64, -12 * k as i64, "{provider}: i32 adds");
+    assert_eq!(h[1] >> 32, 0, "{provider}: the word beside the i32 adds");
+    let x = (0..k).fold(0u8, |a, j| a ^ (j & 0xff) as u8);
+    assert_eq!(&g.heaps[0].bytes()[16..24], &[x, x, x, x, 0, 0, 0, 0], "{provider}: u8 xors, one byte per thread");
+    let sent: Vec<u64> = g.fabs.iter().zip(&before).map(|(f, b)| f.amo_batches_sent() - b).collect();
+    // tcp;ofi_rxm batches (manual progress); sockets does not (automatic progress: nobody
+    // would read a computing target's CQ).
+    assert_eq!(g.fabs[1].amo_batching(), provider == TCP, "{provider}: batching on");
+    for pe in [1, 2] {
+        if provider == TCP {
+            assert!(sent[pe] >= 1 && sent[pe] < 6 * k / 2, "{provider}: PE {pe} sent {} messages for {} AMOs", sent[pe], 6 * k);
+        } else {
+            assert_eq!(sent[pe], 0, "{provider}: PE {pe} sent batches");
+        }
+    }
+    // A fetch after adds of the same PE (no quiet between) sees them.
+    let b = &g.fabs[1];
+    for _ in 0..10 {
+        b.atomic(0, AtomicOp::Sum, Dtype::U64, at(32), 2).unwrap();
+    }
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Read, Dtype::U64, at(32), 0).unwrap(), 20, "{provider}: fetch after adds");
+    // Set, fence, put: whoever sees the put sees the set.
+    for round in 1..=20u64 {
+        b.atomic(0, AtomicOp::Write, Dtype::U64, at(40), round).unwrap();
+        b.fence();
+        put_u64(b, 0, round, at(48)).unwrap();
+        let p = g.heaps[0].0.as_ptr();
+        let t0 = Instant::now();
+        // SAFETY: words 5 and 6 of PE 0's heap, written by the provider and our own atomics.
+        while unsafe { p.add(6).read_volatile() } != round {
+            assert!(t0.elapsed() < Duration::from_secs(30), "{provider}: the put of round {round} never landed");
+            thread::yield_now();
+        }
+        assert_eq!(unsafe { p.add(5).read_volatile() }, round, "{provider}: round {round}: the put overtook the set");
+    }
+    b.quiet().unwrap();
+}
+
+#[test]
+fn amo_batched_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("amo_batched_tcp", 180);
+    amo_batched(TCP, 3000);
+}
+
+#[test]
+fn amo_batched_sockets() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("amo_batched_sockets", 240);
+    amo_batched(SOCKETS, 300);
+}
+
 #[test]
 fn atomic_valid_answers() {
     let Some(_g) = setup() else { return };

@@ -1,0 +1,593 @@
+//! Non-fetching AMOs in batches (issue 31).
+//!
+//! tcp;ofi_rxm has no remote atomics: rxm sends every AMO as a message of its own, applies it
+//! in the target's progress and answers every one, also a non-fetching one, with a response
+//! message. Each AMO then costs two messages and four system calls on the two PEs, which
+//! capped `shmem_atomic_add` at ~0.07 Mops/s here. So where the provider sends messages,
+//! non-fetching AMOs (add, and, or, xor, set) to another PE are collected per target and sent
+//! as one message of up to [`BATCH_MAX`] entries (`fi_sendmsg`); the target applies them with
+//! the CPU's atomics (as rxm's own atomics and the PEs of the node do) inside its CQ reading
+//! and answers each message with one acknowledgement. A batch goes out at once when nothing
+//! to its target is unacknowledged (an isolated AMO is not delayed), else when it is full
+//! (up to [`UNACKED_MAX`] batches per target in flight) or when an acknowledgement arrives
+//! (sent from the next wait or progress step, never from inside the CQ reading). Quiet and
+//! fence send what is collected and wait for every acknowledgement; a fetching AMO to a PE
+//! first waits for the batches to that PE (so a fetch sees this thread's earlier adds, as rxm's
+//! ordered atomics gave).
+//!
+//! An entry names the target by the region's key and the wire address, as an RMA does: the
+//! target applies it only inside one of its own registered regions with that key, aligned, and
+//! reports every rejected entry back (quiet's error). `ISHMEMI_OFI_AMO_BATCH=0` (or
+//! `Options::amo_batch`) sends every AMO through the provider's atomics instead (an A/B aid).
+
+use super::sys::*;
+use super::*;
+
+/// AMOs per message at most.
+pub(super) const BATCH_MAX: usize = 64;
+/// Batches to one PE sent and not yet acknowledged, at most.
+pub(super) const UNACKED_MAX: u64 = 8;
+const ENTRY_BYTES: usize = 32;
+const HDR_BYTES: usize = 24;
+pub(super) const MSG_BYTES: usize = HDR_BYTES + BATCH_MAX * ENTRY_BYTES;
+const SEND_BUFS: usize = 64;
+const RECV_BUFS: usize = 32;
+const MAGIC_BATCH: u32 = 0x4953_4201;
+const MAGIC_ACK: u32 = 0x4953_4202;
+
+/// Why a target rejected an entry (the acknowledgement's code).
+const REJ_KEY: u32 = 1;
+const REJ_RANGE: u32 = 2;
+const REJ_OP: u32 = 3;
+
+fn reject_text(code: u32) -> &'static str {
+    match code {
+        REJ_KEY => "no registered region of the target has that key",
+        REJ_RANGE => "the address is outside the region or misaligned",
+        REJ_OP => "operation or datatype not supported by the target",
+        _ => "unknown reason",
+    }
+}
+
+/// One AMO on the wire (native byte order: the PEs of one job share one architecture).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub(super) struct Entry {
+    pub addr: u64,
+    pub key: u64,
+    pub operand: u64,
+    pub op: u8,
+    pub dt: u8,
+    pub _pad: [u8; 6],
+}
+
+/// A message's header: a batch (n entries follow) or an acknowledgement of batch `seq`
+/// (n entries applied, `errs` of them rejected for reason `code`).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Hdr {
+    magic: u32,
+    src: u32,
+    n: u32,
+    errs: u16,
+    code: u16,
+    seq: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == ENTRY_BYTES && std::mem::size_of::<Hdr>() == HDR_BYTES);
+
+/// Whether this AMO can go in a batch: the ops and types the target applies.
+pub(super) fn batchable(op: AtomicOp, dt: Dtype) -> bool {
+    let int = !matches!(dt, Dtype::F32 | Dtype::F64);
+    match op {
+        AtomicOp::Sum | AtomicOp::Band | AtomicOp::Bor | AtomicOp::Bxor => int,
+        AtomicOp::Write => true,
+        _ => false,
+    }
+}
+
+#[derive(Default)]
+struct PeState {
+    entries: Vec<Entry>,
+    next_seq: u64,
+    /// Every batch below this sequence number is acknowledged; `ooo` bit i: `acked_below + 1
+    /// + i` is (acknowledgements of one PE may come out of order when two threads read the
+    /// target's CQ).
+    acked_below: u64,
+    ooo: u64,
+}
+
+impl PeState {
+    fn unacked(&self) -> u64 {
+        self.next_seq - self.acked_below
+    }
+    fn ack(&mut self, seq: u64) {
+        if seq < self.acked_below || seq >= self.next_seq {
+            return;
+        }
+        let i = seq - self.acked_below;
+        self.ooo |= 1 << i;
+        while self.ooo & 1 == 1 {
+            self.ooo >>= 1;
+            self.acked_below += 1;
+        }
+    }
+}
+
+struct Senders {
+    pes: Vec<PeState>,
+    /// PEs with collected entries.
+    dirty: Vec<usize>,
+}
+
+/// What a send buffer carries, for its completion.
+#[derive(Clone, Copy, Default)]
+struct SendMeta {
+    pe: usize,
+    seq: u64,
+    n: u32,
+}
+
+pub(super) struct Batches {
+    mem: Box<[u64]>,
+    pub(super) mr: *mut fid_mr,
+    desc: *mut c_void,
+    free_send: Mutex<Vec<u32>>,
+    meta: Mutex<Vec<SendMeta>>,
+    senders: Mutex<Senders>,
+    /// AMOs collected and not yet acknowledged (or failed): 0 means nothing to wait for.
+    unsettled: AtomicU64,
+    /// This PE's index (its own name's place in the address vector).
+    me: AtomicUsize,
+    peers: RwLock<Vec<fi_addr_t>>,
+    /// (key, base, len) of this PE's registered regions.
+    local: RwLock<Vec<(u64, usize, usize)>>,
+    /// Acknowledgements (pe, header) and receive buffers whose post found the provider busy.
+    owed_acks: Mutex<Vec<(usize, Hdr)>>,
+    owed_recvs: Mutex<Vec<u32>>,
+    pub(super) sent_batches: AtomicU64,
+}
+
+// SAFETY: the raw pointers are the registration of `mem` (owned) and its descriptor; the
+// shared state is behind mutexes and atomics.
+unsafe impl Send for Batches {}
+// SAFETY: as for Send.
+unsafe impl Sync for Batches {}
+
+impl Batches {
+    pub(super) fn new() -> Batches {
+        let mem = vec![0u64; (SEND_BUFS + RECV_BUFS) * MSG_BYTES / 8].into_boxed_slice();
+        Batches {
+            mem,
+            mr: ptr::null_mut(),
+            desc: ptr::null_mut(),
+            free_send: Mutex::new((0..SEND_BUFS as u32).rev().collect()),
+            meta: Mutex::new(vec![SendMeta::default(); SEND_BUFS]),
+            senders: Mutex::new(Senders { pes: Vec::new(), dirty: Vec::new() }),
+            unsettled: AtomicU64::new(0),
+            me: AtomicUsize::new(usize::MAX),
+            peers: RwLock::new(Vec::new()),
+            local: RwLock::new(Vec::new()),
+            owed_acks: Mutex::new(Vec::new()),
+            owed_recvs: Mutex::new(Vec::new()),
+            sent_batches: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether AMOs are collected or unacknowledged.
+    pub(super) fn unsettled_now(&self) -> bool {
+        self.unsettled.load(Ordering::Acquire) != 0
+    }
+
+    pub(super) fn bytes(&self) -> (usize, usize) {
+        (self.mem.as_ptr() as usize, self.mem.len() * 8)
+    }
+
+    pub(super) fn set_mr(&mut self, mr: *mut fid_mr, desc: *mut c_void) {
+        self.mr = mr;
+        self.desc = desc;
+    }
+
+    fn buf(&self, i: usize) -> *mut u8 {
+        // SAFETY: i < SEND_BUFS + RECV_BUFS, inside mem.
+        unsafe { (self.mem.as_ptr() as *mut u8).add(i * MSG_BYTES) }
+    }
+
+    pub(super) fn add_local(&self, key: u64, base: usize, len: usize) {
+        self.local.write().unwrap_or_else(|e| e.into_inner()).push((key, base, len));
+    }
+
+    pub(super) fn set_peers(&self, peers: &[fi_addr_t], me: Option<usize>) {
+        *self.peers.write().unwrap_or_else(|e| e.into_inner()) = peers.to_vec();
+        let mut s = self.senders.lock().unwrap_or_else(|e| e.into_inner());
+        s.pes.resize_with(peers.len(), PeState::default);
+        if let Some(me) = me {
+            self.me.store(me, Ordering::Relaxed);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Fabric {
+    fn batches(&self) -> &Batches {
+        self.batch.as_ref().expect("batched AMOs are on")
+    }
+
+    /// Whether non-fetching AMOs to other PEs go in batches here.
+    pub fn amo_batching(&self) -> bool {
+        self.batch.is_some()
+    }
+
+    /// Messages of batched AMOs this PE has sent (0 where batching is off).
+    pub fn amo_batches_sent(&self) -> u64 {
+        self.batch.as_ref().map_or(0, |b| b.sent_batches.load(Ordering::Relaxed))
+    }
+
+    /// Whether a non-fetching AMO of `op` on `dt` to PE `pe` goes through a batch.
+    pub(super) fn batch_for(&self, pe: usize, op: AtomicOp, dt: Dtype) -> bool {
+        match &self.batch {
+            Some(b) => batchable(op, dt) && b.me.load(Ordering::Relaxed) != pe && b.me.load(Ordering::Relaxed) != usize::MAX,
+            None => false,
+        }
+    }
+
+    /// Posts the receive buffers (at open).
+    pub(super) fn batch_post_recvs(&self) -> Result<(), String> {
+        for i in 0..RECV_BUFS as u32 {
+            self.repost_recv(i).map_err(|r| self.err_text("fi_recvmsg", 0, r))?;
+        }
+        Ok(())
+    }
+
+    fn repost_recv(&self, i: u32) -> Result<(), isize> {
+        let b = self.batches();
+        let iov = libc::iovec { iov_base: b.buf(SEND_BUFS + i as usize).cast(), iov_len: MSG_BYTES };
+        let mut desc = if self.mr_local { b.desc } else { ptr::null_mut() };
+        let msg = fi_msg { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: FI_ADDR_UNSPEC, context: tag(OpKind::BatchRecv, i as usize), data: 0 };
+        // SAFETY: ep is live; msg and the iov live across the call; the buffer is registered
+        // memory of ours that stays untouched until its completion.
+        let r = unsafe {
+            let Ok(recvmsg) = has_op!((*self.objs.ep).msg, fi_ops_msg, recvmsg) else { return Err(-(FI_ENOSYS as isize)) };
+            recvmsg(self.objs.ep, &msg, FI_COMPLETION)
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(r)
+        }
+    }
+
+    /// Adds a non-fetching AMO to PE `pe`'s batch (see the module comment).
+    pub(super) fn batch_add(&self, pe: usize, e: Entry) -> Result<(), String> {
+        if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
+            self.wait_until(|f| f.quiescing.load(Ordering::SeqCst) == 0)
+                .map_err(|t| self.stalled("waiting for another thread's quiet", t))?;
+        }
+        let b = self.batches();
+        loop {
+            let mut s = lock(&b.senders);
+            let p = s.pes.get_mut(pe).ok_or_else(|| format!("PE {pe} has no address"))?;
+            if p.entries.len() < BATCH_MAX {
+                p.entries.push(e);
+                let (len, unacked) = (p.entries.len(), p.unacked());
+                if len == 1 {
+                    s.dirty.push(pe);
+                }
+                b.unsettled.fetch_add(1, Ordering::AcqRel);
+                if unacked == 0 || (len == BATCH_MAX && unacked < UNACKED_MAX) {
+                    self.try_send(&mut s, pe)?;
+                }
+                return Ok(());
+            }
+            if p.unacked() < UNACKED_MAX && self.try_send(&mut s, pe)? {
+                continue;
+            }
+            drop(s);
+            self.wait_until(|f| {
+                let mut s = lock(&b.senders);
+                let p = &s.pes[pe];
+                if p.entries.len() < BATCH_MAX {
+                    return true;
+                }
+                p.unacked() < UNACKED_MAX && f.try_send(&mut s, pe).unwrap_or(true)
+            })
+            .map_err(|t| self.stalled(&format!("batched AMOs to PE {pe}: waiting for an acknowledgement"), t))?;
+        }
+    }
+
+    /// Sends PE `pe`'s collected entries if a send buffer is free and the provider takes it;
+    /// `Ok(false)`: nothing sent (nothing collected, no buffer, or -FI_EAGAIN). Called with the
+    /// senders' lock held (so a PE's batches leave in sequence order), never from inside the
+    /// CQ reading.
+    fn try_send(&self, s: &mut Senders, pe: usize) -> Result<bool, String> {
+        let b = self.batches();
+        let p = &mut s.pes[pe];
+        if p.entries.is_empty() {
+            return Ok(false);
+        }
+        let Some(i) = lock(&b.free_send).pop() else { return Ok(false) };
+        let n = p.entries.len();
+        let hdr = Hdr { magic: MAGIC_BATCH, src: b.me.load(Ordering::Relaxed) as u32, n: n as u32, errs: 0, code: 0, seq: p.next_seq };
+        let buf = b.buf(i as usize);
+        // SAFETY: buf is a free send buffer of MSG_BYTES (ours until its completion); n <=
+        // BATCH_MAX entries fit after the header; both are plain data.
+        unsafe {
+            ptr::write_unaligned(buf.cast::<Hdr>(), hdr);
+            ptr::copy_nonoverlapping(p.entries.as_ptr().cast::<u8>(), buf.add(HDR_BYTES), n * ENTRY_BYTES);
+        }
+        let len = HDR_BYTES + n * ENTRY_BYTES;
+        let dest = b.peers.read().unwrap_or_else(|e| e.into_inner())[pe];
+        lock(&b.meta)[i as usize] = SendMeta { pe, seq: p.next_seq, n: n as u32 };
+        let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+        let mut desc = if self.mr_local { b.desc } else { ptr::null_mut() };
+        let msg = fi_msg { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: dest, context: tag(OpKind::BatchSend, i as usize), data: 0 };
+        // SAFETY: ep is live; msg, iov and the buffer live across the call and the buffer until
+        // the send's completion.
+        let r = unsafe {
+            let sendmsg = has_op!((*self.objs.ep).msg, fi_ops_msg, sendmsg)?;
+            sendmsg(self.objs.ep, &msg, FI_COMPLETION)
+        };
+        if r == -(FI_EAGAIN as isize) {
+            lock(&b.free_send).push(i);
+            return Ok(false);
+        }
+        if r != 0 {
+            lock(&b.free_send).push(i);
+            // These AMOs will never arrive: settled, as failed.
+            p.entries.clear();
+            b.unsettled.fetch_sub(n as u64, Ordering::AcqRel);
+            return Err(self.err_text("fi_sendmsg (batched AMOs)", pe, r));
+        }
+        p.entries.clear();
+        p.next_seq += 1;
+        b.sent_batches.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// Sends what is collected for PEs with nothing unacknowledged (or everything, `all`, up to
+    /// [`UNACKED_MAX`] per PE), and what the CQ reading could not post; never waits.
+    pub(super) fn batch_flush(&self, all: bool) {
+        let Some(b) = &self.batch else { return };
+        let owed = std::mem::take(&mut *lock(&b.owed_recvs));
+        for i in owed {
+            if self.repost_recv(i).is_err() {
+                lock(&b.owed_recvs).push(i);
+            }
+        }
+        let acks = std::mem::take(&mut *lock(&b.owed_acks));
+        for (pe, h) in acks {
+            self.send_ack(pe, h);
+        }
+        if b.unsettled.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut s = lock(&b.senders);
+        let dirty = std::mem::take(&mut s.dirty);
+        for pe in dirty {
+            let unacked = s.pes[pe].unacked();
+            if unacked == 0 || (all && unacked < UNACKED_MAX) {
+                if let Err(e) = self.try_send(&mut s, pe) {
+                    lock(&self.nbi_errors).push(e);
+                }
+            }
+            if !s.pes[pe].entries.is_empty() {
+                s.dirty.push(pe);
+            }
+        }
+    }
+
+    /// Waits until every AMO collected so far is applied at its target (`pe`: those to one
+    /// PE only). Errors the targets reported go to quiet's list.
+    pub(super) fn batch_settle(&self, pe: Option<usize>) -> Result<(), String> {
+        let Some(b) = &self.batch else { return Ok(()) };
+        if b.unsettled.load(Ordering::Acquire) == 0 {
+            return Ok(());
+        }
+        self.wait_until(|f| match pe {
+            None => {
+                f.batch_flush(true);
+                b.unsettled.load(Ordering::Acquire) == 0
+            }
+            Some(pe) => {
+                let mut s = lock(&b.senders);
+                let Some(p) = s.pes.get(pe) else { return true };
+                if p.entries.is_empty() && p.unacked() == 0 {
+                    return true;
+                }
+                if p.unacked() < UNACKED_MAX {
+                    if let Err(e) = f.try_send(&mut s, pe) {
+                        lock(&f.nbi_errors).push(e);
+                    }
+                }
+                false
+            }
+        })
+        .map_err(|t| self.stalled("waiting for the acknowledgements of batched AMOs", t))
+    }
+
+    /// A completion of one of the batch contexts (`kind` BatchSend, BatchRecv or AckSend,
+    /// index `i`): called from the CQ reading.
+    pub(super) fn batch_complete(&self, kind: OpKind, i: usize, err: c_int, prov: &str) {
+        let b = self.batches();
+        match kind {
+            OpKind::BatchSend => {
+                let m = lock(&b.meta)[i];
+                lock(&b.free_send).push(i as u32);
+                if err != 0 {
+                    lock(&self.nbi_errors).push(format!(
+                        "{} AMOs to PE {} (batched, fi_sendmsg) failed: {} ({prov})",
+                        m.n,
+                        m.pe,
+                        self.lib.strerror(err)
+                    ));
+                    self.settle(m.pe, m.seq, m.n);
+                }
+            }
+            OpKind::AckSend => {
+                if err != 0 {
+                    lock(&self.nbi_errors).push(format!("acknowledging batched AMOs to PE {i} failed: {} ({prov})", self.lib.strerror(err)));
+                }
+            }
+            OpKind::BatchRecv => {
+                if err == 0 {
+                    self.on_message(i);
+                } else if err == FI_ECANCELED {
+                    return; // closing
+                } else {
+                    lock(&self.nbi_errors).push(format!("a receive of batched AMOs failed: {} ({prov})", self.lib.strerror(err)));
+                }
+                if self.repost_recv(i as u32).is_err() {
+                    lock(&b.owed_recvs).push(i as u32);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn settle(&self, pe: usize, seq: u64, n: u32) {
+        let b = self.batches();
+        if let Some(p) = lock(&b.senders).pes.get_mut(pe) {
+            p.ack(seq);
+        }
+        b.unsettled.fetch_sub(n as u64, Ordering::AcqRel);
+    }
+
+    /// A message arrived in receive buffer `i`: a batch to apply and acknowledge, or an
+    /// acknowledgement of ours.
+    fn on_message(&self, i: usize) {
+        let b = self.batches();
+        let buf = b.buf(SEND_BUFS + i);
+        // SAFETY: the receive completed into this buffer of MSG_BYTES; the header is plain data.
+        let h = unsafe { ptr::read_unaligned(buf.cast::<Hdr>()) };
+        let npes = b.peers.read().unwrap_or_else(|e| e.into_inner()).len();
+        if h.src as usize >= npes {
+            return; // not from a PE of this job
+        }
+        match h.magic {
+            MAGIC_ACK => {
+                if h.errs > 0 {
+                    lock(&self.nbi_errors).push(format!(
+                        "atomic (batched) to PE {} failed: the target rejected {} of {} AMOs ({})",
+                        h.src,
+                        h.errs,
+                        h.n,
+                        reject_text(h.code as u32)
+                    ));
+                }
+                self.settle(h.src as usize, h.seq, h.n);
+            }
+            MAGIC_BATCH if h.n as usize <= BATCH_MAX => {
+                let (mut errs, mut code) = (0u16, 0u16);
+                let local = b.local.read().unwrap_or_else(|e| e.into_inner());
+                for k in 0..h.n as usize {
+                    // SAFETY: k < n <= BATCH_MAX entries lie inside the buffer.
+                    let e = unsafe { ptr::read_unaligned(buf.add(HDR_BYTES + k * ENTRY_BYTES).cast::<Entry>()) };
+                    if let Err(c) = self.apply(&local, &e) {
+                        errs += 1;
+                        code = c as u16;
+                    }
+                }
+                drop(local);
+                let ack = Hdr { magic: MAGIC_ACK, src: b.me.load(Ordering::Relaxed) as u32, n: h.n, errs, code, seq: h.seq };
+                self.send_ack(h.src as usize, ack);
+            }
+            _ => {}
+        }
+    }
+
+    fn send_ack(&self, pe: usize, h: Hdr) {
+        let b = self.batches();
+        let Some(&dest) = b.peers.read().unwrap_or_else(|e| e.into_inner()).get(pe) else { return };
+        let iov = libc::iovec { iov_base: (&h as *const Hdr as *mut Hdr).cast(), iov_len: HDR_BYTES };
+        let msg = fi_msg { msg_iov: &iov, desc: ptr::null_mut(), iov_count: 1, addr: dest, context: tag(OpKind::AckSend, pe), data: 0 };
+        // SAFETY: ep is live; msg, iov and h live across the call (FI_INJECT copies the
+        // 24 bytes, within the provider's inject size, checked at open).
+        let r = unsafe {
+            match has_op!((*self.objs.ep).msg, fi_ops_msg, sendmsg) {
+                Ok(sendmsg) => sendmsg(self.objs.ep, &msg, FI_INJECT),
+                Err(_) => -(FI_ENOSYS as isize),
+            }
+        };
+        if r == -(FI_EAGAIN as isize) {
+            lock(&b.owed_acks).push((pe, h));
+        } else if r != 0 {
+            lock(&self.nbi_errors).push(self.err_text("fi_sendmsg (acknowledging batched AMOs)", pe, r));
+        }
+    }
+
+    /// Applies one entry to this PE's memory; `Err` the rejection code.
+    fn apply(&self, local: &[(u64, usize, usize)], e: &Entry) -> Result<(), u32> {
+        let &(_, base, len) = local.iter().find(|r| r.0 == e.key).ok_or(REJ_KEY)?;
+        let dt = [Dtype::I8, Dtype::U8, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64, Dtype::F32, Dtype::F64]
+            .into_iter()
+            .find(|d| *d as u8 == e.dt)
+            .ok_or(REJ_OP)?;
+        let op = [AtomicOp::Sum, AtomicOp::Band, AtomicOp::Bor, AtomicOp::Bxor, AtomicOp::Write]
+            .into_iter()
+            .find(|o| *o as u8 == e.op)
+            .ok_or(REJ_OP)?;
+        if !batchable(op, dt) {
+            return Err(REJ_OP);
+        }
+        let w = dt.size();
+        let off = if self.virt_addr { (e.addr as usize).checked_sub(base).ok_or(REJ_RANGE)? } else { e.addr as usize };
+        if off.checked_add(w).is_none_or(|end| end > len) || (base + off) % w != 0 {
+            return Err(REJ_RANGE);
+        }
+        let p = base + off;
+        let v = e.operand;
+        macro_rules! amo {
+            ($a:ty, $t:ty) => {{
+                // SAFETY: p lies inside a registered region of ours (checked above), aligned
+                // for the width; peers change this memory only through atomics or RMA.
+                let a = unsafe { &*(p as *const $a) };
+                let x = v as $t;
+                match op {
+                    AtomicOp::Sum => drop(a.fetch_add(x, Ordering::SeqCst)),
+                    AtomicOp::Band => drop(a.fetch_and(x, Ordering::SeqCst)),
+                    AtomicOp::Bor => drop(a.fetch_or(x, Ordering::SeqCst)),
+                    AtomicOp::Bxor => drop(a.fetch_xor(x, Ordering::SeqCst)),
+                    _ => a.store(x, Ordering::SeqCst),
+                }
+            }};
+        }
+        match w {
+            1 => amo!(std::sync::atomic::AtomicU8, u8),
+            2 => amo!(std::sync::atomic::AtomicU16, u16),
+            4 => amo!(std::sync::atomic::AtomicU32, u32),
+            _ => amo!(AtomicU64, u64),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn acks_out_of_order_settle_in_order() {
+        let mut p = PeState { next_seq: 4, ..Default::default() };
+        p.ack(2);
+        assert_eq!((p.acked_below, p.unacked()), (0, 4));
+        p.ack(0);
+        assert_eq!((p.acked_below, p.unacked()), (1, 3));
+        p.ack(1);
+        assert_eq!((p.acked_below, p.unacked()), (3, 1));
+        p.ack(1); // a repeat changes nothing
+        p.ack(9); // nor one never sent
+        assert_eq!(p.acked_below, 3);
+        p.ack(3);
+        assert_eq!((p.acked_below, p.unacked()), (4, 0));
+    }
+
+    #[test]
+    fn only_integer_updates_and_set_are_batched() {
+        assert!(batchable(AtomicOp::Sum, Dtype::U64) && batchable(AtomicOp::Bxor, Dtype::I8));
+        assert!(batchable(AtomicOp::Write, Dtype::F64));
+        assert!(!batchable(AtomicOp::Sum, Dtype::F32) && !batchable(AtomicOp::Min, Dtype::U32));
+    }
+}
