@@ -165,7 +165,8 @@ for m in $want; do
         if [ -n "$by" ]; then
             killed=$((killed + 1))
             # the killing test's first complaint (its output is the last in $ONE)
-            why=$(grep -v "Test *#[0-9]" "$ONE" | grep -m 1 -E "FAIL|ERROR|DEADLOCK|[Tt]imeout|ishmrun: " |
+            why=$(grep -v -e "Test *#[0-9]" -e "^---- command" "$ONE" >"$ONE.why" || true
+                { grep -m 1 -E "^FAIL|\] ERROR|DEADLOCK" "$ONE.why" || grep -m 1 -E "FAIL|ERROR|[Tt]imeout|^ishmrun: " "$ONE.why"; } |
                 sed "s|$ROOT/||g" | cut -c 1-300 || true)
             echo "mutation-check: $m ($setting): killed by $by${why:+: $why}"
         else

@@ -16,6 +16,13 @@
  *                  the counter and checks the block
  *   signal         put_signal block + signal (SET round) -> t; t waits for the signal, checks
  *                  (1 MiB blocks where t is on this node, read from the end)
+ *   signal_gate    where t is on this node (the writer's own thread copies the block), one PE
+ *                  of each pair writes per round: put_signal of GATE_PAGES pages whose last
+ *                  page is PROT_NONE; the copy faults on it and the writer's SIGSEGV handler
+ *                  holds it until t says it has checked the block, or for GATE_S seconds.
+ *                  A signal set before the data is seen by t with the last page missing, every
+ *                  round, whatever the load; put_signal as it should be waits GATE_S per round.
+ *                  (The signal phase's kill on one node is a race that heavy load can lose.)
  *   team_sync      a team of the even PEs and one of the odd ones (each spanning both nodes):
  *                  every member stores a block into its own copy, team_sync, then every
  *                  member reads the block of its team's last PE
@@ -23,6 +30,10 @@
  * Prints "PASS: order_mut (N PEs)"; every wrong round is counted and the first few printed. */
 #include "test_util.h"
 #include <stdbool.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { BYTES = 32768, WORDS = BYTES / 8, SHOW = 3 };
 
@@ -159,6 +170,83 @@ static void phase_signal(void) {
     ishmem_free(blocks);
 }
 
+/* signal_gate: the source's last page faults until the target has looked, or GATE_S pass. */
+enum { GATE_PAGES = 16, GATE_ROUNDS = 2 };
+#define GATE_S 1.0
+static char *gsrc;
+static size_t gpage;
+static volatile sig_atomic_t gate_armed;
+static long *gchecked; /* symmetric: [writer] = the round its target has checked */
+static int gate_round;
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+static void gate_handler(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    char *a = (char *)si->si_addr, *last = gsrc + (GATE_PAGES - 1) * gpage;
+    if (!gate_armed || a < last || a >= last + gpage) {
+        signal(sig, SIG_DFL); /* not the gate: fault again, as without this handler */
+        return;
+    }
+    double end = mono_s() + GATE_S;
+    while (*(volatile long *)&gchecked[me] < gate_round && mono_s() < end) {
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    gate_armed = 0;
+    mprotect(last, gpage, PROT_READ | PROT_WRITE);
+}
+static void phase_signal_gate(void) {
+    if (!t_same_node(tgt)) { /* across nodes the provider reads the source: not a fault */
+        ran = 0;
+        return;
+    }
+    gpage = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = GATE_PAGES * gpage / sizeof(long);
+    gsrc = mmap(NULL, GATE_PAGES * gpage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    long *blocks = ishmem_calloc((size_t)npes * n, sizeof(long));
+    gchecked = ishmem_calloc((size_t)npes, sizeof(long));
+    CHECK(gsrc != MAP_FAILED && blocks && gchecked, "signal_gate: mmap or ishmem_calloc failed");
+    if (gsrc == MAP_FAILED || !blocks || !gchecked)
+        return;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = gate_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old);
+    ran = GATE_ROUNDS; /* the rounds in which this PE reads */
+    for (int r = 1; r <= 2 * GATE_ROUNDS; r++) {
+        int writer = (me < tgt) == (r % 2 == 1);
+        uint64_t *s = sig + npes; /* this phase's signals, after the signal phase's */
+        ishmem_barrier_all();
+        if (writer) {
+            long *w = (long *)gsrc;
+            for (size_t k = 0; k < n; k++) w[k] = pat(r, me, (int)k);
+            gate_round = r;
+            mprotect(gsrc + (GATE_PAGES - 1) * gpage, gpage, PROT_NONE);
+            gate_armed = 1;
+            ishmem_long_put_signal(blocks + (size_t)me * n, w, n, &s[me], (uint64_t)r, ISHMEM_SIGNAL_SET, tgt);
+            CHECK(!gate_armed, "signal_gate: round %d: the copy of put_signal never read the source's last page", r);
+            gate_armed = 0;
+            mprotect(gsrc + (GATE_PAGES - 1) * gpage, gpage, PROT_READ | PROT_WRITE);
+        } else {
+            ishmem_signal_wait_until(&s[wr_of_tgt], ISHMEM_CMP_GE, (uint64_t)r);
+            long first = 0;
+            report("signal_gate", r, stale_n(blocks + (size_t)wr_of_tgt * n, (int)n, r, wr_of_tgt, &first), first,
+                   "the block is incomplete when its signal is seen (the writer's copy is held at its last page)");
+            ishmem_long_p(&gchecked[wr_of_tgt], r, wr_of_tgt);
+        }
+        ishmem_barrier_all();
+    }
+    sigaction(SIGSEGV, &old, NULL);
+    ishmem_free(gchecked);
+    ishmem_free(blocks);
+    munmap(gsrc, GATE_PAGES * gpage);
+}
+
 static void phase_team_sync(void) {
     ishmem_team_t even, odd;
     int rc = ishmem_team_split_strided(ISHMEM_TEAM_WORLD, 0, 2, npes / 2, NULL, 0, &even);
@@ -204,7 +292,7 @@ int main(int argc, char **argv) {
     flag = ishmem_calloc((size_t)npes, sizeof(long));
     x = ishmem_calloc((size_t)npes, sizeof(long));
     cnt = ishmem_calloc((size_t)npes, sizeof(long));
-    sig = ishmem_calloc((size_t)npes, sizeof(uint64_t));
+    sig = ishmem_calloc(2 * (size_t)npes, sizeof(uint64_t));
     CHECK(data && blk && flag && x && cnt && sig, "ishmem_calloc failed");
     static const struct {
         const char *name;
@@ -215,6 +303,7 @@ int main(int argc, char **argv) {
                   {"put_fence_amo", phase_put_fence_amo},
                   {"fence_global", phase_fence_global},
                   {"signal", phase_signal},
+                  {"signal_gate", phase_signal_gate},
                   {"team_sync", phase_team_sync}};
     int nph = (int)(sizeof phases / sizeof phases[0]);
     for (int a = 2; a < argc; a++) {
