@@ -246,7 +246,14 @@ impl Fabric {
         let b = self.batches();
         let iov = libc::iovec { iov_base: b.buf(SEND_BUFS + i as usize).cast(), iov_len: MSG_BYTES };
         let mut desc = if self.mr_local { b.desc } else { ptr::null_mut() };
-        let msg = fi_msg { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: FI_ADDR_UNSPEC, context: tag(OpKind::BatchRecv, i as usize), data: 0 };
+        let msg = fi_msg {
+            msg_iov: &iov,
+            desc: &mut desc,
+            iov_count: 1,
+            addr: FI_ADDR_UNSPEC,
+            context: tag(OpKind::BatchRecv, i as usize),
+            data: 0,
+        };
         // SAFETY: ep is live; msg and the iov live across the call; the buffer is registered
         // memory of ours that stays untouched until its completion.
         let r = unsafe {
@@ -428,7 +435,8 @@ impl Fabric {
             }
             OpKind::AckSend => {
                 if err != 0 {
-                    lock(&self.nbi_errors).push(format!("acknowledging batched AMOs to PE {i} failed: {} ({prov})", self.lib.strerror(err)));
+                    lock(&self.nbi_errors)
+                        .push(format!("acknowledging batched AMOs to PE {i} failed: {} ({prov})", self.lib.strerror(err)));
                 }
             }
             OpKind::BatchRecv => {

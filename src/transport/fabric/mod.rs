@@ -395,8 +395,8 @@ impl OpKind {
             OpKind::BatchRecv,
             OpKind::AckSend,
         ]
-            .into_iter()
-            .find(|k| *k as usize == b)
+        .into_iter()
+        .find(|k| *k as usize == b)
     }
 }
 
