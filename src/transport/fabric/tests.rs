@@ -476,7 +476,9 @@ fn amo_batched(provider: &str, k: u64) {
             assert!(t0.elapsed() < Duration::from_secs(30), "{provider}: the put of round {round} never landed");
             thread::yield_now();
         }
-        assert_eq!(unsafe { p.add(5).read_volatile() }, round, "{provider}: round {round}: the put overtook the set");
+        // SAFETY: word 5 of PE 0's heap, inside the mapped heap this test owns.
+        let set = unsafe { p.add(5).read_volatile() };
+        assert_eq!(set, round, "{provider}: round {round}: the put overtook the set");
     }
     b.quiet().unwrap();
 }
