@@ -315,7 +315,7 @@ pub(super) fn proxy_ring(func: &str, gpu: Option<&mut Gpu>, across_nodes: bool, 
     // only, read by its kernels); w is a local of 8 bytes.
     unsafe { g.copy(func, heap.region.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8) };
     // The ring (slots and inline areas), then the proxy's staging buffer for device sources.
-    Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES + crate::proxy::STAGE_BYTES))
+    Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES + cuda::state::PROXY_STAGE_BYTES))
 }
 
 /// The running PE's state, made of what the steps before built.

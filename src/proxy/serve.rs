@@ -223,8 +223,8 @@ fn device_put(st: &State, r: &Req) -> Option<&'static Gpu> {
 }
 
 /// Bytes of the proxy's staging buffer: pinned host memory after the ring (allocated with it),
-/// two halves of [`HALF`].
-pub const STAGE_BYTES: usize = 1 << 20;
+/// two halves of [`HALF`]. The size is the CUDA transport's, which allocates ring and buffer.
+pub const STAGE_BYTES: usize = crate::transport::cuda::state::PROXY_STAGE_BYTES;
 const HALF: usize = STAGE_BYTES / 2;
 
 /// The proxy thread's staging buffer for puts from device memory.

@@ -28,6 +28,10 @@ pub const PROXY_INLINE_BYTES: usize = 1024;
 /// `ISHMEMI_PROXY_RING_BYTES`: bytes of the proxy ring: PROXY_SLOTS slots of 8 words, then
 /// their inline areas.
 pub const PROXY_RING_BYTES: usize = PROXY_SLOTS * (64 + PROXY_INLINE_BYTES);
+
+/// Bytes of the proxy thread's staging buffer for puts from device memory: pinned host memory
+/// allocated right after the ring, in one allocation with it (two halves used in turn).
+pub const PROXY_STAGE_BYTES: usize = 1 << 20;
 pub const PROXY_HELD: u64 = 1 << 63;
 pub const PROXY_REPLY: u64 = 1 << 24;
 /// `ISHMEMI_PROXY_INLINE`: a put whose bytes are in its slot's inline area.
