@@ -12,5 +12,5 @@ int header_test_cxx() {
     shmemx_put_on_queue(d, s, 4, 0, q); // an overload
     shmemx_sum_reduce_on_queue(SHMEM_TEAM_WORLD, d, s, 4, &ret, q);
     ishmem_int_put(d, s, 4, 0);
-    return shmemx_gpu_in_use() + (int)SHMEMX_TEAM_NODE + ISHMEMX_TEAM_NODE;
+    return shmemx_gpu_in_use() + (SHMEMX_TEAM_NODE != SHMEM_TEAM_INVALID) + ISHMEMX_TEAM_NODE;
 }
