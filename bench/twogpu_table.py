@@ -20,6 +20,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+from onegpu_table import time_ratio  # a / b in time: latency as is, bandwidth inverted
+
 
 def load(paths):
     data = defaultdict(lambda: defaultdict(list))
@@ -50,15 +52,6 @@ def cell(vals, unit):
     if len(vals) == 1:
         return f"{med:.4g} {unit}"
     return f"{med:.4g} [{min(vals):.4g}-{max(vals):.4g}] {unit}"
-
-
-def time_ratio(a, b, unit):
-    if not a or not b:
-        return None
-    ma, mb = statistics.median(a), statistics.median(b)
-    if ma <= 0 or mb <= 0:
-        return None
-    return ma / mb if unit != "GB/s" else mb / ma
 
 
 def load_reasons(path):
