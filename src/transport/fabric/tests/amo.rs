@@ -302,7 +302,7 @@ fn keys_are_random_tcp() {
 }
 
 /// Fetching AMOs to another PE go as request messages answered by the target's CPU (where
-/// non-fetching ones are batched): every kind returns the old value and changes the word as
+/// non-fetching ones are batched and `Options::amo_fetch_msg` asks for it): every kind returns the old value and changes the word as
 /// the provider's atomics did, with `Options::amo_fetch_msg` off they are provider atomics
 /// again (no request sent), and a bad address is refused by the target with a PE-tagged error.
 fn amo_fetch_msg(opts: &Options) {
@@ -352,7 +352,7 @@ fn amo_fetch_msg(opts: &Options) {
 fn amo_fetch_msg_tcp() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("amo_fetch_msg_tcp", 120);
-    let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, ..Options::default() };
+    let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, amo_fetch_msg: true, ..Options::default() };
     amo_fetch_msg(&o);
     o.amo_fetch_msg = false;
     amo_fetch_msg(&o);
