@@ -431,6 +431,11 @@ fn put_signal_inline_tcp() {
     assert!(e.contains("PE 0") && e.contains("rejected 2 of"), "{e}");
     assert_eq!(word(2), 0, "the signal of a refused put was applied");
     assert_eq!(b.quiet(), Ok(()));
+    // With the option off (the old path) nothing goes inline: the first assertion above fails.
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, put_signal_inline: false, ..Options::default() };
+    let g = group_with(&o, 2, 1 << 16, true);
+    // SAFETY: d is readable for 64 bytes.
+    assert!(!unsafe { g.fabs[1].put_signal(0, d.as_ptr(), 8, at(4096), at(0), 1, false) }.unwrap(), "sent inline with the option off");
 }
 
 /// Blocking puts longer than the inject size return without waiting for the target: with
