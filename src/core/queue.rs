@@ -297,11 +297,11 @@ fn kernel_reaches(st: &State, addr: usize, len: usize) -> bool {
 /// Whether a contiguous on-queue put or get of `n` bytes between PE `pe`'s symmetric range and
 /// the local buffer `local` runs as the SM copy kernel (else on the copy engines): only when
 /// PE `pe`'s heap lies in this GPU's memory, `n` is at most `ISHMEM_QUEUE_KERNEL_MAX` and the
-/// kernel can reach `local`. Across GPUs the copy engines win at every size: two H100s over
-/// NVLink (issue 24), back-to-back 8-byte puts cost 3.83 us each as kernels against 1.87 us as
-/// NVSHMEM's copy-engine copies (`cuMemcpyDtoDAsync` on the stream, as here), and 4-64 KiB puts
-/// ran at 0.55-0.64 of NVSHMEM's rate. Within one GPU the kernel is the faster (one H100:
-/// 3.11 us per 8-byte put, NVSHMEM's copy 4.02 us).
+/// kernel can reach `local`. Across GPUs the copy engines win at every size (two H100s over
+/// NVLink, issue 24, one A/B: back-to-back 8-byte puts 3.80 us each as kernels, 2.98 us as
+/// copies, NVSHMEM's `cuMemcpyDtoDAsync` on the stream 2.92 us; 4-64 KiB puts 1.45-1.96x the
+/// kernels' rate). Within one GPU the kernel is the faster (one H100: 3.11 us per 8-byte put,
+/// NVSHMEM's copy 4.02 us).
 #[inline(always)]
 fn kernel_copy(st: &State, gpu: &Gpu, pe: usize, local: usize, n: usize) -> bool {
     n <= st.cfg.queue_kernel_max && gpu.on_this_gpu(pe) && kernel_reaches(st, local, n)
