@@ -268,7 +268,9 @@ impl Fabric {
     pub(super) fn complete(&self, ctx: *mut c_void, err: c_int, prov: &str) {
         let v = ctx as usize;
         if v & 1 == 1 {
-            if let Some(k @ (OpKind::BatchSend | OpKind::BatchRecv | OpKind::AckSend)) = OpKind::from_bits((v >> 1) & 0x7f) {
+            if let Some(k @ (OpKind::BatchSend | OpKind::BatchRecv | OpKind::AckSend | OpKind::FetchSend)) =
+                OpKind::from_bits((v >> 1) & 0x7f)
+            {
                 self.batch_complete(k, v >> 8, err, prov);
                 return;
             }
