@@ -91,6 +91,11 @@ const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
 /// would cost the CPU-only CI machine cores.
 const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
 
+/// The same in block mode (`wait::blocking`: far more PEs than CPUs), without staging: 64
+/// idle progress threads waking every millisecond are 64,000 wakeups (each a provider
+/// progress step) a second on the machine's few CPUs.
+const PROGRESS_WAIT_MAX_BLOCK: Duration = Duration::from_millis(10);
+
 /// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
 /// (a measuring aid), else by whether the heap is a staged GPU heap.
 fn progress_wait_max(gpu_staged: bool) -> Duration {
@@ -262,7 +267,12 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
-        let wait_max = progress_wait_max(stage.is_some() && p.gpu_heap);
+        let wait_max = match progress_wait_max(stage.is_some() && p.gpu_heap) {
+            // Block mode (far more PEs than CPUs, `wait::blocking`): an arrival wakes the
+            // thread through the wait fd; the timeout only bounds the abort word's check.
+            d if crate::wait::blocking() && stage.is_none() => d.max(PROGRESS_WAIT_MAX_BLOCK),
+            d => d,
+        };
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
