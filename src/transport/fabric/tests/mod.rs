@@ -312,7 +312,11 @@ fn progress_thread_aside_while_a_library_wait_polls() {
     stop.store(true, Ordering::Release);
     waiter.join().unwrap();
     crate::wait::progress_on(false);
-    assert_eq!(crate::wait::library_waiters(), 0, "the waiter is uncounted when it returns");
+    // (A wait of another module's test that started meanwhile may still be counted.)
+    while crate::wait::library_waiters() != 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
+        thread::yield_now();
+    }
     assert_eq!(aside[3], alone[3] + 3, "a polling library waiter sends the step aside ({alone:?} -> {aside:?})");
     assert_eq!(aside[..3], alone[..3], "aside, the step neither waits on the fd nor for work ({alone:?} -> {aside:?})");
 }
