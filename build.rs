@@ -57,6 +57,7 @@ const MUTATIONS: &[&str] = &[
     "team_sync_skip",
     "tree_skip_child",
     "proxy_quiet_noop",
+    "proxy_serve_off",
     "ctx_quiet_noop",
     "ctx_quiet_global",
     "shm_checks_off",
