@@ -83,6 +83,7 @@ static int me, npes;
 static long *g_ctl;         /* symmetric: broadcast slot                 */
 static int *g_flag;         /* symmetric: failure flag (lives on PE 0)   */
 static long *g_cnt;         /* symmetric: [npes] per-PE counts on PE 0   */
+static double *g_tpe;       /* symmetric: [npes] per-PE times on PE 0    */
 static unsigned char *sbuf; /* symmetric: source buffer, max_bytes       */
 static unsigned char *dbuf; /* symmetric: destination buffer, max_bytes  */
 static int *ibuf;           /* symmetric: target of int_p                */
@@ -478,7 +479,8 @@ static double run_barrier_all(const row_t *r, long iters, int *fail)
 }
 
 /* ---------------------------------------------------------- collectives
- * Every PE calls the collective `iters` times back to back (PE 0's clock);
+ * Every PE calls the collective `iters` times back to back (the row reports
+ * the slowest PE, see run_once);
  * then the data of the last call is verified on every PE. r->bytes is the
  * per-PE block: broadcast moves it from PE 0 to all, fcollect gathers one
  * block of each PE everywhere, alltoall sends one block to each PE,
@@ -563,12 +565,30 @@ static double run_sum_reduce(const row_t *r, long iters, int *fail)
 }
 
 /* ------------------------------------------------------------- driver */
+/* Rows where every PE does the same work (barrier and collectives) report
+ * the slowest PE's time; one-sided rows report PE 0's (the others wait). */
+static int every_pe_timed(const row_t *r)
+{
+    return !strcmp(r->op, "barrier_all") || !strcmp(r->op, "broadcast") ||
+           !strcmp(r->op, "fcollect") || !strcmp(r->op, "alltoall") || !strcmp(r->op, "sum_reduce");
+}
+
 static double run_once(const row_t *r, long iters)
 {
     int fail = 0;
     double t = r->fn(r, iters, &fail);
     g_run++;
     if (any_fail(fail)) die_all(1);
+    if (every_pe_timed(r)) {
+        ishmem_putmem(&g_tpe[me], &t, sizeof t, 0);
+        ishmem_quiet();
+        ishmem_barrier_all();
+        if (me == 0)
+            for (int pe = 0; pe < npes; pe++) {
+                double tp = ((volatile double *)g_tpe)[pe];
+                if (tp > t) t = tp;
+            }
+    }
     return t;
 }
 
@@ -747,6 +767,7 @@ int main(int argc, char **argv)
     g_flag = ishmem_malloc(sizeof(int));
     g_done = ishmem_malloc(sizeof(int));
     g_cnt = ishmem_malloc(sizeof(long) * (size_t)npes);
+    g_tpe = ishmem_malloc(sizeof(double) * (size_t)npes);
     ibuf = ishmem_malloc(sizeof(int));
     chain = ishmem_malloc(sizeof(int) * CHAIN_N);
     ctr = ishmem_malloc(sizeof(uint64_t));
@@ -757,7 +778,7 @@ int main(int argc, char **argv)
     dbuf = need_bufs ? ishmem_malloc(buf_bytes) : NULL;
     csrc = need_coll ? ishmem_malloc(coll_max * (size_t)npes) : NULL;
     cdst = need_coll ? ishmem_malloc(coll_max * (size_t)npes) : NULL;
-    if (!g_ctl || !g_flag || !g_done || !g_cnt || !ibuf || !chain || !ctr || !sig || !pp_src || !pp_dst ||
+    if (!g_ctl || !g_flag || !g_done || !g_cnt || !g_tpe || !ibuf || !chain || !ctr || !sig || !pp_src || !pp_dst ||
         (need_bufs && (!sbuf || !dbuf)) || (need_coll && (!csrc || !cdst))) {
         fprintf(stderr, "host_bench: pe %d: ishmem_malloc failed (buffers of %zu bytes; "
                         "raise the symmetric heap size)\n", me, buf_bytes);
@@ -877,6 +898,7 @@ int main(int argc, char **argv)
     ishmem_free(chain);
     ishmem_free(ibuf);
     ishmem_free(g_cnt);
+    ishmem_free(g_tpe);
     ishmem_free(g_done);
     ishmem_free(g_flag);
     ishmem_free(g_ctl);

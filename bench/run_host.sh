@@ -26,7 +26,8 @@
 #   PYTHON=python3           interpreter for compare.py (default: the first of
 #                            python3, /usr/bin/python3 that imports matplotlib)
 #
-# Outputs: bench/results/host-<lib>.csv, bench/results/host-table.md,
+# Outputs: bench/results/host-<lib>.csv, bench/results/host-table.md (NP other than 2:
+#          host-np<NP>-*; --fabric: host-fabric-*),
 #          bench/results/plots/*.png. A library that cannot be built or run
 #          is skipped with a warning, and its previous CSV is left untouched.
 set -u -o pipefail
@@ -79,6 +80,8 @@ if [ "$FABRIC" = 1 ]; then
     EXTRA=(--target-wait=barrier "${EXTRA[@]}")
     export BENCH_BACKEND=fabric-tcp
 fi
+# results of another PE count go beside the 2-PE ones (host-np4-*, host-fabric-np4-*)
+[ "$NP" != 2 ] && TAG="$TAG-np$NP"
 mkdir -p "$BUILD" "$RESULTS"
 warn() { echo "run_host.sh: WARNING: $*" >&2; }
 note() { echo "run_host.sh: $*" >&2; }
