@@ -264,7 +264,7 @@ impl Net {
             // A test knob (tests/gpu/mock_proxy_serve.c): this thread neither drives the
             // provider nor serves the mailbox, so a PE whose host thread is outside the library
             // is served by its proxy thread alone.
-            let serves = std::env::var("ISHMEMI_TEST_PROGRESS_NO_SERVE").map_or(true, |v| v != "1");
+            let serves = std::env::var("ISHMEMI_TEST_PROGRESS_NO_SERVE").as_deref() != Ok("1");
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
