@@ -56,6 +56,7 @@ const MUTATIONS: &[&str] = &[
     "wait_early",
     "team_sync_skip",
     "tree_skip_child",
+    "tree_scan_prefix",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

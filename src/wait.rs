@@ -1,7 +1,8 @@
 //! Backoff for every idle wait (wait_until, signal_wait_until, barriers): spin for a number of
 //! polls, then yield the CPU for a while (`YIELD_PHASE`: on a node with more PEs than cores
 //! this hands the core to the PE being waited for), then sleep with a doubling period capped
-//! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever. Also the
+//! by `ISHMEM_WAIT_SLEEP_MAX_US`, so an idle PE does not burn a core for ever. Far more PEs
+//! than CPUs (`block_mode_for`): block mode, sleeping from the first poll (`BLOCKING`). Also the
 //! comparisons of the wait_until/test families (`compare`, `check_cmp`, `Values`).
 //!
 //! A leaf: it names nothing above it. The network's progress step, which a wait drives while
@@ -28,11 +29,48 @@ static PROGRESS: OnceLock<fn()> = OnceLock::new();
 /// progress thread woke per arrival), and sleeps once the job has been quiet for a while.
 static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
 
-/// Registers the progress step that waits run while `progress_on(true)`, and the test of
-/// recent traffic (the first registration stays: there is one core).
-pub fn set_progress(step: fn(), busy: fn() -> bool) {
+/// How a wait in block mode sleeps while the job spans nodes (`core::net_block`): until the
+/// network has work for this PE (the provider's wait fd) or for at most the given time.
+static BLOCK: OnceLock<fn(Duration)> = OnceLock::new();
+
+/// Block mode (issue 29): set at init where this machine runs more than
+/// `BLOCK_OVERSUBSCRIBED` times as many PEs of the job as this process has CPUs. Waits then
+/// neither spin nor yield: a yielding waiter stays runnable and takes its share of the CPU
+/// from the PE it waits for, which at 64 PEs on 2 cores is most of the machine. They sleep
+/// (across nodes: in `poll` on the provider's wait fd, so an arriving flag wakes them at once)
+/// from `BLOCK_NAP_MIN` doubling to `BLOCK_NAP_MAX` (or `ISHMEM_WAIT_SLEEP_MAX_US` if larger).
+static BLOCKING: AtomicBool = AtomicBool::new(false);
+
+/// More PEs per CPU than this puts the waits in block mode.
+pub const BLOCK_OVERSUBSCRIBED: usize = 4;
+
+/// The first and the longest sleep of a wait in block mode.
+pub const BLOCK_NAP_MIN: Duration = Duration::from_micros(20);
+pub const BLOCK_NAP_MAX: Duration = Duration::from_millis(2);
+
+/// Whether `host_pes` PEs on a machine where this process may use `cpus` CPUs (0: unknown)
+/// wait in block mode.
+pub fn block_mode_for(host_pes: usize, cpus: usize) -> bool {
+    cpus > 0 && host_pes > BLOCK_OVERSUBSCRIBED * cpus
+}
+
+/// Turns block mode on or off for every later wait of this process.
+pub fn set_blocking(on: bool) {
+    BLOCKING.store(on, Relaxed);
+}
+
+/// Whether waits are in block mode.
+pub fn blocking() -> bool {
+    BLOCKING.load(Relaxed)
+}
+
+/// Registers the progress step that waits run while `progress_on(true)`, the test of recent
+/// traffic, and the blocking sleep of block mode (the first registration stays: there is one
+/// core).
+pub fn set_progress(step: fn(), busy: fn() -> bool, block: fn(Duration)) {
     let _ = PROGRESS.set(step);
     let _ = BUSY.set(busy);
+    let _ = BLOCK.set(block);
 }
 
 /// Turns the progress step in every wait's poll on (the job spans nodes) or off (finalize).
@@ -77,11 +115,22 @@ pub struct Backoff {
     yield_until: Option<Instant>,
     sleep_us: u64,
     max_sleep_us: u64,
+    block: bool,
 }
 
 impl Backoff {
+    /// A waiter in the process's mode (`blocking`).
     pub fn new(spin: u64, max_sleep_us: u64) -> Backoff {
-        Backoff { polls: 0, spin, yield_until: None, sleep_us: 1, max_sleep_us: max_sleep_us.max(1) }
+        Backoff::with_mode(spin, max_sleep_us, blocking())
+    }
+
+    /// A waiter in block mode (`block`) or not.
+    pub fn with_mode(spin: u64, max_sleep_us: u64, block: bool) -> Backoff {
+        if block {
+            let (min, max) = (BLOCK_NAP_MIN.as_micros() as u64, BLOCK_NAP_MAX.as_micros() as u64);
+            return Backoff { polls: 0, spin: 0, yield_until: None, sleep_us: min, max_sleep_us: max_sleep_us.max(max), block };
+        }
+        Backoff { polls: 0, spin, yield_until: None, sleep_us: 1, max_sleep_us: max_sleep_us.max(1), block }
     }
 
     /// Waits a little before the next poll.
@@ -94,6 +143,18 @@ impl Backoff {
             }
         }
         self.polls += 1;
+        if self.block {
+            // Sleeping from the first snooze on (the agreement checks of `until_checked` may
+            // start after their period).
+            self.yield_until.get_or_insert_with(Instant::now);
+            let nap = Duration::from_micros(self.sleep_us);
+            match BLOCK.get() {
+                Some(block) if net => block(nap),
+                _ => std::thread::sleep(nap),
+            }
+            self.sleep_us = (self.sleep_us * 2).min(self.max_sleep_us);
+            return;
+        }
         if self.polls <= self.spin {
             std::hint::spin_loop();
             return;
@@ -180,6 +241,25 @@ mod tests {
             b.snooze();
         }
         assert_eq!(b.sleep_us, 8);
+    }
+
+    #[test]
+    fn block_mode_never_spins_or_yields() {
+        // Chosen only well past one PE per CPU.
+        assert!(!block_mode_for(8, 2) && !block_mode_for(4, 1) && !block_mode_for(64, 0));
+        assert!(block_mode_for(9, 2) && block_mode_for(5, 1) && block_mode_for(64, 2));
+        let mut b = Backoff::with_mode(20000, 100, true);
+        assert_eq!(b.spin, 0);
+        b.snooze();
+        // Asleep from the first snooze, naps doubling from BLOCK_NAP_MIN to BLOCK_NAP_MAX.
+        assert!(b.is_sleeping());
+        assert_eq!(b.sleep_us, 2 * BLOCK_NAP_MIN.as_micros() as u64);
+        for _ in 0..12 {
+            b.snooze();
+        }
+        assert_eq!(b.sleep_us, BLOCK_NAP_MAX.as_micros() as u64);
+        // A larger ISHMEM_WAIT_SLEEP_MAX_US stays the cap.
+        assert_eq!(Backoff::with_mode(0, 5000, true).max_sleep_us, 5000);
     }
 
     #[test]

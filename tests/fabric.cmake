@@ -195,6 +195,15 @@ if(TASKSET_PROGRAM)
     "fabric;ishmrun;env" ${TASKSET_PROGRAM} -c 0 ${ISHMEM_RUN} --timeout 80 -n 2 $<TARGET_FILE:setup> ISHMRUN 2)
   set_tests_properties(env.oversubscribed.fabric_tcp.ishmrun.2 PROPERTIES
     ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm;ISHMEM_INFO=1")
+  # Issue 29: more than 4 PEs per CPU (5 PEs on 2 pretend nodes confined to one CPU) wait in
+  # block mode: no spinning or yielding, asleep in poll on the network's wait fd (a yielding
+  # waiter stays runnable and takes the CPU from the PE it waits for: 64 PEs on 2 cores).
+  # Before: "waits: spin 0 polls before yielding (5 PEs ..., 1 usable CPUs: oversubscribed)".
+  add_run(env.blocking.fabric_tcp.ishmrun.5
+    "^waits: block, no spinning or yielding: sleep 20-2000 us in poll on the network's wait fd \\(5 PEs of the job on this machine, 1 usable CPUs: oversubscribed more than 4x\\)$"
+    "fabric;ishmrun;env" ${TASKSET_PROGRAM} -c 0 ${ISHMEM_RUN} --timeout 80 -n 5 $<TARGET_FILE:setup> ISHMRUN 5)
+  set_tests_properties(env.blocking.fabric_tcp.ishmrun.5 PROPERTIES
+    ENVIRONMENT "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm;ISHMEM_INFO=1")
 endif()
 
 # Issue 30, item 2: a client outside the job (net_attacker, stock libfabric, tcp;ofi_rxm on

@@ -71,6 +71,22 @@ pub unsafe fn put_signal(
 ) {
     check_sig_op(func, sig_op);
     check_sig(func, sig_addr, pe);
+    // Across nodes, the data and the signal in one message where the provider's path allows
+    // (the target writes the data, then updates the signal). The mutant signal_first takes the
+    // three-step path below, with its steps swapped.
+    #[cfg(not(ishmem_mutation = "signal_first"))]
+    {
+        let st = state(func);
+        let n = crate::core::bytes(func, nelems, elem);
+        if n > 0 && !src.is_null() {
+            let (add, pe) = (sig_op == SIGNAL_ADD, st.check_pe(func, pe));
+            // SAFETY: src is readable for n bytes per the caller; dest and sig_addr are
+            // checked by the callee.
+            if unsafe { crate::core::rma::put_signal(st, func, dest as usize, src, n, sig_addr as usize, signal, add, pe) } {
+                return;
+            }
+        }
+    }
     // SAFETY: forwarded contract; every address is checked by the callees.
     unsafe {
         #[cfg(ishmem_mutation = "signal_first")]

@@ -58,11 +58,22 @@ pub fn info_text(st: Option<&State>) -> String {
         ));
         s.push_str(&format!("nodes: {}\n", st.nodes.describe()));
         let (host_pes, cpus) = (st.nodes.host_size.get(st.me).copied().unwrap_or(0), super::usable_cpus());
-        s.push_str(&format!(
-            "waits: spin {} polls before yielding ({host_pes} PEs of the job on this machine, {cpus} usable CPUs{})\n",
-            st.cfg.wait_spin,
-            if cpus > 0 && host_pes > cpus { ": oversubscribed" } else { "" }
-        ));
+        if crate::wait::blocking() {
+            s.push_str(&format!(
+                "waits: block, no spinning or yielding: sleep {}-{} us{} ({host_pes} PEs of the job on this machine, {cpus} usable CPUs: \
+                 oversubscribed more than {}x)\n",
+                crate::wait::BLOCK_NAP_MIN.as_micros(),
+                (crate::wait::BLOCK_NAP_MAX.as_micros() as u64).max(st.cfg.wait_sleep_max_us),
+                if st.net.as_ref().is_some_and(|n| n.stage.is_none() && n.fab.has_wait_fd()) { " in poll on the network's wait fd" } else { "" },
+                crate::wait::BLOCK_OVERSUBSCRIBED
+            ));
+        } else {
+            s.push_str(&format!(
+                "waits: spin {} polls before yielding ({host_pes} PEs of the job on this machine, {cpus} usable CPUs{})\n",
+                st.cfg.wait_spin,
+                if cpus > 0 && host_pes > cpus { ": oversubscribed" } else { "" }
+            ));
+        }
         if let Some(n) = &st.net {
             s.push_str(&format!("network: {}\n", n.fab.info()));
             s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));

@@ -193,7 +193,7 @@ fn set_hooks() {
         tell_global_exit: live::tell_global_exit,
         before_exit: net::remove_provider_files,
     });
-    crate::wait::set_progress(net_progress, net_busy);
+    crate::wait::set_progress(net_progress, net_busy, net_block);
 }
 
 /// One step of network progress (waits call it while the job spans nodes).
@@ -205,6 +205,17 @@ pub fn net_progress() {
         if let Some(s) = &n.stage {
             s.serve_some(&n.fab, "ishmem wait");
         }
+    }
+}
+
+/// The sleep of a library wait in block mode (`wait::blocking`) while the job spans nodes:
+/// in `poll` on the provider's wait fd for at most `d` (an arriving operation, the flag
+/// awaited among them, ends it at once), or a plain sleep where the provider has no wait fd or
+/// the heap is staged (its mailbox requests do not always wake the fd).
+pub fn net_block(d: Duration) {
+    match running().and_then(|st| st.net.as_ref()) {
+        Some(n) if n.stage.is_none() && n.fab.has_wait_fd() => n.fab.block_in_wait(d),
+        _ => std::thread::sleep(d),
     }
 }
 

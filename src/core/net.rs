@@ -91,6 +91,11 @@ const PROGRESS_WAIT_MAX: Duration = Duration::from_millis(1);
 /// would cost the CPU-only CI machine cores.
 const PROGRESS_WAIT_MAX_GPU: Duration = Duration::from_micros(50);
 
+/// The same in block mode (`wait::blocking`: far more PEs than CPUs), without staging: 64
+/// idle progress threads waking every millisecond are 64,000 wakeups (each a provider
+/// progress step) a second on the machine's few CPUs.
+const PROGRESS_WAIT_MAX_BLOCK: Duration = Duration::from_millis(10);
+
 /// The longest wait of the progress thread: `ISHMEMI_PROGRESS_WAIT_US` microseconds where set
 /// (a measuring aid), else by whether the heap is a staged GPU heap.
 fn progress_wait_max(gpu_staged: bool) -> Duration {
@@ -173,9 +178,21 @@ impl Net {
         let amo_batch = std::env::var("ISHMEMI_OFI_AMO_BATCH").map_or(true, |v| v != "0");
         // ISHMEMI_OFI_DELIVERY_LONE=0 (a measuring aid): a lone put is flushed at quiet too.
         let delivery_lone = std::env::var("ISHMEMI_OFI_DELIVERY_LONE").map_or(true, |v| v != "0");
+        // ISHMEMI_OFI_AMO_FETCH_MSG=0 (a measuring aid): fetching AMOs through the provider's
+        // atomics instead of request messages (transport/fabric/batch.rs).
+        let amo_fetch_msg = std::env::var("ISHMEMI_OFI_AMO_FETCH_MSG").map_or(true, |v| v != "0");
+        // ISHMEMI_OFI_PUT_BOUNCE=<bytes> (a measuring aid): blocking puts up to this size are
+        // copied into a registered ring instead of waited for (0: never; default 64 KiB).
+        let put_bounce_max = std::env::var("ISHMEMI_OFI_PUT_BOUNCE").ok().and_then(|v| v.parse().ok()).unwrap_or(64 << 10);
+        // ISHMEMI_OFI_PUT_SIGNAL_INLINE=0 (a measuring aid): a put with signal is a put, a
+        // fence and the signal's AMO, never one batch group.
+        let put_signal_inline = std::env::var("ISHMEMI_OFI_PUT_SIGNAL_INLINE").map_or(true, |v| v != "0");
         let opts = Options {
             amo_batch,
             delivery_lone,
+            amo_fetch_msg,
+            put_bounce_max,
+            put_signal_inline,
             provider: p.provider.map(str::to_owned),
             npes_hint: p.npes,
             stall_timeout: p.peer_timeout,
@@ -250,7 +267,12 @@ impl Net {
         // The thread drives manual-progress providers and probes the other nodes; with
         // automatic progress it only probes.
         let manual = fab.info().data_progress_manual;
-        let wait_max = progress_wait_max(stage.is_some() && p.gpu_heap);
+        let wait_max = match progress_wait_max(stage.is_some() && p.gpu_heap) {
+            // Block mode (far more PEs than CPUs, `wait::blocking`): an arrival wakes the
+            // thread through the wait fd; the timeout only bounds the abort word's check.
+            d if crate::wait::blocking() && stage.is_none() => d.max(PROGRESS_WAIT_MAX_BLOCK),
+            d => d,
+        };
         let progress = {
             let (f, s, d) = (fab.clone(), stop.clone(), deadline_ms.clone());
             let st = stage.clone();
@@ -516,16 +538,10 @@ impl Net {
     /// # Safety
     /// `src` must be readable for `n` bytes until the call returns.
     pub unsafe fn put(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        // The source is free on return: small puts are injected, staged ones copied, others
+        // copied into the provider's ring or waited for (`Fabric::put_blocking`).
         // SAFETY: forwarded contract.
-        unsafe { self.put_nbi(func, pe, src, n, at) };
-        // The source is free on return: wait until the provider has read it (small puts are
-        // injected, staged ones copied).
-        let staged = self.stage.is_some() && at.region == HEAP;
-        if !staged && n > self.fab.info().inject_size {
-            if let Err(e) = self.fab.wait_local_writes() {
-                net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
-            }
-        }
+        unsafe { self.put_with(func, pe, src, n, at, true) };
     }
 
     /// A put of `n` bytes from local `src` that may still read `src` until the next quiet.
@@ -533,6 +549,42 @@ impl Net {
     /// # Safety
     /// `src` must be readable, and unchanged, for `n` bytes until the next quiet.
     pub unsafe fn put_nbi(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        // SAFETY: forwarded contract.
+        unsafe { self.put_with(func, pe, src, n, at, false) };
+    }
+
+    /// A put and its signal update in one network operation where the provider's path allows
+    /// it (`Fabric::put_signal`): `false` when not (the caller puts, fences and updates).
+    ///
+    /// # Safety
+    /// `src` must be readable for `n` bytes until the call returns.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_signal(
+        &self,
+        func: &str,
+        pe: usize,
+        src: *const u8,
+        n: usize,
+        at: Remote,
+        sig_at: Remote,
+        signal: u64,
+        add: bool,
+    ) -> bool {
+        if self.stage.is_some() {
+            return false; // the mailbox's requests carry no signal
+        }
+        // SAFETY: forwarded contract.
+        match unsafe { self.fab.put_signal(pe, src, n, at, sig_at, signal, add) } {
+            Ok(sent) => sent,
+            Err(e) => net_fatal(func, &format!("network put with signal of {n} bytes to PE {pe}: {e}")),
+        }
+    }
+
+    /// `put` (`blocking`: `src` free on return) or `put_nbi`.
+    ///
+    /// # Safety
+    /// As `put` or `put_nbi`.
+    unsafe fn put_with(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote, blocking: bool) {
         if let Some(s) = self.staged(func, pe, at) {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
             return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
@@ -551,8 +603,15 @@ impl Net {
             return;
         }
         // SAFETY: forwarded contract (the binding injects small sources, registers or bounces
-        // the others for the life of the operation).
-        if let Err(e) = unsafe { self.fab.put(pe, src, n, at) } {
+        // the others for the life of the operation; a blocking one is free on return).
+        let r = unsafe {
+            if blocking {
+                self.fab.put_blocking(pe, src, n, at)
+            } else {
+                self.fab.put(pe, src, n, at)
+            }
+        };
+        if let Err(e) = r {
             net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}"))
         }
     }

@@ -43,6 +43,34 @@ pub unsafe fn get(st: &State, func: &str, dest: *mut u8, src: usize, n: usize, p
     }
 }
 
+/// A put of `n` bytes to PE `pe`'s `dest` and the update of its signal word `sig` (`add`:
+/// SIGNAL_ADD, else SIGNAL_SET) as one network operation (`net::Net::put_signal`), where `pe`
+/// is on another node and the provider's path allows it; `false`: nothing was done (the
+/// caller puts, fences and updates the signal).
+///
+/// # Safety
+/// `src` must be readable for `n` bytes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn put_signal(
+    st: &State,
+    func: &str,
+    dest: usize,
+    src: *const u8,
+    n: usize,
+    sig: usize,
+    signal: u64,
+    add: bool,
+    pe: usize,
+) -> bool {
+    if st.net.is_none() || n == 0 {
+        return false;
+    }
+    let Reach::Net(net, pe, at) = st.reach(func, "dest", dest, n, pe, Some(src as usize)) else { return false };
+    let Reach::Net(_, _, sig_at) = st.reach_atomic(func, "sig_addr", sig, 8, pe) else { return false };
+    // SAFETY: src is readable for n bytes per the caller.
+    unsafe { net.put_signal(func, pe, src, n, at, sig_at, signal, add) }
+}
+
 /// `put` whose network form may read `src` until the next quiet (the nbi forms: complete at
 /// quiet, with a bounded number in flight).
 ///

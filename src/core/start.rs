@@ -81,6 +81,14 @@ pub(super) fn bootstrap(func: &str, req: InitRequest) -> Joined {
         );
     }
     cfg.wait_spin = super::effective_spin(cfg.wait_spin, nodes.host_size[info.rank], multi, super::usable_cpus());
+    // ISHMEMI_WAIT_BLOCK=0 or 1 overrides the choice (a measuring aid: docs/SCALING.md
+    // compares both modes on one build).
+    let block = match std::env::var("ISHMEMI_WAIT_BLOCK").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => crate::wait::block_mode_for(nodes.host_size[info.rank], super::usable_cpus()),
+    };
+    crate::wait::set_blocking(block);
     if info.rank == 0 {
         for w in &warnings {
             crate::ffi::warn(func, w);

@@ -290,6 +290,10 @@ impl<'a> Team<'a> {
         let es = size_of::<T>();
         let nb = nelem * es;
         self.enter(Kind::Scan, nb as u64, 0);
+        if self.tree_ok() && (nb < self.st.cfg.reduce_scatter_min || nelem < self.n) {
+            // SAFETY: forwarded contract.
+            return unsafe { self.scan_tree(dst, src, nelem, inclusive, comb) };
+        }
         if self.reduce_push_ok(nb) {
             // SAFETY: src is this PE's checked source of nb bytes (the caller's contract).
             let c = unsafe { self.reduce_push(nb, |_| src) };

@@ -88,7 +88,7 @@
 //! paths of broadcast, fcollect and alltoall at any size (`push_ok`). The sync is two-level
 //! (`sync_nodes`): shared memory inside a node, dissemination among the nodes' leaders.
 //! Teams across nodes of at least `ISHMEM_COLL_TREE_MIN` PEs take the tree forms of broadcast,
-//! the reductions, fcollect and collect instead (`tree.rs`): binomial trees of flags and
+//! the reductions, the scans, fcollect and collect instead (`tree.rs`): binomial trees of flags and
 //! pulls, O(log n) steps (their contract is in `tree.rs`).
 //!
 //! Call agreement (every PE of a team must call the same collectives in the same order with

@@ -1,5 +1,5 @@
 //! The tree collectives of large teams across nodes (issue 29, docs/SCALING.md): broadcast,
-//! reductions, fcollect and collect in O(log n) steps, where the push forms cost the root (or
+//! reductions, scans, fcollect and collect in O(log n) steps, where the push forms cost the root (or
 //! every PE) one message per member and the synchronized forms read every member.
 //!
 //! One binomial tree over the team's places: place `r`'s parent is `r` with its lowest set bit
@@ -177,6 +177,103 @@ impl<'a> Team<'a> {
             unsafe { self.pull(dst, dst, p, nb) };
         }
         self.tree_finish(c, a, r);
+    }
+
+    /// Prefix combination (inclusive or exclusive scan) on the fixed tree: up, each PE
+    /// combines its source with its children's subtree totals in team order (keeping, for
+    /// child k, the combination of its own source and children 0..k, the part of the prefix
+    /// that lies in its subtree before that child), leaves the total in its `dst` and flags its
+    /// parent; down, each PE waits for its parent to write the combination of every place
+    /// before it (its exclusive prefix) into its `dst`, and writes into each child's `dst` that
+    /// prefix combined with the part before the child, then flags it. 2L steps, no
+    /// acknowledgement round: every access to a PE's memory in the call ends before the flag
+    /// down it waits for. Operands are always combined in team order (left before right), so
+    /// the bits depend on the inputs and the team size only, not on timing.
+    ///
+    /// # Safety
+    /// As `reduce`.
+    pub(super) unsafe fn scan_tree<T: Copy + Default>(
+        &self,
+        dst: usize,
+        src: usize,
+        nelem: usize,
+        inclusive: bool,
+        comb: fn(&mut [T], &[T]),
+    ) {
+        let c = self.tree_begin();
+        let nb = nelem * size_of::<T>();
+        let (r, n) = (self.me, self.n);
+        let mut own: Vec<T> = buffer(nelem);
+        // SAFETY: own holds nb bytes; this PE's source, which no PE writes in the call (in
+        // place, this PE writes it below, after this read).
+        unsafe { self.get(own.as_mut_ptr().cast(), src, r, nb) };
+        // befores[k]: own source combined with the totals of children 0..k (team order).
+        let mut befores: Vec<Vec<T>> = Vec::new();
+        let mut total = own.clone();
+        let mut part: Vec<T> = buffer(nelem);
+        for (j, ch) in children(r, n) {
+            befores.push(total.clone());
+            self.wait_tag(team::W_TREE_UP + j, c, ch);
+            // SAFETY: part holds nb bytes; the child's dest holds its subtree's total (its
+            // flag, seen), which it rewrites only after this PE's flag down.
+            unsafe { self.get(part.as_mut_ptr().cast(), dst, ch, nb) };
+            comb(&mut total, &part);
+        }
+        // The combination of every place before this one (none on place 0).
+        let prefix: Option<Vec<T>> = if r > 0 {
+            // SAFETY: total holds nb bytes; this PE's dest, read by its parent after the flag
+            // below and written by it (the prefix) before its flag down.
+            unsafe { self.put_local(dst, total.as_ptr().cast(), nb) };
+            let (p, w) = parent(r);
+            self.store_at(team::W_TREE_UP + w, p, self.tag(c));
+            self.wait_tag(team::W_TREE_DOWN, c, p);
+            let mut e: Vec<T> = buffer(nelem);
+            // SAFETY: e holds nb bytes; this PE's dest, which its parent wrote before its flag
+            // (seen) and nobody else accesses in the call.
+            unsafe { self.get(e.as_mut_ptr().cast(), dst, r, nb) };
+            Some(e)
+        } else {
+            None
+        };
+        // Each child's prefix: this PE's prefix, then what of its subtree lies before the child.
+        let mut sent: Vec<Vec<T>> = Vec::with_capacity(befores.len());
+        for ((_, ch), before) in children(r, n).zip(befores) {
+            // The mutant: each child gets this PE's own source as the part before it (its
+            // left siblings' subtrees lost).
+            #[cfg(ishmem_mutation = "tree_scan_prefix")]
+            let before = {
+                drop(before);
+                own.clone()
+            };
+            let v = match &prefix {
+                Some(e) => {
+                    let mut v = e.clone();
+                    comb(&mut v, &before);
+                    v
+                }
+                None => before,
+            };
+            // SAFETY: v holds nb bytes, kept in `sent` until release_sources below; the
+            // child's dest, which it left to this PE (its flag up, seen: its total pulled
+            // above) and reads only after the flag below.
+            unsafe { self.push(dst, v.as_ptr().cast(), ch, nb) };
+            self.store_at(team::W_TREE_DOWN, ch, self.tag(c));
+            sent.push(v);
+        }
+        let result = match (prefix, inclusive) {
+            (Some(mut e), true) => {
+                comb(&mut e, &own);
+                e
+            }
+            (Some(e), false) => e,
+            (None, true) => own,
+            (None, false) => buffer(nelem),
+        };
+        // SAFETY: result holds nb bytes; this PE's dest, which no other PE accesses any more
+        // in the call (its parent's pull and write ended before its flag down, seen).
+        unsafe { self.put_local(dst, result.as_ptr().cast(), nb) };
+        self.release_sources();
+        drop(sent);
     }
 
     /// fcollect: the blocks up the tree to team PE 0 (each PE's subtree at its places in

@@ -135,6 +135,15 @@ impl Fabric {
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, dt.size())?;
         drop(t);
+        if self.fetch_msg_for(pe, op, dt) {
+            // A message is ordered after nothing the provider does: a pending fence makes
+            // every earlier write complete at its target first (as for a batched AMO).
+            if !tracked() && self.take_fence() {
+                self.batch_settle(None)?;
+                self.complete_writes()?;
+            }
+            return self.fetch_msg(pe, op, dt, addr, key, operand, compare.unwrap_or(0));
+        }
         // SAFETY: ep is live.
         let ops = unsafe { (*self.objs.ep).atomic };
         let (fetch, comp) = match compare {

@@ -19,6 +19,22 @@
 //! target applies it only inside one of its own registered regions with that key, aligned, and
 //! reports every rejected entry back (quiet's error). `ISHMEMI_OFI_AMO_BATCH=0` (or
 //! `Options::amo_batch`) sends every AMO through the provider's atomics instead (an A/B aid).
+//!
+//! Two more uses of the same messages (issue 31, third round):
+//! - **A put with a signal** of up to [`PUT_INLINE_MAX`] bytes is one group of entries in a
+//!   batch: a put entry (address, key, length), the data in the entries after it, then the
+//!   signal's entry (a set or an add). The target copies the data, then applies the signal
+//!   with a CPU atomic in the same pass, so a PE that sees the signal sees the data; a put the
+//!   target rejects takes its signal with it (never a signal without its data). It completes
+//!   with the batch's acknowledgement, at quiet, like the batch's AMOs.
+//! - **Fetching AMOs** (fetch, swap, compare-swap, fetch-add/and/or/xor on integers) go as
+//!   one request message each (`fi_sendmsg` with `FI_INJECT`), applied by the target with the
+//!   CPU's atomics in its CQ reading and answered by one reply message with the old value
+//!   (rxm's own fetching atomics took 17 us more than a get here: see docs/PERFORMANCE.md).
+//!   Every AMO to another PE then takes the target's CPU atomics, and those to itself rxm's
+//!   software atomics, which libfabric applies with the same instructions: atomic with each
+//!   other. `ISHMEMI_OFI_AMO_FETCH_MSG=0` (`Options::amo_fetch_msg`) sends them through the
+//!   provider's atomics again (an A/B aid).
 
 use super::sys::*;
 use super::*;
@@ -34,6 +50,22 @@ const SEND_BUFS: usize = 64;
 const RECV_BUFS: usize = 32;
 const MAGIC_BATCH: u32 = 0x4953_4201;
 const MAGIC_ACK: u32 = 0x4953_4202;
+const MAGIC_FETCH: u32 = 0x4953_4203;
+const MAGIC_FETCH_REPLY: u32 = 0x4953_4204;
+/// An entry's `op` for the put of a put-with-signal: `operand` bytes of data follow in the
+/// next entries, and the entry after the data is its signal.
+pub(super) const OP_PUT: u8 = 0xf0;
+/// The largest put of a put-with-signal that travels inside a batch (the put entry and the
+/// signal entry take two of the message's entries).
+pub(super) const PUT_INLINE_MAX: usize = (BATCH_MAX - 2) * ENTRY_BYTES;
+/// Fetching AMOs waiting for their reply, at most (threads of one PE).
+const FETCH_CELLS: usize = 64;
+/// A fetch cell's state.
+const CELL_IDLE: u8 = 0;
+const CELL_PENDING: u8 = 1;
+const CELL_DONE: u8 = 2;
+const CELL_REJECTED: u8 = 3;
+const CELL_FAILED: u8 = 4;
 
 /// Why a target rejected an entry (the acknowledgement's code).
 const REJ_KEY: u32 = 1;
@@ -74,7 +106,62 @@ struct Hdr {
     seq: u64,
 }
 
+/// A fetching AMO's request: `hdr.seq` names the requester's cell ((generation << 8) | cell).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct FetchReq {
+    hdr: Hdr,
+    addr: u64,
+    key: u64,
+    operand: u64,
+    compare: u64,
+    op: u8,
+    dt: u8,
+    _pad: [u8; 6],
+}
+
+/// The reply: the old value, or (`hdr.errs` 1) the rejection's `hdr.code`.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct FetchReply {
+    hdr: Hdr,
+    value: u64,
+}
+
+/// The bytes of a small message owed to a peer (an acknowledgement or a reply whose post
+/// found the provider busy).
+#[derive(Clone, Copy)]
+struct Owed {
+    pe: usize,
+    words: [u64; 4],
+    len: usize,
+}
+
+/// What the requester of a fetching AMO waits on (one per cell, behind a mutex).
+#[derive(Default)]
+struct FetchCell {
+    gen: u64,
+    pe: usize,
+    state: u8,
+    code: u16,
+    value: u64,
+    err: Option<String>,
+}
+
 const _: () = assert!(std::mem::size_of::<Entry>() == ENTRY_BYTES && std::mem::size_of::<Hdr>() == HDR_BYTES);
+const _: () = assert!(std::mem::size_of::<FetchReq>() == 64 && std::mem::size_of::<FetchReply>() == 32);
+/// The smallest inject size with which fetching AMOs go as messages (their request).
+pub(super) const FETCH_MSG_INJECT: usize = std::mem::size_of::<FetchReq>();
+
+/// Whether this fetching AMO can go as a request message: integers, and the operations the
+/// core uses (fetch, swap, compare-swap, fetch-add/and/or/xor).
+pub(super) fn fetch_batchable(op: AtomicOp, dt: Dtype) -> bool {
+    !matches!(dt, Dtype::F32 | Dtype::F64)
+        && matches!(
+            op,
+            AtomicOp::Sum | AtomicOp::Band | AtomicOp::Bor | AtomicOp::Bxor | AtomicOp::Write | AtomicOp::Read | AtomicOp::Cswap
+        )
+}
 
 /// Whether this AMO can go in a batch: the ops and types the target applies.
 pub(super) fn batchable(op: AtomicOp, dt: Dtype) -> bool {
@@ -142,10 +229,18 @@ pub(super) struct Batches {
     peers: RwLock<Vec<fi_addr_t>>,
     /// (key, base, len) of this PE's registered regions.
     local: RwLock<Vec<(u64, usize, usize)>>,
-    /// Acknowledgements (pe, header) and receive buffers whose post found the provider busy.
-    owed_acks: Mutex<Vec<(usize, Hdr)>>,
+    /// Acknowledgements and replies, and receive buffers, whose post found the provider busy.
+    owed_acks: Mutex<Vec<Owed>>,
     owed_recvs: Mutex<Vec<u32>>,
     pub(super) sent_batches: AtomicU64,
+    /// Fetching AMOs as messages (`Options::amo_fetch_msg` and an inject size that holds the
+    /// request); their reply cells and the free ones.
+    fetch_on: bool,
+    fetch: Box<[Mutex<FetchCell>]>,
+    fetch_free: Mutex<Vec<u32>>,
+    pub(super) fetch_msgs: AtomicU64,
+    /// Puts with a signal sent inside batches.
+    pub(super) put_signals: AtomicU64,
 }
 
 // SAFETY: the raw pointers are the registration of `mem` (owned) and its descriptor; the
@@ -155,7 +250,7 @@ unsafe impl Send for Batches {}
 unsafe impl Sync for Batches {}
 
 impl Batches {
-    pub(super) fn new() -> Batches {
+    pub(super) fn new(fetch_on: bool) -> Batches {
         let mem = vec![0u64; (SEND_BUFS + RECV_BUFS) * MSG_BYTES / 8].into_boxed_slice();
         Batches {
             mem,
@@ -171,6 +266,11 @@ impl Batches {
             owed_acks: Mutex::new(Vec::new()),
             owed_recvs: Mutex::new(Vec::new()),
             sent_batches: AtomicU64::new(0),
+            fetch_on,
+            fetch: (0..FETCH_CELLS).map(|_| Mutex::new(FetchCell::default())).collect(),
+            fetch_free: Mutex::new((0..FETCH_CELLS as u32).rev().collect()),
+            fetch_msgs: AtomicU64::new(0),
+            put_signals: AtomicU64::new(0),
         }
     }
 
@@ -269,6 +369,13 @@ impl Fabric {
 
     /// Adds a non-fetching AMO to PE `pe`'s batch (see the module comment).
     pub(super) fn batch_add(&self, pe: usize, e: Entry) -> Result<(), String> {
+        self.batch_add_group(pe, &[e])
+    }
+
+    /// Adds `group` (at most [`BATCH_MAX`] entries) to PE `pe`'s batch, all in one message.
+    pub(super) fn batch_add_group(&self, pe: usize, group: &[Entry]) -> Result<(), String> {
+        let k = group.len();
+        debug_assert!((1..=BATCH_MAX).contains(&k));
         if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
             self.wait_until(|f| f.quiescing.load(Ordering::SeqCst) == 0)
                 .map_err(|t| self.stalled("waiting for another thread's quiet", t))?;
@@ -277,13 +384,14 @@ impl Fabric {
         loop {
             let mut s = lock(&b.senders);
             let p = s.pes.get_mut(pe).ok_or_else(|| format!("PE {pe} has no address"))?;
-            if p.entries.len() < BATCH_MAX {
-                p.entries.push(e);
+            if p.entries.len() + k <= BATCH_MAX {
+                let was_empty = p.entries.is_empty();
+                p.entries.extend_from_slice(group);
                 let (len, unacked) = (p.entries.len(), p.unacked());
-                if len == 1 {
+                if was_empty {
                     s.dirty.push(pe);
                 }
-                b.unsettled.fetch_add(1, Ordering::AcqRel);
+                b.unsettled.fetch_add(k as u64, Ordering::AcqRel);
                 if unacked == 0 || (len == BATCH_MAX && unacked < UNACKED_MAX) {
                     self.try_send(&mut s, pe)?;
                 }
@@ -296,13 +404,149 @@ impl Fabric {
             self.wait_until(|f| {
                 let mut s = lock(&b.senders);
                 let p = &s.pes[pe];
-                if p.entries.len() < BATCH_MAX {
+                if p.entries.len() + k <= BATCH_MAX {
                     return true;
                 }
                 p.unacked() < UNACKED_MAX && f.try_send(&mut s, pe).unwrap_or(true)
             })
             .map_err(|t| self.stalled(&format!("batched AMOs to PE {pe}: waiting for an acknowledgement"), t))?;
         }
+    }
+
+    /// Whether a put of `len` bytes with a signal to PE `pe` travels inside a batch.
+    pub(super) fn put_signal_fits(&self, pe: usize, len: usize) -> bool {
+        len <= PUT_INLINE_MAX && self.batch_for(pe, AtomicOp::Write, Dtype::U64)
+    }
+
+    /// A put of `len` bytes from `src` to `addr`/`key` on PE `pe`, then the signal `sig` (a
+    /// set or add entry), as one group of a batch (see the module comment): `src` is copied
+    /// before return; complete at quiet.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes (at most [`PUT_INLINE_MAX`]).
+    pub(super) unsafe fn batch_put_signal(
+        &self,
+        pe: usize,
+        src: *const u8,
+        len: usize,
+        addr: u64,
+        key: u64,
+        sig: Entry,
+    ) -> Result<(), String> {
+        let nd = len.div_ceil(ENTRY_BYTES);
+        let mut group = vec![Entry::default(); nd + 2];
+        group[0] = Entry { addr, key, operand: len as u64, op: OP_PUT, dt: 0, _pad: [0; 6] };
+        // SAFETY: group[1..1+nd] holds nd * ENTRY_BYTES >= len bytes of plain data; src is
+        // readable for len bytes (the caller's contract).
+        unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
+        group[nd + 1] = sig;
+        self.batch_add_group(pe, &group)?;
+        self.batches().put_signals.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether a fetching AMO of `op` on `dt` to PE `pe` goes as a request message.
+    pub(super) fn fetch_msg_for(&self, pe: usize, op: AtomicOp, dt: Dtype) -> bool {
+        match &self.batch {
+            Some(b) => {
+                b.fetch_on && fetch_batchable(op, dt) && b.me.load(Ordering::Relaxed) != pe && b.me.load(Ordering::Relaxed) != usize::MAX
+            }
+            None => false,
+        }
+    }
+
+    /// Fetching AMOs sent as request messages so far (0 where that is off).
+    pub fn amo_fetch_msgs(&self) -> u64 {
+        self.batch.as_ref().map_or(0, |b| b.fetch_msgs.load(Ordering::Relaxed))
+    }
+
+    /// Puts with a signal sent inside batches so far.
+    pub fn put_signals_inline(&self) -> u64 {
+        self.batch.as_ref().map_or(0, |b| b.put_signals.load(Ordering::Relaxed))
+    }
+
+    /// A fetching AMO as a request message (see the module comment): returns the old value
+    /// (the low `dt.size()` bytes); complete at the target when it returns.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fetch_msg(
+        &self,
+        pe: usize,
+        op: AtomicOp,
+        dt: Dtype,
+        addr: u64,
+        key: u64,
+        operand: u64,
+        compare: u64,
+    ) -> Result<u64, String> {
+        let b = self.batches();
+        let mut got = None;
+        self.wait_until(|_| {
+            got = lock(&b.fetch_free).pop();
+            got.is_some()
+        })
+        .map_err(|t| self.stalled("waiting for a free fetching AMO cell", t))?;
+        let i = got.unwrap_or_default() as usize;
+        let gen = {
+            let mut c = lock(&b.fetch[i]);
+            c.gen += 1;
+            (c.pe, c.state, c.err) = (pe, CELL_PENDING, None);
+            c.gen
+        };
+        let release = |b: &Batches| {
+            let mut c = lock(&b.fetch[i]);
+            c.gen += 1; // a late reply to this request no longer matches
+            c.state = CELL_IDLE;
+            drop(c);
+            lock(&b.fetch_free).push(i as u32);
+        };
+        let req = FetchReq {
+            hdr: Hdr { magic: MAGIC_FETCH, src: b.me.load(Ordering::Relaxed) as u32, n: 1, errs: 0, code: 0, seq: (gen << 8) | i as u64 },
+            addr,
+            key,
+            operand,
+            compare,
+            op: op as u8,
+            dt: dt as u8,
+            _pad: [0; 6],
+        };
+        let Some(&dest) = b.peers.read().unwrap_or_else(|e| e.into_inner()).get(pe) else {
+            release(b);
+            return Err(format!("PE {pe} has no address"));
+        };
+        let iov = libc::iovec { iov_base: (&req as *const FetchReq as *mut FetchReq).cast(), iov_len: FETCH_MSG_INJECT };
+        let msg = fi_msg { msg_iov: &iov, desc: ptr::null_mut(), iov_count: 1, addr: dest, context: tag(OpKind::FetchSend, i), data: 0 };
+        let sendmsg = match has_op!(
+            // SAFETY: ep is live.
+            unsafe { (*self.objs.ep).msg },
+            fi_ops_msg,
+            sendmsg
+        ) {
+            Ok(f) => f,
+            Err(e) => {
+                release(b);
+                return Err(e.to_string());
+            }
+        };
+        // SAFETY: ep is live; msg, iov and req live across the call (FI_INJECT copies the 64
+        // bytes, within the inject size, checked at open).
+        if let Err(e) = self.post("fi_sendmsg (fetching AMO)", pe, || unsafe { sendmsg(self.objs.ep, &msg, FI_INJECT) }) {
+            release(b);
+            return Err(e);
+        }
+        b.fetch_msgs.fetch_add(1, Ordering::Relaxed);
+        let waited = self.wait_until(|_| lock(&b.fetch[i]).state != CELL_PENDING);
+        let mut c = lock(&b.fetch[i]);
+        let what = if op == AtomicOp::Cswap { "compare atomic (message)" } else { "fetch atomic (message)" };
+        let r = match (waited, c.state) {
+            (Err(t), _) => Err(self.stalled(&format!("{what} from PE {pe}"), t)),
+            (Ok(()), CELL_DONE) => Ok(c.value),
+            (Ok(()), CELL_REJECTED) => Err(format!("{what} to PE {pe} failed: the target rejected it ({})", reject_text(c.code as u32))),
+            (Ok(()), _) => Err(format!("{what} to PE {pe} failed: {}", c.err.take().unwrap_or_default())),
+        };
+        drop(c);
+        release(b);
+        let bits = dt.size() * 8;
+        r.map(|v| if bits == 64 { v } else { v & ((1u64 << bits) - 1) })
     }
 
     /// Sends PE `pe`'s collected entries if a send buffer is free and the provider takes it;
@@ -365,8 +609,8 @@ impl Fabric {
             }
         }
         let acks = std::mem::take(&mut *lock(&b.owed_acks));
-        for (pe, h) in acks {
-            self.send_ack(pe, h);
+        for o in acks {
+            self.send_small(o);
         }
         if b.unsettled.load(Ordering::Acquire) == 0 {
             return;
@@ -439,6 +683,16 @@ impl Fabric {
                         .push(format!("acknowledging batched AMOs to PE {i} failed: {} ({prov})", self.lib.strerror(err)));
                 }
             }
+            // Only failures report (the request is injected): its requester is told.
+            OpKind::FetchSend if err != 0 => {
+                if let Some(c) = b.fetch.get(i) {
+                    let mut c = lock(c);
+                    if c.state == CELL_PENDING {
+                        c.state = CELL_FAILED;
+                        c.err = Some(format!("{} ({prov})", self.lib.strerror(err)));
+                    }
+                }
+            }
             OpKind::BatchRecv => {
                 if err == 0 {
                     self.on_message(i);
@@ -490,29 +744,109 @@ impl Fabric {
             MAGIC_BATCH if h.n as usize <= BATCH_MAX => {
                 let (mut errs, mut code) = (0u16, 0u16);
                 let local = b.local.read().unwrap_or_else(|e| e.into_inner());
-                for k in 0..h.n as usize {
+                let n = h.n as usize;
+                let entry = |k: usize| {
                     // SAFETY: k < n <= BATCH_MAX entries lie inside the buffer.
-                    let e = unsafe { ptr::read_unaligned(buf.add(HDR_BYTES + k * ENTRY_BYTES).cast::<Entry>()) };
+                    unsafe { ptr::read_unaligned(buf.add(HDR_BYTES + k * ENTRY_BYTES).cast::<Entry>()) }
+                };
+                let mut k = 0;
+                while k < n {
+                    let e = entry(k);
+                    if e.op == OP_PUT {
+                        // A put with its signal: the data, then (only if it was written) the
+                        // signal entry after it.
+                        let len = e.operand as usize;
+                        let nd = len.div_ceil(ENTRY_BYTES);
+                        let sig = k + 1 + nd;
+                        if len > PUT_INLINE_MAX || sig >= n {
+                            errs += (n - k) as u16;
+                            code = REJ_RANGE as u16;
+                            break;
+                        }
+                        // SAFETY: the data lies in entries k+1..sig, inside the buffer.
+                        let data = unsafe { buf.add(HDR_BYTES + (k + 1) * ENTRY_BYTES) };
+                        match self.put_local(&local, &e, data, len) {
+                            Ok(()) => {
+                                if let Err(c) = self.apply(&local, &entry(sig)) {
+                                    errs += 1;
+                                    code = c as u16;
+                                }
+                            }
+                            Err(c) => {
+                                errs += 2;
+                                code = c as u16;
+                            }
+                        }
+                        k = sig + 1;
+                        continue;
+                    }
                     if let Err(c) = self.apply(&local, &e) {
                         errs += 1;
                         code = c as u16;
                     }
+                    k += 1;
                 }
                 drop(local);
                 let ack = Hdr { magic: MAGIC_ACK, src: b.me.load(Ordering::Relaxed) as u32, n: h.n, errs, code, seq: h.seq };
                 self.send_ack(h.src as usize, ack);
+            }
+            MAGIC_FETCH => {
+                // SAFETY: a request is FETCH_MSG_INJECT bytes, inside the buffer of MSG_BYTES.
+                let q = unsafe { ptr::read_unaligned(buf.cast::<FetchReq>()) };
+                let local = b.local.read().unwrap_or_else(|e| e.into_inner());
+                let r = self.apply_fetch(&local, &q);
+                drop(local);
+                let (value, errs, code) = match r {
+                    Ok(v) => (v, 0, 0),
+                    Err(c) => (0, 1, c as u16),
+                };
+                let reply = FetchReply {
+                    hdr: Hdr { magic: MAGIC_FETCH_REPLY, src: b.me.load(Ordering::Relaxed) as u32, n: 1, errs, code, seq: h.seq },
+                    value,
+                };
+                // SAFETY: FetchReply is 32 bytes of plain data, 4 words.
+                let words: [u64; 4] = unsafe { std::mem::transmute(reply) };
+                self.send_small(Owed { pe: h.src as usize, words, len: 32 });
+            }
+            MAGIC_FETCH_REPLY => {
+                // SAFETY: a reply is 32 bytes, inside the buffer.
+                let r = unsafe { ptr::read_unaligned(buf.cast::<FetchReply>()) };
+                let i = (r.hdr.seq & 0xff) as usize;
+                if let Some(c) = b.fetch.get(i) {
+                    let mut c = lock(c);
+                    // Only the pending request of this generation, from the PE it went to.
+                    if c.state == CELL_PENDING && c.gen == r.hdr.seq >> 8 && c.pe == h.src as usize {
+                        if r.hdr.errs == 0 {
+                            (c.value, c.state) = (r.value, CELL_DONE);
+                        } else {
+                            (c.code, c.state) = (r.hdr.code, CELL_REJECTED);
+                        }
+                    }
+                }
             }
             _ => {}
         }
     }
 
     fn send_ack(&self, pe: usize, h: Hdr) {
+        // SAFETY: Hdr is 24 bytes of plain data.
+        let b: [u8; HDR_BYTES] = unsafe { std::mem::transmute(h) };
+        let mut words = [0u64; 4];
+        // SAFETY: words has 32 bytes, b 24.
+        unsafe { ptr::copy_nonoverlapping(b.as_ptr(), words.as_mut_ptr().cast::<u8>(), HDR_BYTES) };
+        self.send_small(Owed { pe, words, len: HDR_BYTES });
+    }
+
+    /// Sends a small message (an acknowledgement or a fetch reply) with FI_INJECT; one the
+    /// provider cannot take now is sent from the next wait or progress step.
+    fn send_small(&self, o: Owed) {
         let b = self.batches();
+        let pe = o.pe;
         let Some(&dest) = b.peers.read().unwrap_or_else(|e| e.into_inner()).get(pe) else { return };
-        let iov = libc::iovec { iov_base: (&h as *const Hdr as *mut Hdr).cast(), iov_len: HDR_BYTES };
+        let iov = libc::iovec { iov_base: o.words.as_ptr() as *mut c_void, iov_len: o.len };
         let msg = fi_msg { msg_iov: &iov, desc: ptr::null_mut(), iov_count: 1, addr: dest, context: tag(OpKind::AckSend, pe), data: 0 };
-        // SAFETY: ep is live; msg, iov and h live across the call (FI_INJECT copies the
-        // 24 bytes, within the provider's inject size, checked at open).
+        // SAFETY: ep is live; msg, iov and o live across the call (FI_INJECT copies the at
+        // most 32 bytes, within the provider's inject size, checked at open).
         let r = unsafe {
             match has_op!((*self.objs.ep).msg, fi_ops_msg, sendmsg) {
                 Ok(sendmsg) => sendmsg(self.objs.ep, &msg, FI_INJECT),
@@ -520,15 +854,73 @@ impl Fabric {
             }
         };
         if r == -(FI_EAGAIN as isize) {
-            lock(&b.owed_acks).push((pe, h));
+            lock(&b.owed_acks).push(o);
         } else if r != 0 {
             lock(&self.nbi_errors).push(self.err_text("fi_sendmsg (acknowledging batched AMOs)", pe, r));
         }
     }
 
+    /// The local address of `w` bytes at wire address `addr` with `key`, inside one of this
+    /// PE's registered regions (`align`: aligned to `w`); `Err` the rejection code.
+    fn local_addr(&self, local: &[(u64, usize, usize)], key: u64, addr: u64, w: usize, align: bool) -> Result<usize, u32> {
+        let &(_, base, len) = local.iter().find(|r| r.0 == key).ok_or(REJ_KEY)?;
+        let off = if self.virt_addr { (addr as usize).checked_sub(base).ok_or(REJ_RANGE)? } else { addr as usize };
+        if off.checked_add(w).is_none_or(|end| end > len) || (align && (base + off) % w.max(1) != 0) {
+            return Err(REJ_RANGE);
+        }
+        Ok(base + off)
+    }
+
+    /// Copies the `len` bytes at `data` (a put entry's data) to where put entry `e` says.
+    fn put_local(&self, local: &[(u64, usize, usize)], e: &Entry, data: *const u8, len: usize) -> Result<(), u32> {
+        let p = self.local_addr(local, e.key, e.addr, len, false)?;
+        // SAFETY: [p, p+len) lies inside a registered region of ours (checked above); data
+        // holds len bytes of the received message; peers change this memory only through RMA
+        // and atomics, and the signal that publishes it is applied after this copy.
+        unsafe { ptr::copy_nonoverlapping(data, p as *mut u8, len) };
+        Ok(())
+    }
+
+    /// Applies a fetching AMO's request to this PE's memory: the old value, or `Err` the
+    /// rejection code.
+    fn apply_fetch(&self, local: &[(u64, usize, usize)], q: &FetchReq) -> Result<u64, u32> {
+        let dt = [Dtype::I8, Dtype::U8, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64]
+            .into_iter()
+            .find(|d| *d as u8 == q.dt)
+            .ok_or(REJ_OP)?;
+        let op = [AtomicOp::Sum, AtomicOp::Band, AtomicOp::Bor, AtomicOp::Bxor, AtomicOp::Write, AtomicOp::Read, AtomicOp::Cswap]
+            .into_iter()
+            .find(|o| *o as u8 == q.op)
+            .ok_or(REJ_OP)?;
+        let w = dt.size();
+        let p = self.local_addr(local, q.key, q.addr, w, true)?;
+        let (v, c) = (q.operand, q.compare);
+        macro_rules! amo {
+            ($a:ty, $t:ty) => {{
+                // SAFETY: p lies inside a registered region of ours (checked above), aligned
+                // for the width; peers change this memory only through atomics or RMA.
+                let a = unsafe { &*(p as *const $a) };
+                let x = v as $t;
+                (match op {
+                    AtomicOp::Sum => a.fetch_add(x, Ordering::SeqCst),
+                    AtomicOp::Band => a.fetch_and(x, Ordering::SeqCst),
+                    AtomicOp::Bor => a.fetch_or(x, Ordering::SeqCst),
+                    AtomicOp::Bxor => a.fetch_xor(x, Ordering::SeqCst),
+                    AtomicOp::Write => a.swap(x, Ordering::SeqCst),
+                    AtomicOp::Read => a.load(Ordering::SeqCst),
+                    _ => a.compare_exchange(c as $t, x, Ordering::SeqCst, Ordering::SeqCst).unwrap_or_else(|old| old),
+                }) as u64
+            }};
+        }
+        Ok(match w {
+            1 => amo!(std::sync::atomic::AtomicU8, u8),
+            2 => amo!(std::sync::atomic::AtomicU16, u16),
+            4 => amo!(std::sync::atomic::AtomicU32, u32),
+            _ => amo!(AtomicU64, u64),
+        })
+    }
     /// Applies one entry to this PE's memory; `Err` the rejection code.
     fn apply(&self, local: &[(u64, usize, usize)], e: &Entry) -> Result<(), u32> {
-        let &(_, base, len) = local.iter().find(|r| r.0 == e.key).ok_or(REJ_KEY)?;
         let dt = [Dtype::I8, Dtype::U8, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64, Dtype::F32, Dtype::F64]
             .into_iter()
             .find(|d| *d as u8 == e.dt)
@@ -540,12 +932,7 @@ impl Fabric {
         if !batchable(op, dt) {
             return Err(REJ_OP);
         }
-        let w = dt.size();
-        let off = if self.virt_addr { (e.addr as usize).checked_sub(base).ok_or(REJ_RANGE)? } else { e.addr as usize };
-        if off.checked_add(w).is_none_or(|end| end > len) || (base + off) % w != 0 {
-            return Err(REJ_RANGE);
-        }
-        let p = base + off;
+        let p = self.local_addr(local, e.key, e.addr, dt.size(), true)?;
         let v = e.operand;
         macro_rules! amo {
             ($a:ty, $t:ty) => {{
@@ -562,7 +949,7 @@ impl Fabric {
                 }
             }};
         }
-        match w {
+        match dt.size() {
             1 => amo!(std::sync::atomic::AtomicU8, u8),
             2 => amo!(std::sync::atomic::AtomicU16, u16),
             4 => amo!(std::sync::atomic::AtomicU32, u32),

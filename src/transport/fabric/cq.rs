@@ -64,6 +64,10 @@ impl Fabric {
         let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
         let (start, mut nap) = (since, AUTO_NAP_MIN);
         let manual = self.info.data_progress_manual;
+        // Block mode (far more PEs than CPUs): after the spins, sleep in the wait fd from the
+        // first nap on; yielding in a loop would take the CPU from the PE that answers.
+        let block = crate::wait::blocking() && self.objs.wait_fd >= 0;
+        let mut block_nap = crate::wait::BLOCK_NAP_MIN;
         loop {
             if done(self) {
                 return Ok(());
@@ -75,7 +79,10 @@ impl Fabric {
                 std::hint::spin_loop();
                 continue;
             }
-            if manual || start.elapsed() < AUTO_YIELD {
+            if block {
+                self.block_in_wait(block_nap);
+                block_nap = (block_nap * 2).min(crate::wait::BLOCK_NAP_MAX);
+            } else if manual || start.elapsed() < AUTO_YIELD {
                 std::thread::yield_now();
             } else {
                 std::thread::sleep(nap);
@@ -261,7 +268,9 @@ impl Fabric {
     pub(super) fn complete(&self, ctx: *mut c_void, err: c_int, prov: &str) {
         let v = ctx as usize;
         if v & 1 == 1 {
-            if let Some(k @ (OpKind::BatchSend | OpKind::BatchRecv | OpKind::AckSend)) = OpKind::from_bits((v >> 1) & 0x7f) {
+            if let Some(k @ (OpKind::BatchSend | OpKind::BatchRecv | OpKind::AckSend | OpKind::FetchSend)) =
+                OpKind::from_bits((v >> 1) & 0x7f)
+            {
                 self.batch_complete(k, v >> 8, err, prov);
                 return;
             }
@@ -408,6 +417,43 @@ impl Fabric {
             self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
             // Apply what arrived now, so that the caller's checks after this step (abort
             // word, staging mailbox) see it.
+            self.completed_w();
+            self.poll_cq();
+            self.batch_flush(false);
+        }
+    }
+
+    /// A sleep of a waiter in block mode (`wait::blocking`, far more PEs than CPUs): a
+    /// progress step, then `poll` on the CQ's wait fd for at most `max` once fi_trywait says
+    /// nothing is pending (an arrival wakes it at once and is applied here), else a sleep of at
+    /// most `BLOCK_NAP_MIN` (the caller's next step progresses the pending work). Without a
+    /// wait fd a plain sleep of `max`.
+    pub fn block_in_wait(&self, max: Duration) {
+        let fd = self.objs.wait_fd;
+        if fd < 0 {
+            std::thread::sleep(max);
+            return;
+        }
+        self.completed_w();
+        self.poll_cq();
+        // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
+        let r = unsafe {
+            let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
+                std::thread::sleep(max);
+                return;
+            };
+            let mut f = &mut (*self.objs.cq).fid as *mut fid;
+            trywait(self.objs.fabric, &mut f, 1)
+        };
+        if r != 0 {
+            std::thread::sleep(max.min(crate::wait::BLOCK_NAP_MIN));
+            return;
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
+        // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
+            self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
             self.completed_w();
             self.poll_cq();
             self.batch_flush(false);

@@ -118,6 +118,17 @@ pub struct Options {
     /// target has no unflushed put asks FI_DELIVERY_COMPLETE instead (quiet then waits for its
     /// acknowledgement and reads nothing back from that PE: put + quiet in one round trip).
     pub delivery_lone: bool,
+    /// Where non-fetching AMOs are batched: fetching AMOs to other PEs go as one request
+    /// message each, applied by the target's CPU and answered with the old value (`batch.rs`),
+    /// instead of the provider's atomics.
+    pub amo_fetch_msg: bool,
+    /// A blocking put ([`Fabric::put_blocking`]) longer than the inject size and up to this
+    /// many bytes is copied into a registered ring and returns at once, instead of waiting
+    /// until the provider has read the source (0: never).
+    pub put_bounce_max: usize,
+    /// Where non-fetching AMOs are batched: a put with a signal of up to
+    /// `batch::PUT_INLINE_MAX` bytes travels inside a batch ([`Fabric::put_signal`]).
+    pub put_signal_inline: bool,
 }
 
 impl Default for Options {
@@ -132,6 +143,9 @@ impl Default for Options {
             stall_timeout: Duration::from_secs(30),
             amo_batch: true,
             delivery_lone: true,
+            amo_fetch_msg: true,
+            put_bounce_max: 64 << 10,
+            put_signal_inline: true,
         }
     }
 }
@@ -367,6 +381,8 @@ enum OpKind {
     BatchSend = 7,
     BatchRecv = 8,
     AckSend = 9,
+    /// A fetching AMO's request message (`batch.rs`).
+    FetchSend = 10,
 }
 
 impl OpKind {
@@ -381,6 +397,7 @@ impl OpKind {
             OpKind::BatchSend => "batched AMOs (fi_sendmsg)",
             OpKind::BatchRecv => "receive of batched AMOs (fi_recvmsg)",
             OpKind::AckSend => "acknowledgement of batched AMOs (fi_sendmsg)",
+            OpKind::FetchSend => "fetching AMO request (fi_sendmsg)",
         }
     }
     fn from_bits(b: usize) -> Option<OpKind> {
@@ -394,6 +411,7 @@ impl OpKind {
             OpKind::BatchSend,
             OpKind::BatchRecv,
             OpKind::AckSend,
+            OpKind::FetchSend,
         ]
         .into_iter()
         .find(|k| *k as usize == b)
@@ -509,6 +527,10 @@ pub struct Fabric {
     stalled: Mutex<Vec<Box<Waiter>>>,
     /// Batched non-fetching AMOs (`batch.rs`); None where they are off.
     batch: Option<batch::Batches>,
+    /// `Options::put_bounce_max` where the ring exists (else 0).
+    put_bounce_max: usize,
+    /// `Options::put_signal_inline`.
+    put_signal_inline: bool,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -658,8 +680,15 @@ impl Fabric {
             key_bits: if dom.mr_mode & FI_MR_PROV_KEY != 0 { 0 } else { 8 * keys::width(dom.mr_key_size) as u32 },
         };
         let mr_mode = dom.mr_mode;
-        // Slots, then under FI_MR_LOCAL the put ring and the get buffer.
-        let (put_len, get_len) = if info.mr_local { (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE) } else { (0, 0) };
+        // Slots, then the put ring (under FI_MR_LOCAL, or for blocking puts) and under
+        // FI_MR_LOCAL the get buffer.
+        let (put_len, get_len) = if info.mr_local {
+            (opts.bounce_bytes.max(64 << 10).next_multiple_of(64), GET_BOUNCE)
+        } else if opts.put_bounce_max > info.inject_size {
+            ((4 * opts.put_bounce_max).max(1 << 20).next_multiple_of(64), 0)
+        } else {
+            (0, 0)
+        };
         let (put_off, get_off) = (SLOTS * SLOT_BYTES, SLOTS * SLOT_BYTES + put_len);
         let mut scratch_mem = vec![0u64; (get_off + get_len) / 8].into_boxed_slice();
         let base = scratch_mem.as_mut_ptr().cast::<u8>();
@@ -712,6 +741,8 @@ impl Fabric {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             classes: AtomicU64::new(0),
             batch: None,
+            put_bounce_max: if put_len > 0 { opts.put_bounce_max.min(put_len / 4) } else { 0 },
+            put_signal_inline: opts.put_signal_inline,
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;
@@ -729,7 +760,7 @@ impl Fabric {
         // sockets, the provider's own thread applies its atomics and nobody reads the CQ).
         let sw_atomics = f.info.provider.ends_with(";ofi_rxm") || matches!(f.info.provider.as_str(), "sockets" | "shm" | "udp;ofi_rxd");
         if opts.amo_batch && sw_atomics && f.info.data_progress_manual && f.info.inject_size >= 24 {
-            let mut b = batch::Batches::new();
+            let mut b = batch::Batches::new(opts.amo_fetch_msg && f.info.inject_size >= batch::FETCH_MSG_INJECT);
             let (base, len) = b.bytes();
             // SAFETY: the message buffers are owned by the Batches that f keeps until drop,
             // after the endpoint is closed; local access only (sends and receives).

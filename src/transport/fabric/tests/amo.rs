@@ -300,3 +300,189 @@ fn keys_are_random_tcp() {
         assert!(r.is_err(), "a get with the guessed key {guess} succeeded");
     }
 }
+
+/// Fetching AMOs to another PE go as request messages answered by the target's CPU (where
+/// non-fetching ones are batched): every kind returns the old value and changes the word as
+/// the provider's atomics did, with `Options::amo_fetch_msg` off they are provider atomics
+/// again (no request sent), and a bad address is refused by the target with a PE-tagged error.
+fn amo_fetch_msg(opts: &Options) {
+    let g = group_with(opts, 2, 4096, true);
+    let b = &g.fabs[1];
+    let before = b.amo_fetch_msgs();
+    let w = |i: usize| {
+        // SAFETY: word i of PE 0's heap (4096 bytes), changed only by the AMOs of this test.
+        unsafe { g.heaps[0].0.as_ptr().add(i).read_volatile() }
+    };
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Sum, Dtype::U64, at(0), 5).unwrap(), 0);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Sum, Dtype::U64, at(0), 5).unwrap(), 5);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Read, Dtype::U64, at(0), 0).unwrap(), 10);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Write, Dtype::U64, at(0), 77).unwrap(), 10);
+    assert_eq!(b.compare_atomic(0, AtomicOp::Cswap, Dtype::U64, at(0), 1, 2).unwrap(), 77, "cswap, no match");
+    assert_eq!(w(0), 77);
+    assert_eq!(b.compare_atomic(0, AtomicOp::Cswap, Dtype::U64, at(0), 77, 2).unwrap(), 77, "cswap, match");
+    assert_eq!(w(0), 2);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Bor, Dtype::U64, at(0), 0xf0).unwrap(), 2);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Band, Dtype::U64, at(0), 0x32).unwrap(), 0xf2);
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Bxor, Dtype::U64, at(0), 0xff).unwrap(), 0x32);
+    assert_eq!(w(0), 0xcd);
+    // 4 and 1 bytes: the neighbours do not change, the old value is zero-extended.
+    // SAFETY: word 1 of PE 0's heap, not in use by an operation now.
+    unsafe { g.heaps[0].0.as_ptr().add(1).cast_mut().write_volatile(0xdead_beef_ffff_fff0) };
+    assert_eq!(b.fetch_atomic(0, AtomicOp::Sum, Dtype::U32, at(8), 0x20).unwrap(), 0xffff_fff0);
+    assert_eq!(b.compare_atomic(0, AtomicOp::Cswap, Dtype::U8, at(15), 0xde, 0x11).unwrap(), 0xde);
+    assert_eq!(w(1), 0x11ad_beef_0000_0010);
+    let sent = b.amo_fetch_msgs() - before;
+    if opts.amo_fetch_msg {
+        assert_eq!(sent, 11, "fetching AMOs sent as messages");
+        // A word outside the region: refused by the target, named in the error.
+        let t = b.tables();
+        let (_, addr, key) = b.target(&t, 0, at(4088), 8).unwrap();
+        drop(t);
+        let e = b.fetch_msg(0, AtomicOp::Sum, Dtype::U64, addr + 8, key, 1, 0).unwrap_err();
+        assert!(e.contains("PE 0") && e.contains("atomic") && e.contains("failed: the target rejected it"), "{e}");
+        let e = b.fetch_msg(0, AtomicOp::Sum, Dtype::U64, addr, key ^ 1, 1, 0).unwrap_err();
+        assert!(e.contains("no registered region of the target has that key"), "{e}");
+    } else {
+        assert_eq!(sent, 0, "fetching AMOs sent as messages with the option off");
+    }
+    b.quiet().unwrap();
+}
+
+#[test]
+fn amo_fetch_msg_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("amo_fetch_msg_tcp", 120);
+    let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, ..Options::default() };
+    amo_fetch_msg(&o);
+    o.amo_fetch_msg = false;
+    amo_fetch_msg(&o);
+}
+
+/// A put with a signal inside a batch (tcp;ofi_rxm): whoever sees the signal sees the data,
+/// for sizes from 1 byte to the largest inline one; the source is free on return; SIGNAL_ADD
+/// from two PEs and two threads is exact beside fetching adds; a size past the inline limit is
+/// declined (the caller's three-step path); a put the target refuses takes its signal with it.
+#[test]
+fn put_signal_inline_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("put_signal_inline_tcp", 180);
+    let g = group(TCP, 3, 1 << 16);
+    let b = g.fabs[1].clone();
+    let heap0 = g.heaps[0].0.as_ptr() as usize;
+    let word = move |i: usize| {
+        // SAFETY: word i of PE 0's heap (64 KiB), written by the provider and the batches.
+        unsafe { (heap0 as *const u64).add(i).read_volatile() }
+    };
+    let mut round = 0u64;
+    for len in [1usize, 8, 100, 1000, batch::PUT_INLINE_MAX] {
+        for _ in 0..30 {
+            round += 1;
+            let mut src = pattern(len, round as u8);
+            let want = src.clone();
+            // SAFETY: src is readable for len bytes until return.
+            let sent = unsafe { b.put_signal(0, src.as_ptr(), len, at(4096), at(0), round, false) }.unwrap();
+            assert!(sent, "a put with signal of {len} B not sent inline");
+            src.fill(0xee); // free on return
+            let t0 = Instant::now();
+            while word(0) != round {
+                assert!(t0.elapsed() < Duration::from_secs(30), "the signal of round {round} never came");
+                thread::yield_now();
+            }
+            // SAFETY: [4096, 4096 + len) of PE 0's heap, written before the signal.
+            let got = unsafe { std::slice::from_raw_parts((heap0 + 4096) as *const u8, len) };
+            assert!(got == &want[..], "{len} B: the signal of round {round} came before its data");
+        }
+    }
+    assert_eq!(b.put_signals_inline(), round, "puts with signal sent inline");
+    // Past the inline limit: declined, nothing sent.
+    let big = vec![1u8; batch::PUT_INLINE_MAX + 1];
+    // SAFETY: big is readable for its length.
+    assert!(!unsafe { b.put_signal(0, big.as_ptr(), big.len(), at(4096), at(0), 1, false) }.unwrap());
+    // SIGNAL_ADD from PEs 1 and 2 (two threads each), beside fetching adds on the same word.
+    let ths: Vec<_> = (0..4)
+        .map(|t| {
+            let f = g.fabs[1 + t / 2].clone();
+            thread::spawn(move || {
+                let d = [t as u8; 24];
+                for _ in 0..500 {
+                    // SAFETY: d is readable for 24 bytes.
+                    assert!(unsafe { f.put_signal(0, d.as_ptr(), 24, at(8192 + 64 * t), at(8), 1, true) }.unwrap());
+                    f.fetch_atomic(0, AtomicOp::Sum, Dtype::U64, at(8), 2).unwrap();
+                }
+                f.quiet().unwrap();
+            })
+        })
+        .collect();
+    for t in ths {
+        t.join().unwrap();
+    }
+    assert_eq!(word(1), 4 * 500 * 3, "SIGNAL_ADD with fetching adds");
+    // A put the target refuses (past the region's end, addressed by hand): its signal is not
+    // applied, and quiet reports both entries.
+    let t = b.tables();
+    let (_, addr, key) = b.target(&t, 0, at((1 << 16) - 8), 8).unwrap();
+    let (_, saddr, skey) = b.target(&t, 0, at(16), 8).unwrap();
+    drop(t);
+    let sig = batch::Entry { addr: saddr, key: skey, operand: 99, op: AtomicOp::Write as u8, dt: Dtype::U64 as u8, _pad: [0; 6] };
+    let d = [7u8; 64];
+    // SAFETY: d is readable for 64 bytes.
+    unsafe { b.batch_put_signal(0, d.as_ptr(), 64, addr, key, sig) }.unwrap();
+    let e = b.quiet().unwrap_err();
+    assert!(e.contains("PE 0") && e.contains("rejected 2 of"), "{e}");
+    assert_eq!(word(2), 0, "the signal of a refused put was applied");
+    assert_eq!(b.quiet(), Ok(()));
+}
+
+/// Blocking puts longer than the inject size return without waiting for the target: with
+/// the target's progress stopped they still return (copied into the ring), then land intact
+/// once it runs again, though the source was overwritten at once; through several turns of
+/// the ring. With `Options::put_bounce_max` 0 (the old path) the same puts wait for the
+/// stopped target and fail at the stall limit.
+#[test]
+fn put_blocking_bounced_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("put_blocking_bounced_tcp", 180);
+    put_blocking_bounced(true);
+    put_blocking_bounced(false);
+}
+
+fn put_blocking_bounced(bounce: bool) {
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, put_bounce_max: if bounce { 64 << 10 } else { 0 }, ..Options::default() };
+    let g = group_with(&o, 2, 1 << 20, true);
+    let a = g.fabs[0].clone();
+    let sizes = [100usize, 512, 4096, 65536];
+    let mut last = [0usize; 16];
+    // Connected first (rxm connects in the target's progress too).
+    put_u64(&a, 1, 1, at(8)).unwrap();
+    a.quiet().unwrap();
+    g.pause_1.store(true, Ordering::Relaxed);
+    let r = a.with_stall_timeout(Duration::from_secs(3), |a| {
+        for k in 0..8 {
+            let mut src = pattern(sizes[k % 4], k as u8);
+            // SAFETY: src is readable for its length until return.
+            unsafe { a.put_blocking(1, src.as_ptr(), src.len(), at((k % 16) << 16)) }?;
+            src.fill(0xee);
+            last[k % 16] = k;
+        }
+        Ok::<(), String>(())
+    });
+    g.pause_1.store(false, Ordering::Relaxed);
+    if !bounce {
+        let e = r.expect_err("blocking puts without the ring returned while the target made no progress");
+        assert!(e.contains("no completion for"), "{e}");
+        return;
+    }
+    r.expect("blocking puts waited for a target that makes no progress");
+    for k in 8..600 {
+        let mut src = pattern(sizes[k % 4], k as u8);
+        // SAFETY: src is readable for its length until return.
+        unsafe { a.put_blocking(1, src.as_ptr(), src.len(), at((k % 16) << 16)) }.unwrap();
+        src.fill(0xee);
+        last[k % 16] = k;
+    }
+    a.quiet().unwrap();
+    for (slot, &k) in last.iter().enumerate() {
+        let n = sizes[k % 4];
+        assert!(g.heaps[1].bytes()[slot << 16..(slot << 16) + n] == pattern(n, k as u8)[..], "slot {slot}: put {k} of {n} B differs");
+    }
+}
