@@ -58,6 +58,7 @@ const MUTATIONS: &[&str] = &[
     "tree_skip_child",
     "tree_scan_prefix",
     "proxy_quiet_noop",
+    "proxy_serve_off",
     "ctx_quiet_noop",
     "ctx_quiet_global",
     "shm_checks_off",

@@ -16,6 +16,9 @@ cd "$(dirname "$0")/.."
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0   # never NVLink multicast
 export PATH=$PATH:/usr/local/cuda/bin
 ROUNDS=${ROUNDS:-3}
+# Each timed latency run lasts about LAT_MS ms (--quick's 1 ms was 13-19 operations of 50-70 us:
+# a few microseconds of noise per row; 10 ms costs a second per run).
+LAT_MS=${LAT_MS:-10}
 O=${OUT:-build}/proxy-ab
 B=/tmp/proxy-ab
 mkdir -p "$O" "$B"
@@ -55,7 +58,7 @@ for r in $(seq 1 "$ROUNDS"); do
         [ "$v" = carry ] && prof=(ISHMEMI_PROXY_PROFILE=1)
         for part in lat bw; do
             if [ $part = lat ]; then
-                args=(--ops p,putmem_quiet,g,fetch_add,compare_swap,put_signal,barrier_all --scopes thread,host --reps 3)
+                args=(--ops p,putmem_quiet,g,fetch_add,compare_swap,put_signal,barrier_all --scopes thread,host --reps 3 --target-ms "$LAT_MS")
             else
                 args=(--ops putmem_nbi --scopes block,thread,host --grids 1 --max-bytes 1048576 --reps 3)
             fi

@@ -37,6 +37,9 @@ cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_proxy_coll.c -I"$PREFIX
 # the on-queue RMA forms to PEs of another node (the mock runs their proxy kernels' requests)
 cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_remote.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_queue_remote"
+# the proxy thread serving its PE's mailbox while the PE's host thread is away (issue 23)
+cc -O1 -Wall -Wextra tests/gpu/mock_proxy_serve.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+    -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_proxy_serve"
 # the on-queue puts and gets inside one node: which path (SM kernel or copy engine) each takes
 cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_local.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_queue_local"
@@ -141,6 +144,12 @@ if [ -e /usr/lib/x86_64-linux-gnu/libfabric.so.1 ] || ldconfig -p 2>/dev/null | 
     run running_kernel.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB MOCK_CUDA_WAIT_S=10 $RUN -n 2 "$B/mock_running_kernel"
     run running_kernel.fabric.4pe "$LIB" ISHMEM_GPU=1 $FAB MOCK_CUDA_WAIT_S=10 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 4 \
         "$B/mock_running_kernel"
+    # The idle proxy thread serves its PE's mailbox (issue 23: a kernel waiting for a signal
+    # from another node): the progress threads kept out of it, PE 1's host thread asleep outside
+    # the library while PE 0 reaches its GPU heap (p, g, fetch_add, put_signal).
+    rm -f "$B/proxy_serve.flag"
+    run proxy_serve.fabric.2pe "$LIB" ISHMEM_GPU=1 $FAB ISHMEMI_TEST_PROGRESS_NO_SERVE=1 $RUN -n 2 "$B/mock_proxy_serve" \
+        "$PWD/$B/proxy_serve.flag"
     # Bad arguments and requests end the job with a PE-tagged error naming the call: on-queue
     # RMA to the other node (mock_queue_remote), device collectives through the proxy
     # (mock_proxy_coll). Each case: program, its argument, the error after "ERROR: ".

@@ -283,6 +283,10 @@ impl Net {
                 Duration::from_millis(p.check_ms.max(1))
             };
             let me = p.me;
+            // A test knob (tests/gpu/mock_proxy_serve.c): this thread neither drives the
+            // provider nor serves the mailbox, so a PE whose host thread is outside the library
+            // is served by its proxy thread alone.
+            let serves = std::env::var("ISHMEMI_TEST_PROGRESS_NO_SERVE").as_deref() != Ok("1");
             std::thread::Builder::new()
                 .name("ishmem-progress".into())
                 .spawn(move || {
@@ -292,14 +296,14 @@ impl Net {
                     while !s.load(Acquire) && (started.elapsed().as_millis() as u64) < d.load(Acquire) {
                         // Manual progress: progress, then sleep until something arrives (or
                         // PROGRESS_WAIT_MAX / period without a wait fd); automatic: sleep.
-                        if manual {
+                        if manual && serves {
                             // A staged heap's mailbox is served by this thread only: it
                             // keeps its period while another thread waits.
                             f.progress_wait(period, wait_max, st.is_none());
                         } else {
                             std::thread::sleep(period);
                         }
-                        if let Some(st) = &st {
+                        if let Some(st) = st.as_ref().filter(|_| serves) {
                             st.serve_some(&f, "ishmem progress thread");
                         }
                         // SAFETY: the abort word is an aligned word of this PE's heap, mapped

@@ -11,7 +11,7 @@ use crate::op::{AmoOp, Rmw};
 use crate::transport::cuda::state::*;
 use crate::transport::cuda::Gpu;
 use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The proxy thread: takes the ring's requests in ticket order until `stop` and the ring is
 /// drained.
@@ -30,7 +30,8 @@ pub(crate) fn serve(
     // Only a running monitor reads `busy`.
     let watched = st.cfg.proxy_stall_s > 0;
     let mut next = 0u64;
-    let mut idle = 0u32;
+    let mut idle: Option<Instant> = None;
+    let spin_for = if st.cfg.wait_spin > 0 { IDLE_SPIN } else { IDLE_SPIN_SHARED };
     let mut prof = Profile::from_env();
     loop {
         match ring.poll(next) {
@@ -75,7 +76,7 @@ pub(crate) fn serve(
                     next = upto - 1;
                 }
                 next += 1;
-                idle = 0;
+                idle = None;
             }
             None => {
                 // Stop once the ring is drained (finalize: every kernel has finished, so every
@@ -87,15 +88,48 @@ pub(crate) fn serve(
                     }
                     break;
                 }
-                idle = idle.saturating_add(1);
-                if idle < 2000 {
+                let waited = idle.get_or_insert_with(Instant::now).elapsed();
+                // While its kernels post nothing, they may be waiting for another node (a
+                // signal, a flag, a barrier): this thread serves this PE's mailbox and drives
+                // the provider meanwhile, as a host thread waiting in the library does, so a
+                // request from another node is applied at once rather than when the progress
+                // thread wakes (issue 23: the put_signal round trip between two kernels).
+                #[cfg(not(ishmem_mutation = "proxy_serve_off"))]
+                if waited >= SERVE_AFTER {
+                    serve_net(st);
+                }
+                if waited < spin_for {
                     std::hint::spin_loop();
-                } else if idle < 4000 {
+                } else if waited < spin_for + IDLE_YIELD {
                     std::thread::yield_now();
                 } else {
-                    std::thread::sleep(Duration::from_micros(if idle < 20000 { 2 } else { 20 }));
+                    std::thread::sleep(Duration::from_micros(if waited < IDLE_SLEEP_LONG { 2 } else { 20 }));
                 }
             }
+        }
+    }
+}
+
+/// How long the idle proxy thread polls the ring without pause (a kernel's next request
+/// usually follows its last within microseconds), where the node has a CPU per waiting thread
+/// (`ISHMEM_WAIT_SPIN` > 0), and where it has not; then it yields for `IDLE_YIELD`, then sleeps
+/// 2 us, and 20 us once idle for `IDLE_SLEEP_LONG`.
+const IDLE_SPIN: Duration = Duration::from_millis(2);
+const IDLE_SPIN_SHARED: Duration = Duration::from_micros(100);
+const IDLE_YIELD: Duration = Duration::from_millis(2);
+const IDLE_SLEEP_LONG: Duration = Duration::from_millis(20);
+/// Idle this long, the proxy thread also serves this PE's mailbox (`serve_net`): not sooner,
+/// so the poll of the ring right after a request (the next one of a latency chain) is not
+/// delayed by a pass through the provider.
+const SERVE_AFTER: Duration = Duration::from_micros(10);
+
+/// One pass of the network's progress and of this PE's staging mailbox (what a host thread
+/// waiting in the library runs: `core::net_progress`).
+fn serve_net(st: &State) {
+    if let Some(n) = st.net.as_ref() {
+        n.fab.poll_in_wait();
+        if let Some(s) = &n.stage {
+            s.serve_some(&n.fab, "ishmem proxy thread");
         }
     }
 }

@@ -337,6 +337,23 @@ impl Fabric {
     /// [`Fabric::progress`], and it notes whether traffic is arriving (the wait fd readable:
     /// [`Fabric::recently_active`]).
     pub fn poll_in_wait(&self) {
+        // Every poll reads the CQ (which drives the provider); the counter read and the look
+        // at the wait fd (both system calls on tcp;ofi_rxm) every `LEAN_EVERY` polls only, so
+        // that a waiter sees an arriving flag sooner (`ISHMEMI_WAIT_LEAN=0`: every poll).
+        if wait_lean() {
+            let n = POLLS.with(|c| {
+                let v = c.get().wrapping_add(1);
+                c.set(v);
+                v
+            });
+            if n % LEAN_EVERY != 0 {
+                if self.waiting.load(Ordering::Relaxed) == 0 {
+                    self.poll_cq();
+                    self.batch_flush(false);
+                }
+                return;
+            }
+        }
         let now = self.now_us();
         let fd = self.objs.wait_fd;
         if fd >= 0 {
@@ -373,12 +390,17 @@ impl Fabric {
     /// the thread stays out of the provider and sleeps `max` instead of `idle` (issue 31: waking every
     /// 20 us beside a waiter cost a quarter of a core, and `ISHMEM_OFI_PROGRESS_US=1000`, which
     /// had the same effect, took g from 31-44 to 22-28 us). A PE whose wait ended picks its
-    /// progress thread back up within `max`. A library wait that polls (a barrier) does not
-    /// send it aside: under CPU contention a thread woken by an arrival is scheduled sooner
-    /// than one that yields in a loop.
+    /// progress thread back up within `max`. So does a library wait in its polling phases (a
+    /// barrier, a collective's flag: `wait::library_waiters`; issue 31: woken by every
+    /// arrival and by the provider's signal of every local send completion, the thread took
+    /// the core and the provider's locks from the waiter); not where the machine has more PEs
+    /// than CPUs (those waits yield at once: a thread woken by an arrival is scheduled sooner
+    /// than one that yields in a loop), nor once the waiter sleeps.
     pub fn progress_wait(&self, idle: Duration, max: Duration, aside: bool) {
         let fd = self.objs.wait_fd;
-        if aside && fd >= 0 && self.waiting.load(Ordering::Relaxed) > 0 {
+        // A library wait that polls drives the provider itself (`wait::library_waiters`).
+        let lib = wait_aside() && crate::wait::library_waiters() > 0;
+        if aside && fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || lib) {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(max);
             return;
@@ -536,4 +558,29 @@ impl Fabric {
 
 fn lock_push(m: &Mutex<Vec<String>>, e: String) {
     m.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+}
+
+/// `poll_in_wait` reads the counter and looks at the wait fd once in this many polls.
+const LEAN_EVERY: u32 = 16;
+
+thread_local! {
+    /// This thread's `poll_in_wait` calls.
+    static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A measuring aid read once: `name=0` turns the behaviour off.
+fn aid_on(name: &str) -> bool {
+    std::env::var(name).map_or(true, |v| v != "0")
+}
+
+/// Whether `poll_in_wait` is lean (`ISHMEMI_WAIT_LEAN`, default on).
+fn wait_lean() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_LEAN"))
+}
+
+/// Whether a library wait sends the progress thread aside (`ISHMEMI_WAIT_ASIDE`, default on).
+fn wait_aside() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_ASIDE"))
 }
