@@ -411,37 +411,21 @@ impl Fabric {
             std::thread::sleep(idle);
             return;
         }
-        self.completed_w();
-        self.poll_cq();
-        // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
-        let r = unsafe {
-            let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
-                std::thread::sleep(idle);
-                return;
-            };
-            let mut f = &mut (*self.objs.cq).fid as *mut fid;
-            trywait(self.objs.fabric, &mut f, 1)
-        };
-        if r != 0 {
+        match self.sleep_on_wait_fd(fd, max) {
+            FdSleep::NoTrywait => std::thread::sleep(idle),
             // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
             // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
             // more than the timer did).
-            self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
-            std::thread::sleep(idle);
-            return;
-        }
-        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
-        // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        let woke = unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0;
-        self.wait_ends[usize::from(!woke)].fetch_add(1, Ordering::Relaxed);
-        if woke {
-            self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
-            // Apply what arrived now, so that the caller's checks after this step (abort
-            // word, staging mailbox) see it.
-            self.completed_w();
-            self.poll_cq();
-            self.batch_flush(false);
+            FdSleep::Pending => {
+                self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(idle);
+            }
+            FdSleep::Woke => {
+                self.wait_ends[0].fetch_add(1, Ordering::Relaxed);
+            }
+            FdSleep::TimedOut => {
+                self.wait_ends[1].fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -456,30 +440,42 @@ impl Fabric {
             std::thread::sleep(max);
             return;
         }
+        match self.sleep_on_wait_fd(fd, max) {
+            FdSleep::NoTrywait => std::thread::sleep(max),
+            FdSleep::Pending => std::thread::sleep(max.min(crate::wait::BLOCK_NAP_MIN)),
+            FdSleep::Woke | FdSleep::TimedOut => {}
+        }
+    }
+
+    /// One progress step, then `fi_trywait` on the CQ and, when nothing is pending, `ppoll`
+    /// on the CQ's wait fd `fd` for at most `max`; what arrived is applied before returning
+    /// (so that the caller's checks after it see it). The callers choose what to sleep when
+    /// trywait is missing or work is pending.
+    fn sleep_on_wait_fd(&self, fd: i32, max: Duration) -> FdSleep {
         self.completed_w();
         self.poll_cq();
         // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
         let r = unsafe {
             let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
-                std::thread::sleep(max);
-                return;
+                return FdSleep::NoTrywait;
             };
             let mut f = &mut (*self.objs.cq).fid as *mut fid;
             trywait(self.objs.fabric, &mut f, 1)
         };
         if r != 0 {
-            std::thread::sleep(max.min(crate::wait::BLOCK_NAP_MIN));
-            return;
+            return FdSleep::Pending;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
         // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
-            self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
-            self.completed_w();
-            self.poll_cq();
-            self.batch_flush(false);
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } <= 0 {
+            return FdSleep::TimedOut;
         }
+        self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
+        self.completed_w();
+        self.poll_cq();
+        self.batch_flush(false);
+        FdSleep::Woke
     }
 
     /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out,
@@ -583,4 +579,16 @@ fn wait_lean() -> bool {
 fn wait_aside() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *V.get_or_init(|| aid_on("ISHMEMI_WAIT_ASIDE"))
+}
+
+/// How [`Fabric`]'s sleep on the CQ's wait fd ended.
+enum FdSleep {
+    /// The fabric has no `fi_trywait`: nothing was slept.
+    NoTrywait,
+    /// `fi_trywait` said work is pending: nothing was slept.
+    Pending,
+    /// An arrival woke the poll (and was applied).
+    Woke,
+    /// The poll slept its whole time.
+    TimedOut,
 }
