@@ -123,21 +123,41 @@ __device__ __forceinline__ unsigned long long *proxy_word(int w) {
 __device__ __forceinline__ volatile uint64_t *proxy_slot(uint64_t t) {
     return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)ishmemi_dstate.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
 }
-/* Takes a ticket and waits until its slot is free. */
+/* The bounce buffers of the slots (device memory of this PE's heap), then one release word
+ * per slot (device_state.h): the offset is written at init, before any kernel runs. */
+__device__ __forceinline__ uint64_t proxy_bounce_base() {
+    return ishmemi_dstate.heap_base + *(const uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
+}
+__device__ __forceinline__ volatile uint64_t *proxy_released(uint64_t t) {
+    return (volatile uint64_t *)(uintptr_t)(proxy_bounce_base() + ISHMEMI_PROXY_SLOTS * ISHMEMI_PROXY_BOUNCE_BYTES +
+                                            8 * (t % ISHMEMI_PROXY_SLOTS));
+}
+/* Takes a ticket and waits until its slot is free. The threads of a warp that call it together
+ * take consecutive tickets, in lane order, with one atomic (a warp's threads putting their
+ * consecutive shares post requests the proxy merges). A slot is free once its previous
+ * occupant is released: by its waiter, in the slot's release word in device memory (a local
+ * read), or by the proxy (no reply), in word 7 of the slot (a read across the bus). */
 __device__ __noinline__ inline uint64_t proxy_take() {
-    uint64_t t = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), 1ull);
-    volatile uint64_t *s = proxy_slot(t);
+    unsigned mask = __activemask(), lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    unsigned leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), (unsigned long long)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    uint64_t t = base + __popc(mask & ((1u << lane) - 1));
     if (t >= ISHMEMI_PROXY_SLOTS) {
         uint64_t prev = t - ISHMEMI_PROXY_SLOTS + 1; /* the previous occupant, done and released */
-        while (s[7] != prev) {
+        if (*proxy_released(t) != prev) {
+            volatile uint64_t *s = proxy_slot(t);
+            while (s[7] != prev && *proxy_released(t) != prev) {
+            }
         }
     }
     return t;
 }
 /* The bounce buffer of ticket t's slot (device memory of this PE's heap). */
 __device__ __forceinline__ char *proxy_bounce(uint64_t t) {
-    uint64_t off = *(volatile uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
-    return (char *)(uintptr_t)(ishmemi_dstate.heap_base + off + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
+    return (char *)(uintptr_t)(proxy_bounce_base() + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
 }
 /* Fills the slot of ticket t (taken by proxy_take) and publishes it. */
 __device__ __noinline__ inline void proxy_publish(uint64_t t, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
@@ -158,17 +178,22 @@ __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uin
     proxy_publish(t, w1, w2, w3, w4, w5, w6);
     return t;
 }
-/* Waits for the reply of request t, releases its slot, returns the value. */
-__device__ __noinline__ inline uint64_t proxy_wait(uint64_t t) {
-    volatile uint64_t *s = proxy_slot(t);
-    while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
-    }
-    /* Acquire: the proxy writes the reply (and a get's data) before it marks the slot done;
-     * without a fence here the loads below may be served before the done word was seen. */
-    __threadfence_system();
-    uint64_t v = s[5];
-    __threadfence_system();
-    s[7] = t + 1;
+/* Waits until request t is done; returns its reply (word 6), read with the done word (7) in one
+ * 16-byte load across the bus: the proxy stores the reply before the done word, and the host
+ * serves an aligned 16-byte read of one cache line whole. Then releases the slot (its release
+ * word in device memory). acquire: a system fence after the done word, for callers that read
+ * memory the request wrote (a get's data, a collective's result); a g or an AMO reads only the
+ * reply, which came in the same load. */
+__device__ __noinline__ inline uint64_t proxy_wait(uint64_t t, bool acquire = true) {
+    const unsigned long long *s = (const unsigned long long *)proxy_slot(t);
+    unsigned long long v, done;
+    do {
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(v), "=l"(done) : "l"(s + 6) : "memory");
+    } while (done != ((t + 1) | ISHMEMI_PROXY_HELD));
+    if (acquire) __threadfence_system();
+    /* The load above has returned (the loop's exit depends on it) before this store: the slot's
+     * next occupant cannot overwrite the reply before it was read. */
+    *proxy_released(t) = t + 1;
     return v;
 }
 __device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, bool reply, int pe) {
@@ -225,7 +250,8 @@ __device__ __noinline__ inline void proxy_get(void *dest, const void *src, size_
         }
         __threadfence_system();
         for (size_t i = 0; i < n; i++) ((char *)dest)[off + i] = ((volatile char *)b)[i];
-        s[7] = t + 1; /* release the slot and its bounce buffer */
+        __threadfence(); /* the bounce buffer is read before the slot (and it) is released */
+        *proxy_released(t) = t + 1;
     }
 }
 template <class T> __device__ __forceinline__ uint64_t bits(T v) {
@@ -242,7 +268,7 @@ template <class T> __device__ __forceinline__ T from_bits(uint64_t b) {
 template <class T> __device__ __forceinline__ T proxy_amo(int op, T *dest, T v, T cond, int pe, bool fetch) {
     uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_AMO, sizeof(T), op, fetch, pe), (uint64_t)(uintptr_t)dest, bits(v), sizeof(T),
                             bits(cond), 0);
-    return fetch ? from_bits<T>(proxy_wait(t)) : T();
+    return fetch ? from_bits<T>(proxy_wait(t, false)) : T();
 }
 /* Completes every earlier proxy request of this PE (nothing to do when none was posted since
  * the last proxy quiet). */
@@ -379,7 +405,7 @@ template <class T> __device__ __forceinline__ T g(const T *src, int pe, const ch
     const char *r = rptr(src, sizeof(T), pe, fn);
     if (__builtin_expect(r == NULL, 0))
         return from_bits<T>(proxy_wait(
-            proxy_post(proxy_w1(ISHMEMI_PROXY_G, sizeof(T), 0, true, pe), (uint64_t)(uintptr_t)src, 0, sizeof(T), 0, 0)));
+            proxy_post(proxy_w1(ISHMEMI_PROXY_G, sizeof(T), 0, true, pe), (uint64_t)(uintptr_t)src, 0, sizeof(T), 0, 0), false));
     return *(const volatile T *)r;
 }
 

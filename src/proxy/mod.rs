@@ -160,10 +160,12 @@ mod tests {
     use serve::coalesce;
     use std::sync::atomic::AtomicUsize;
 
-    /// The device's poster (include/ishmem/cuda_impl.cuh: proxy_post, proxy_wait), on the host.
+    /// The device's poster (include/ishmem/cuda_impl.cuh: proxy_post, proxy_wait), on the host,
+    /// with the slots' release words (device memory there) in `released`.
     struct Poster<'a> {
         base: usize,
         ticket: &'a AtomicU64,
+        released: &'a [AtomicU64],
     }
 
     impl Poster<'_> {
@@ -176,7 +178,8 @@ mod tests {
             let t = self.ticket.fetch_add(1, Relaxed);
             if t >= PROXY_SLOTS as u64 {
                 let prev = t - PROXY_SLOTS as u64 + 1;
-                while self.word(t, 7).load(Acquire) != prev {
+                let rel = &self.released[(t % PROXY_SLOTS as u64) as usize];
+                while self.word(t, 7).load(Acquire) != prev && rel.load(Acquire) != prev {
                     std::thread::yield_now();
                 }
             }
@@ -190,10 +193,14 @@ mod tests {
             while self.word(t, 7).load(Acquire) != (t + 1) | PROXY_HELD {
                 std::thread::yield_now();
             }
-            let v = self.word(t, 5).load(Relaxed);
-            self.word(t, 7).store(t + 1, Release);
+            let v = self.word(t, 6).load(Relaxed);
+            self.released[(t % PROXY_SLOTS as u64) as usize].store(t + 1, Release);
             v
         }
+    }
+
+    fn release_words() -> Vec<AtomicU64> {
+        (0..PROXY_SLOTS).map(|_| AtomicU64::new(0)).collect()
     }
 
     #[repr(align(64))]
@@ -211,7 +218,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         // coll_post: w1 = kind | width << 8 | op << 16 | REPLY | my_pe << 32; w2 dest; w3 source;
@@ -313,6 +321,8 @@ mod tests {
         const PER: u64 = 1500;
         let total = THREADS * PER;
         let seen = AtomicUsize::new(0);
+        let rel = release_words();
+        let rel = &rel;
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the scope.
@@ -348,7 +358,7 @@ mod tests {
             for th in 0..THREADS {
                 let ticket = &ticket;
                 sc.spawn(move || {
-                    let p = Poster { base, ticket };
+                    let p = Poster { base, ticket, released: &rel };
                     for i in 0..PER {
                         let reply = i % 2 == 0;
                         let w1 = PROXY_AMO as u64 | 8 << 8 | if reply { PROXY_REPLY } else { 0 } | th << 32;
@@ -372,7 +382,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         let inl = PROXY_INLINE_BYTES as u64;
@@ -414,7 +425,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         let put = |pe: u64, reply: bool| PROXY_PUT as u64 | if reply { PROXY_REPLY } else { 0 } | pe << 32;

@@ -77,11 +77,12 @@ impl Ring {
         })
     }
 
-    /// Marks request `r` done: with its reply `v` (held until the poster releases the slot)
-    /// when it asked for one, else the slot is free at once.
+    /// Marks request `r` done: with its reply `v` in word 6 (the kernel reads it with the done
+    /// word in one 16-byte load, so it is stored first; the slot is held until the poster
+    /// releases it, in device memory) when it asked for one, else the slot is free at once.
     pub fn done(&self, r: &Req, v: u64) {
         if r.reply {
-            self.word(r.ticket, 5).store(v, Relaxed);
+            self.word(r.ticket, 6).store(v, Relaxed);
             self.word(r.ticket, 7).store((r.ticket + 1) | PROXY_HELD, Release);
         } else {
             self.word(r.ticket, 7).store(r.ticket + 1, Release);

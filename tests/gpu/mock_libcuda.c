@@ -592,7 +592,7 @@ static uint64_t ppost(int wait, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t 
     __atomic_store_n(&s[0], t + 1, __ATOMIC_RELEASE);
     if (!wait) return 0;
     while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) sched_yield();
-    uint64_t v = s[5];
+    uint64_t v = s[6]; /* the reply; the slot is released in word 7, which the device's take accepts too */
     __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
     return v;
 }

@@ -55,12 +55,14 @@ static uint64_t post_only(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, ui
     return t;
 }
 
-/* As the device's proxy_wait: the reply (word 5) of request t; releases the slot. */
+/* As the device's proxy_wait: the reply (word 6) of request t; releases the slot (in word 7,
+ * which the device's take accepts as well as the slot's release word in device memory, which
+ * this program cannot write). */
 static uint64_t wait_reply(uint64_t t) {
     volatile uint64_t *s = slot(t);
     while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) {
     }
-    uint64_t v = s[5];
+    uint64_t v = s[6];
     __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
     return v;
 }
