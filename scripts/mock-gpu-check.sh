@@ -40,6 +40,9 @@ cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_remote.c -I"$PREF
 # the proxy thread serving its PE's mailbox while the PE's host thread is away (issue 23)
 cc -O1 -Wall -Wextra tests/gpu/mock_proxy_serve.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
     -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_proxy_serve"
+# the on-queue puts and gets inside one node: which path (SM kernel or copy engine) each takes
+cc -O1 -Wall -Wextra -DGPU_TEST_NO_CUDART tests/gpu/mock_queue_local.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
+    -Wl,-rpath,"$PWD/$PREFIX/lib" -o "$B/mock_queue_local"
 # a kernel that waits for this PE's proxy while the host calls the library (issue 23); it calls
 # the mock's cuStreamCreate and cuModuleLoadData itself
 cc -O1 -Wall -Wextra tests/gpu/mock_running_kernel.c -I"$PREFIX/include" -L"$PREFIX/lib" -lishmem \
@@ -84,7 +87,29 @@ expect_fail() {
         fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (no line matching: $pat)"; cat "$B/$name.log"
     fi
 }
+# expect_each NAME PATTERN env... -- the job must pass and every one of its 2 PEs print a line
+# matching PATTERN (an extended regex)
+expect_each() {
+    local name=$1 pat=$2 rc=0 n
+    shift 2
+    if [ -n "${MOCK_GPU_ONLY:-}" ] && [ "$name" != "$MOCK_GPU_ONLY" ]; then return 0; fi
+    env "$@" >"$B/$name.log" 2>&1 || rc=$?
+    n=$(grep -cE "$pat" "$B/$name.log" || true)
+    if [ "$rc" = 0 ] && [ "$n" = 2 ]; then
+        pass=$((pass + 1)); echo "mock-gpu-check: $name: ok"
+    else
+        fail=$((fail + 1)); echo "mock-gpu-check: $name: FAILED (exit $rc, $n of 2 PEs printed a line matching: $pat)"
+        cat "$B/$name.log"
+    fi
+}
 LIB="LD_LIBRARY_PATH=$PWD/$B/lib"
+# Contiguous on-queue puts and gets inside one node (issue 24): to a PE on another GPU every one
+# is a copy-engine copy, as NVSHMEM's (a kernel per small put cost twice the time on two H100s);
+# within one GPU the SM kernel serves those up to ISHMEM_QUEUE_KERNEL_MAX (see the program).
+expect_each queue_local.2dev "ISHMEM_QUEUE_STATS: 9 on_queue calls, 2 kernel launches \\([0-9.]+ per call\\), 6 copy-engine copies" \
+    "$LIB" ISHMEM_GPU=1 MOCK_CUDA_DEVICES=2 ISHMEM_QUEUE_STATS=1 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 2 "$B/mock_queue_local"
+expect_each queue_local.1dev "ISHMEM_QUEUE_STATS: 9 on_queue calls, 5 kernel launches \\([0-9.]+ per call\\), 3 copy-engine copies" \
+    "$LIB" ISHMEM_GPU=1 ISHMEM_QUEUE_STATS=1 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 2 "$B/mock_queue_local"
 run host_ops.2pe "$LIB" ISHMEM_GPU=1 $RUN -n 2 "$B/host_ops"
 run host_ops.3pe.2dev "$LIB" ISHMEM_GPU=1 MOCK_CUDA_DEVICES=2 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 3 "$B/host_ops"
 run soak.3pe "$LIB" ISHMEM_GPU=1 ISHMEM_SYMMETRIC_SIZE=64M $RUN -n 3 "$B/soak" 5

@@ -470,7 +470,8 @@ static char module_token, function_token, global_token[1024];
 /* The kernels of the queue modules run here (index into emulated_names + 1 = the token's
  * offset in emulated_tokens), and one token for every other kernel of them. */
 static const char *emulated_names[] = {"ishmemi_q_proxy_putmem", "ishmemi_q_proxy_getmem", "ishmemi_q_proxy_put_signal",
-                                       "ishmemi_q_proxy_strided", "ishmemi_q_quiet"};
+                                       "ishmemi_q_proxy_strided", "ishmemi_q_quiet", "ishmemi_q_putmem",
+                                       "ishmemi_q_getmem"};
 #define N_EMULATED (int)(sizeof emulated_names / sizeof emulated_names[0])
 static char emulated_tokens[N_EMULATED], unsupported_token;
 /* The one-kernel collectives of the collective queue module (cuda/coll_kernels.cu:
@@ -626,6 +627,19 @@ static CUresult emulate(int k, void **params) {
     case 4: /* quiet: a proxy quiet (the device skips it when nothing was posted since) */
         if (dstate()->proxy_ring) ppost(1, pw1(ISHMEMI_PROXY_QUIET, 0, 0, 1, dstate()->my_pe), 0, 0, 0, 0, 0);
         return OK;
+    case 5:   /* the SM copy kernels of the mapped on-queue put(dest, src, bytes, pe) */
+    case 6: { /* and get(dest, src, bytes, pe): the symmetric side translated as the device does */
+        ishmemi_dev_state_t *d = dstate();
+        int pe = PINT(3);
+        uint64_t sym = P64(k == 5 ? 0 : 1), n = P64(2);
+        if (pe < 0 || pe >= d->n_pes || pe >= ISHMEMI_MAX_LOCAL_PES || !d->peer_base[pe] || sym < d->heap_base ||
+            sym - d->heap_base > d->heap_size || n > d->heap_size - (sym - d->heap_base))
+            return 719; /* CUDA_ERROR_LAUNCH_FAILED: the device check traps */
+        uint64_t r = d->peer_base[pe] + (sym - d->heap_base);
+        if (k == 5) memmove(shadow_of((uintptr_t)r), shadow_of((uintptr_t)P64(1)), n);
+        else memmove(shadow_of((uintptr_t)P64(0)), shadow_of((uintptr_t)r), n);
+        return OK;
+    }
     }
     return E_NOT_SUPPORTED;
 }
@@ -656,7 +670,7 @@ static CUresult emulate_coll(const coll_kernel_t *k, void **params) {
 }
 
 /* Parameters of the emulated kernels (the library's launches). */
-static const int emulated_nparams[] = {4, 4, 7, 9, 0};
+static const int emulated_nparams[] = {4, 4, 7, 9, 0, 4, 4};
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra) {

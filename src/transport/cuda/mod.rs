@@ -114,6 +114,9 @@ pub struct Gpu {
     peers: Vec<u64>,
     /// The peers' allocations as opened here (what cuIpcCloseMemHandle takes; 0 at `me`).
     opened: Vec<u64>,
+    /// Whether each PE's heap lies in this GPU's memory: this PE, and the PEs of this node on
+    /// the same device (the same PCI bus id); empty until `map_peers`.
+    on_this_gpu: Vec<bool>,
     me: usize,
     module: CUmodule,
     /// `ishmemi_host_amo`, or why the PTX could not be loaded (reported at the first AMO, so a
@@ -300,6 +303,7 @@ impl Gpu {
             ipc: ipc.reserved.map(|c| c as u8),
             peers: Vec::new(),
             opened: Vec::new(),
+            on_this_gpu: Vec::new(),
             me,
             module,
             amo_fn,
@@ -335,8 +339,10 @@ impl Gpu {
         let mine = self.slot();
         let mut peers = vec![0u64; npes];
         let mut opened = vec![0u64; npes];
+        let mut on_this_gpu = vec![false; npes];
         for (l, s) in slots.iter().enumerate() {
             let q = members[l];
+            on_this_gpu[q] = s.bus_id == mine.bus_id;
             if q == self.me {
                 peers[q] = self.heap;
                 continue;
@@ -365,6 +371,14 @@ impl Gpu {
         }
         self.peers = peers;
         self.opened = opened;
+        self.on_this_gpu = on_this_gpu;
+    }
+
+    /// Whether PE `pe`'s heap lies in this GPU's memory (this PE, or a PE of this node on the
+    /// same device), as opposed to another GPU's (over NVLink or PCIe) or another node's.
+    #[inline]
+    pub fn on_this_gpu(&self, pe: usize) -> bool {
+        pe == self.me || self.on_this_gpu.get(pe).copied().unwrap_or(false)
     }
 
     /// Each PE's heap as mapped here.
