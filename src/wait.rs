@@ -10,7 +10,7 @@
 
 use crate::ffi::fatal;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,26 @@ static PROGRESS: OnceLock<fn()> = OnceLock::new();
 /// the target of a g loop slept up to `ISHMEM_WAIT_SLEEP_MAX_US` between polls, and its
 /// progress thread woke per arrival), and sleeps once the job has been quiet for a while.
 static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Threads of this process in the polling phases (spinning, yielding) of a library wait that
+/// drives the network's progress (`progress_on(true)`, `ISHMEM_WAIT_SPIN` > 0). While there is
+/// one, the PE's progress thread stays out of the provider and off its wait fd
+/// (`Fabric::progress_wait`): the waiter reads the provider itself many times per microsecond
+/// of network latency, and a progress thread woken by every arrival and every local send
+/// completion (the provider signals its wait fd for each) only took the core and the
+/// provider's locks from it (issue 31: barrier_all and the small collectives across nodes).
+/// A waiter that reaches its sleeping phase is no longer counted, so an idle PE's progress
+/// thread serves arrivals at once again.
+static LIB_WAITERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by the tests that turn the network progress on (it is one switch for the process).
+#[cfg(test)]
+pub static PROGRESS_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Threads in the polling phases of a library wait that drives the network (see `LIB_WAITERS`).
+pub fn library_waiters() -> usize {
+    LIB_WAITERS.load(Relaxed)
+}
 
 /// How a wait in block mode sleeps while the job spans nodes (`core::net_block`): until the
 /// network has work for this PE (the provider's wait fd) or for at most the given time.
@@ -192,11 +212,32 @@ pub fn until(spin: u64, max_sleep_us: u64, done: impl FnMut() -> bool) {
 /// `check_ms` milliseconds (never when 0): a diagnosis of why the wait lasts, which may end the
 /// process.
 pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl FnMut() -> bool, mut check: impl FnMut()) {
+    if done() {
+        return;
+    }
+    struct Counted(bool);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            if self.0 {
+                LIB_WAITERS.fetch_sub(1, Relaxed);
+            }
+        }
+    }
+    // Not where the machine has more PEs than CPUs (spin 0): there a waiter that yields may
+    // wait long for a core, and a progress thread woken by the arrival is scheduled sooner.
+    let mut counted = Counted(spin > 0 && NET_PROGRESS.load(Relaxed));
+    if counted.0 {
+        LIB_WAITERS.fetch_add(1, Relaxed);
+    }
     let mut b = Backoff::new(spin, max_sleep_us);
     let period = Duration::from_millis(check_ms);
     let mut next: Option<Instant> = None;
     while !done() {
         b.snooze();
+        if counted.0 && b.is_sleeping() {
+            LIB_WAITERS.fetch_sub(1, Relaxed);
+            counted.0 = false;
+        }
         if check_ms > 0 && b.is_sleeping() {
             let now = Instant::now();
             let at = *next.get_or_insert(now + period);
@@ -216,7 +257,39 @@ mod tests {
     use std::time::Instant;
 
     #[test]
+    fn only_a_polling_wait_on_the_network_is_counted() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t0 = Instant::now();
+        // Spin 0 (more PEs than CPUs): never counted, though the network progress is on.
+        progress_on(true);
+        let t = std::thread::spawn(move || until(0, 50, || f2.load(Ordering::Acquire)));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(library_waiters(), 0, "a wait that does not spin is not counted");
+        flag.store(true, Ordering::Release);
+        t.join().unwrap();
+        // Spinning: counted while it polls, uncounted at return.
+        flag.store(false, Ordering::Release);
+        let f3 = flag.clone();
+        let t = std::thread::spawn(move || until(u64::MAX, 50, || f3.load(Ordering::Acquire)));
+        while library_waiters() == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(20), "a spinning network wait was never counted");
+            std::thread::yield_now();
+        }
+        flag.store(true, Ordering::Release);
+        t.join().unwrap();
+        progress_on(false);
+        // (A wait of another module's test that started meanwhile may still be counted.)
+        while library_waiters() != 0 {
+            assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
     fn comparisons() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         assert!(compare(3, 1, 3) && !compare(3, 1, 4));
         assert!(compare(3, 2, 4) && !compare(3, 2, 3));
         assert!(compare(5, 3, 4) && !compare(4, 3, 4));
@@ -229,6 +302,7 @@ mod tests {
 
     #[test]
     fn backoff_spins_yields_then_sleeps_and_caps() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let mut b = Backoff::new(10, 8);
         for _ in 0..11 {
             b.snooze();
@@ -245,6 +319,7 @@ mod tests {
 
     #[test]
     fn block_mode_never_spins_or_yields() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // Chosen only well past one PE per CPU.
         assert!(!block_mode_for(8, 2) && !block_mode_for(4, 1) && !block_mode_for(64, 0));
         assert!(block_mode_for(9, 2) && block_mode_for(5, 1) && block_mode_for(64, 2));
@@ -264,6 +339,7 @@ mod tests {
 
     #[test]
     fn until_sees_a_flag_set_by_another_thread() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let flag = Arc::new(AtomicBool::new(false));
         let f2 = flag.clone();
         let t = std::thread::spawn(move || {
@@ -278,6 +354,7 @@ mod tests {
 
     #[test]
     fn until_checked_checks_only_a_long_wait() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // A wait that ends at once never checks.
         let mut checks = 0;
         until_checked(10, 50, 1, || true, || checks += 1);

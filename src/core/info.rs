@@ -64,7 +64,11 @@ pub fn info_text(st: Option<&State>) -> String {
                  oversubscribed more than {}x)\n",
                 crate::wait::BLOCK_NAP_MIN.as_micros(),
                 (crate::wait::BLOCK_NAP_MAX.as_micros() as u64).max(st.cfg.wait_sleep_max_us),
-                if st.net.as_ref().is_some_and(|n| n.stage.is_none() && n.fab.has_wait_fd()) { " in poll on the network's wait fd" } else { "" },
+                if st.net.as_ref().is_some_and(|n| n.stage.is_none() && n.fab.has_wait_fd()) {
+                    " in poll on the network's wait fd"
+                } else {
+                    ""
+                },
                 crate::wait::BLOCK_OVERSUBSCRIBED
             ));
         } else {

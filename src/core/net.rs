@@ -178,9 +178,9 @@ impl Net {
         let amo_batch = std::env::var("ISHMEMI_OFI_AMO_BATCH").map_or(true, |v| v != "0");
         // ISHMEMI_OFI_DELIVERY_LONE=0 (a measuring aid): a lone put is flushed at quiet too.
         let delivery_lone = std::env::var("ISHMEMI_OFI_DELIVERY_LONE").map_or(true, |v| v != "0");
-        // ISHMEMI_OFI_AMO_FETCH_MSG=0 (a measuring aid): fetching AMOs through the provider's
-        // atomics instead of request messages (transport/fabric/batch.rs).
-        let amo_fetch_msg = std::env::var("ISHMEMI_OFI_AMO_FETCH_MSG").map_or(true, |v| v != "0");
+        // ISHMEMI_OFI_AMO_FETCH_MSG=1 (a measuring aid): fetching AMOs as request messages
+        // (transport/fabric/batch.rs) instead of the provider's atomics (no gain measured).
+        let amo_fetch_msg = std::env::var("ISHMEMI_OFI_AMO_FETCH_MSG").is_ok_and(|v| v == "1");
         // ISHMEMI_OFI_PUT_BOUNCE=<bytes> (a measuring aid): blocking puts up to this size are
         // copied into a registered ring instead of waited for (0: never; default 64 KiB).
         let put_bounce_max = std::env::var("ISHMEMI_OFI_PUT_BOUNCE").ok().and_then(|v| v.parse().ok()).unwrap_or(64 << 10);

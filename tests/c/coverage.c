@@ -560,6 +560,7 @@ int main(int argc, char **argv) {
     /* signals, ordering, sync */
     SYNC();
     ishmemx_signal_set(sigw, 40, next);
+    ishmem_fence(); /* orders the two updates of one word (none without it) */
     ishmemx_signal_add(sigw, 2, next);
     CHECK_EQ(ishmem_signal_wait_until(sigw, ISHMEM_CMP_EQ, 42), 42);
     CHECK_EQ(ishmem_signal_fetch(sigw), 42);

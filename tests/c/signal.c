@@ -73,7 +73,11 @@ int main(void) {
 
     /* ishmemx_signal_set / ishmemx_signal_add, on the heap and on a global. */
     ishmem_barrier_all();
+    /* two AMOs to one word are ordered only by a fence (signaling/AMO sections: no
+     * ordering without a memory-ordering routine); across nodes the set and the add may
+     * otherwise land in either order (seen: signal.srun.64, the add before the set) */
     ishmemx_signal_set(&sig[5], 1000, next);
+    ishmem_fence();
     ishmemx_signal_add(&sig[5], 234, next);
     ishmemx_signal_add(&g_sig, (uint64_t)t_me + 1, 0);
     ishmem_barrier_all();
@@ -89,6 +93,7 @@ int main(void) {
     /* ADD wraps modulo 2^64 */
     ishmem_barrier_all();
     ishmemx_signal_set(&sig[6], UINT64_MAX, next);
+    ishmem_fence();
     ishmemx_signal_add(&sig[6], 2, next);
     ishmem_barrier_all();
     CHECK_EQ(ishmem_signal_fetch(&sig[6]), 1);

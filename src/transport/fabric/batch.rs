@@ -27,14 +27,14 @@
 //!   with a CPU atomic in the same pass, so a PE that sees the signal sees the data; a put the
 //!   target rejects takes its signal with it (never a signal without its data). It completes
 //!   with the batch's acknowledgement, at quiet, like the batch's AMOs.
-//! - **Fetching AMOs** (fetch, swap, compare-swap, fetch-add/and/or/xor on integers) go as
-//!   one request message each (`fi_sendmsg` with `FI_INJECT`), applied by the target with the
-//!   CPU's atomics in its CQ reading and answered by one reply message with the old value
-//!   (rxm's own fetching atomics took 17 us more than a get here: see docs/PERFORMANCE.md).
+//! - **Fetching AMOs** (fetch, swap, compare-swap, fetch-add/and/or/xor on integers) can go
+//!   as one request message each (`fi_sendmsg` with `FI_INJECT`), applied by the target with
+//!   the CPU's atomics in its CQ reading and answered by one reply message with the old value.
 //!   Every AMO to another PE then takes the target's CPU atomics, and those to itself rxm's
 //!   software atomics, which libfabric applies with the same instructions: atomic with each
-//!   other. `ISHMEMI_OFI_AMO_FETCH_MSG=0` (`Options::amo_fetch_msg`) sends them through the
-//!   provider's atomics again (an A/B aid).
+//!   other. Off by default (`Options::amo_fetch_msg`, `ISHMEMI_OFI_AMO_FETCH_MSG=1`): it
+//!   was no faster than rxm's own fetching atomics in the alternating runs of
+//!   docs/PERFORMANCE.md (issue 31, third round).
 
 use super::sys::*;
 use super::*;

@@ -337,6 +337,23 @@ impl Fabric {
     /// [`Fabric::progress`], and it notes whether traffic is arriving (the wait fd readable:
     /// [`Fabric::recently_active`]).
     pub fn poll_in_wait(&self) {
+        // Every poll reads the CQ (which drives the provider); the counter read and the look
+        // at the wait fd (both system calls on tcp;ofi_rxm) every `LEAN_EVERY` polls only, so
+        // that a waiter sees an arriving flag sooner (`ISHMEMI_WAIT_LEAN=0`: every poll).
+        if wait_lean() {
+            let n = POLLS.with(|c| {
+                let v = c.get().wrapping_add(1);
+                c.set(v);
+                v
+            });
+            if n % LEAN_EVERY != 0 {
+                if self.waiting.load(Ordering::Relaxed) == 0 {
+                    self.poll_cq();
+                    self.batch_flush(false);
+                }
+                return;
+            }
+        }
         let now = self.now_us();
         let fd = self.objs.wait_fd;
         if fd >= 0 {
@@ -373,12 +390,17 @@ impl Fabric {
     /// the thread stays out of the provider and sleeps `max` instead of `idle` (issue 31: waking every
     /// 20 us beside a waiter cost a quarter of a core, and `ISHMEM_OFI_PROGRESS_US=1000`, which
     /// had the same effect, took g from 31-44 to 22-28 us). A PE whose wait ended picks its
-    /// progress thread back up within `max`. A library wait that polls (a barrier) does not
-    /// send it aside: under CPU contention a thread woken by an arrival is scheduled sooner
-    /// than one that yields in a loop.
+    /// progress thread back up within `max`. So does a library wait in its polling phases (a
+    /// barrier, a collective's flag: `wait::library_waiters`; issue 31: woken by every
+    /// arrival and by the provider's signal of every local send completion, the thread took
+    /// the core and the provider's locks from the waiter); not where the machine has more PEs
+    /// than CPUs (those waits yield at once: a thread woken by an arrival is scheduled sooner
+    /// than one that yields in a loop), nor once the waiter sleeps.
     pub fn progress_wait(&self, idle: Duration, max: Duration, aside: bool) {
         let fd = self.objs.wait_fd;
-        if aside && fd >= 0 && self.waiting.load(Ordering::Relaxed) > 0 {
+        // A library wait that polls drives the provider itself (`wait::library_waiters`).
+        let lib = wait_aside() && crate::wait::library_waiters() > 0;
+        if aside && fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || lib) {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(max);
             return;
@@ -389,37 +411,21 @@ impl Fabric {
             std::thread::sleep(idle);
             return;
         }
-        self.completed_w();
-        self.poll_cq();
-        // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
-        let r = unsafe {
-            let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
-                std::thread::sleep(idle);
-                return;
-            };
-            let mut f = &mut (*self.objs.cq).fid as *mut fid;
-            trywait(self.objs.fabric, &mut f, 1)
-        };
-        if r != 0 {
+        match self.sleep_on_wait_fd(fd, max) {
+            FdSleep::NoTrywait => std::thread::sleep(idle),
             // -FI_EAGAIN: work is pending; the caller's next step progresses it (after the
             // timer's sleep, so that a provider that keeps answering -FI_EAGAIN costs no
             // more than the timer did).
-            self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
-            std::thread::sleep(idle);
-            return;
-        }
-        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
-        // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        let woke = unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0;
-        self.wait_ends[usize::from(!woke)].fetch_add(1, Ordering::Relaxed);
-        if woke {
-            self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
-            // Apply what arrived now, so that the caller's checks after this step (abort
-            // word, staging mailbox) see it.
-            self.completed_w();
-            self.poll_cq();
-            self.batch_flush(false);
+            FdSleep::Pending => {
+                self.wait_ends[2].fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(idle);
+            }
+            FdSleep::Woke => {
+                self.wait_ends[0].fetch_add(1, Ordering::Relaxed);
+            }
+            FdSleep::TimedOut => {
+                self.wait_ends[1].fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -434,30 +440,42 @@ impl Fabric {
             std::thread::sleep(max);
             return;
         }
+        match self.sleep_on_wait_fd(fd, max) {
+            FdSleep::NoTrywait => std::thread::sleep(max),
+            FdSleep::Pending => std::thread::sleep(max.min(crate::wait::BLOCK_NAP_MIN)),
+            FdSleep::Woke | FdSleep::TimedOut => {}
+        }
+    }
+
+    /// One progress step, then `fi_trywait` on the CQ and, when nothing is pending, `ppoll`
+    /// on the CQ's wait fd `fd` for at most `max`; what arrived is applied before returning
+    /// (so that the caller's checks after it see it). The callers choose what to sleep when
+    /// trywait is missing or work is pending.
+    fn sleep_on_wait_fd(&self, fd: i32, max: Duration) -> FdSleep {
         self.completed_w();
         self.poll_cq();
         // SAFETY: fabric and cq are live; trywait is the fabric's own (checked by has_op!).
         let r = unsafe {
             let Ok(trywait) = has_op!((*self.objs.fabric).ops, fi_ops_fabric, trywait) else {
-                std::thread::sleep(max);
-                return;
+                return FdSleep::NoTrywait;
             };
             let mut f = &mut (*self.objs.cq).fid as *mut fid;
             trywait(self.objs.fabric, &mut f, 1)
         };
         if r != 0 {
-            std::thread::sleep(max.min(crate::wait::BLOCK_NAP_MIN));
-            return;
+            return FdSleep::Pending;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         let ts = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
         // SAFETY: p is one valid pollfd; ts a valid timeout; no signal mask change.
-        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } > 0 {
-            self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
-            self.completed_w();
-            self.poll_cq();
-            self.batch_flush(false);
+        if unsafe { libc::ppoll(&mut p, 1, &ts, ptr::null()) } <= 0 {
+            return FdSleep::TimedOut;
         }
+        self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
+        self.completed_w();
+        self.poll_cq();
+        self.batch_flush(false);
+        FdSleep::Woke
     }
 
     /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out,
@@ -536,4 +554,41 @@ impl Fabric {
 
 fn lock_push(m: &Mutex<Vec<String>>, e: String) {
     m.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+}
+
+/// `poll_in_wait` reads the counter and looks at the wait fd once in this many polls.
+const LEAN_EVERY: u32 = 16;
+
+thread_local! {
+    /// This thread's `poll_in_wait` calls.
+    static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A measuring aid read once: `name=0` turns the behaviour off.
+fn aid_on(name: &str) -> bool {
+    std::env::var(name).map_or(true, |v| v != "0")
+}
+
+/// Whether `poll_in_wait` is lean (`ISHMEMI_WAIT_LEAN`, default on).
+fn wait_lean() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_LEAN"))
+}
+
+/// Whether a library wait sends the progress thread aside (`ISHMEMI_WAIT_ASIDE`, default on).
+fn wait_aside() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_ASIDE"))
+}
+
+/// How [`Fabric`]'s sleep on the CQ's wait fd ended.
+enum FdSleep {
+    /// The fabric has no `fi_trywait`: nothing was slept.
+    NoTrywait,
+    /// `fi_trywait` said work is pending: nothing was slept.
+    Pending,
+    /// An arrival woke the poll (and was applied).
+    Woke,
+    /// The poll slept its whole time.
+    TimedOut,
 }

@@ -39,7 +39,11 @@
 //!   such a wait runs, other threads hold new operations back (they drive progress meanwhile),
 //!   so that a thread streaming operations cannot keep the wait from ever seeing that instant.
 //!   Puts of up to `inject_size` bytes go out as fi_writemsg with FI_INJECT (the source is
-//!   free on return); non-fetching AMOs not batched as fi_atomicmsg with FI_INJECT. The msg forms are
+//!   free on return); a blocking put ([`Fabric::put_blocking`]) longer than that and up to
+//!   `Options::put_bounce_max` is copied into the registered put ring (the FI_MR_LOCAL bounce
+//!   ring, allocated for this elsewhere too) and posted from there, so it returns at once
+//!   (tcp;ofi_rxm completes a write locally only when the target acknowledges it);
+//!   non-fetching AMOs not batched as fi_atomicmsg with FI_INJECT. The msg forms are
 //!   used rather than fi_inject_write/fi_inject_atomic because only they carry a context
 //!   (which names the operation and PE in an error completion) and per-operation flags
 //!   (FI_FENCE, FI_DELIVERY_COMPLETE). At most `max_inflight` writes (and as many nbi reads)
@@ -120,7 +124,8 @@ pub struct Options {
     pub delivery_lone: bool,
     /// Where non-fetching AMOs are batched: fetching AMOs to other PEs go as one request
     /// message each, applied by the target's CPU and answered with the old value (`batch.rs`),
-    /// instead of the provider's atomics.
+    /// instead of the provider's atomics. Off by default: no gain measured on tcp;ofi_rxm
+    /// (docs/PERFORMANCE.md, issue 31 third round).
     pub amo_fetch_msg: bool,
     /// A blocking put ([`Fabric::put_blocking`]) longer than the inject size and up to this
     /// many bytes is copied into a registered ring and returns at once, instead of waiting
@@ -143,7 +148,7 @@ impl Default for Options {
             stall_timeout: Duration::from_secs(30),
             amo_batch: true,
             delivery_lone: true,
-            amo_fetch_msg: true,
+            amo_fetch_msg: false,
             put_bounce_max: 64 << 10,
             put_signal_inline: true,
         }

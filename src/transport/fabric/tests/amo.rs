@@ -302,7 +302,7 @@ fn keys_are_random_tcp() {
 }
 
 /// Fetching AMOs to another PE go as request messages answered by the target's CPU (where
-/// non-fetching ones are batched): every kind returns the old value and changes the word as
+/// non-fetching ones are batched and `Options::amo_fetch_msg` asks for it): every kind returns the old value and changes the word as
 /// the provider's atomics did, with `Options::amo_fetch_msg` off they are provider atomics
 /// again (no request sent), and a bad address is refused by the target with a PE-tagged error.
 fn amo_fetch_msg(opts: &Options) {
@@ -352,7 +352,7 @@ fn amo_fetch_msg(opts: &Options) {
 fn amo_fetch_msg_tcp() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("amo_fetch_msg_tcp", 120);
-    let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, ..Options::default() };
+    let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, amo_fetch_msg: true, ..Options::default() };
     amo_fetch_msg(&o);
     o.amo_fetch_msg = false;
     amo_fetch_msg(&o);
@@ -431,6 +431,11 @@ fn put_signal_inline_tcp() {
     assert!(e.contains("PE 0") && e.contains("rejected 2 of"), "{e}");
     assert_eq!(word(2), 0, "the signal of a refused put was applied");
     assert_eq!(b.quiet(), Ok(()));
+    // With the option off (the old path) nothing goes inline: the first assertion above fails.
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, put_signal_inline: false, ..Options::default() };
+    let g = group_with(&o, 2, 1 << 16, true);
+    // SAFETY: d is readable for 64 bytes.
+    assert!(!unsafe { g.fabs[1].put_signal(0, d.as_ptr(), 8, at(4096), at(0), 1, false) }.unwrap(), "sent inline with the option off");
 }
 
 /// Blocking puts longer than the inject size return without waiting for the target: with

@@ -282,6 +282,45 @@ fn info_of_tcp_and_sockets() {
     println!("default: {}", d.info());
 }
 
+/// While a library wait polls (`wait::library_waiters`), the progress thread's step stays out
+/// of the provider and off its wait fd; otherwise it waits on the fd (or for pending work).
+#[test]
+fn progress_thread_aside_while_a_library_wait_polls() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("progress_thread_aside_while_a_library_wait_polls", 60);
+    let _one = crate::wait::PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    let f = Fabric::open(Some(TCP), 2).unwrap();
+    assert!(f.has_wait_fd());
+    let (idle, max) = (Duration::from_micros(100), Duration::from_millis(2));
+    let before = f.wait_stats();
+    f.progress_wait(idle, max, true);
+    let alone = f.wait_stats();
+    assert_eq!(alone[3], before[3], "no waiter: the step waits on the fd ({before:?} -> {alone:?})");
+    crate::wait::progress_on(true);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let waiter = thread::spawn(move || crate::wait::until_checked(u64::MAX, 100, 0, || s2.load(Ordering::Acquire), || {}));
+    let t0 = Instant::now();
+    while crate::wait::library_waiters() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the polling waiter was never counted");
+        thread::yield_now();
+    }
+    for _ in 0..3 {
+        f.progress_wait(idle, max, true);
+    }
+    let aside = f.wait_stats();
+    stop.store(true, Ordering::Release);
+    waiter.join().unwrap();
+    crate::wait::progress_on(false);
+    // (A wait of another module's test that started meanwhile may still be counted.)
+    while crate::wait::library_waiters() != 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
+        thread::yield_now();
+    }
+    assert_eq!(aside[3], alone[3] + 3, "a polling library waiter sends the step aside ({alone:?} -> {aside:?})");
+    assert_eq!(aside[..3], alone[..3], "aside, the step neither waits on the fd nor for work ({alone:?} -> {aside:?})");
+}
+
 #[test]
 fn rma_tcp() {
     let Some(_g) = setup() else { return };
