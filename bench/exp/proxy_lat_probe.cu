@@ -9,7 +9,8 @@
  *            crossing back and the kernel's poll seeing it,
  *   release  the slot's release word (and, old style, the reply read and fences).
  * Variants: "new" is the library's path (proxy_take, proxy_publish, proxy_wait without acquire
- * as g and AMOs use it: reply and done word in one 16-byte load); "old" redoes what the ring
+ * as g and AMOs use it: both reply words in one 16-byte load, each checked for the request's
+ * tag, with counts of torn polls: wait_counting); "old" redoes what the ring
  * did before (word 7 read across the bus at every take, done word polled alone, a system
  * fence, the reply read in a second load, a system fence, word 7 written). Requests: NOP with
  * a reply (the proxy does nothing: the wait is the ring's own round trip) and G of an int on
@@ -54,22 +55,43 @@ __device__ __noinline__ uint64_t take_old() {
     }
     return t;
 }
-/* The wait before this change: done word alone, fence, the reply in a second load, fence. */
+/* The wait before this change: done word alone, fence, the reply in a second load, fence
+ * (the reply's halves are now in words 6 and 7 beside the tag: device_state.h). */
 __device__ __noinline__ uint64_t wait_old(uint64_t t, unsigned long long *t_done) {
     volatile uint64_t *s = ishmemi::proxy_slot(t);
-    while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+    const uint64_t tag = ishmemi::proxy_tag(t);
+    while ((s[7] ^ tag) >> 32) {
     }
     *t_done = now();
     __threadfence_system();
-    uint64_t v = s[6];
+    uint64_t lo = s[6], hi = s[7];
     __threadfence_system();
     s[7] = t + 1;
-    return v;
+    return (lo & 0xffffffffull) | hi << 32;
+}
+/* The library's wait (ishmemi::proxy_wait without acquire, as g and AMOs use it), counting its
+ * polls: torn[0] polls whose word 7 carried the tag while word 6 did not (a 16-byte load that
+ * was not one snapshot: the proxy stores word 6 first), torn[1] polls with word 6 tagged and
+ * word 7 not (read between the proxy's two stores). Any count is evidence of what the tag
+ * check guards against; zero is not proof that a load cannot tear. */
+__device__ __noinline__ uint64_t wait_counting(uint64_t t, unsigned long long *torn) {
+    const unsigned long long *s = (const unsigned long long *)ishmemi::proxy_slot(t);
+    const unsigned long long tag = ishmemi::proxy_tag(t);
+    unsigned long long lo, hi;
+    for (;;) {
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(s + 6) : "memory");
+        bool ok6 = !((lo ^ tag) >> 32), ok7 = !((hi ^ tag) >> 32);
+        if (ok6 && ok7) break;
+        if (ok7) torn[0]++;
+        if (ok6) torn[1]++;
+    }
+    ishmemi::proxy_release(t);
+    return (lo & 0xffffffffull) | hi << 32;
 }
 
 enum { NOP = 0, G = 1 };
 /* res[4 * k + phase]: summed ns of phase over n requests of kind k (0 NOP, 1 G) */
-__global__ void probe(bool old, int n, const int *x, int pe, unsigned long long *res, int *bad) {
+__global__ void probe(bool old, int n, const int *x, int pe, unsigned long long *res, int *bad, unsigned long long *torn) {
     for (int k = 0; k < 2; k++) {
         unsigned long long acc[4] = {0, 0, 0, 0};
         for (int i = 0; i < n + 10; i++) { /* 10 warm-up requests */
@@ -86,8 +108,8 @@ __global__ void probe(bool old, int n, const int *x, int pe, unsigned long long 
             if (old) {
                 v = wait_old(t, &t3);
             } else {
-                v = ishmemi::proxy_wait(t, false);
-                t3 = now(); /* the release store is inside proxy_wait: counted with the wait */
+                v = wait_counting(t, torn);
+                t3 = now(); /* the release store is inside the wait: counted with it */
             }
             unsigned long long t4 = now();
             if (k == G && (int)v != 4242) (*bad)++;
@@ -123,12 +145,17 @@ int main(int argc, char **argv) {
     int *bad;
     CK(cudaMallocManaged(&res, 8 * sizeof *res));
     CK(cudaMallocManaged(&bad, sizeof *bad));
+    unsigned long long *torn;
+    CK(cudaMallocManaged(&torn, 2 * sizeof *torn));
+    torn[0] = torn[1] = 0;
+    unsigned long long waits = 0;
     if (me == 0) {
         printf("probe,variant,request,take_us,publish_us,wait_us,release_us,total_us\n");
         for (int r = 0; r < rounds; r++) {
             for (int old = 0; old < 2; old++) {
                 *bad = 0;
-                probe<<<1, 1>>>(old != 0, n, x, 1, res, bad);
+                probe<<<1, 1>>>(old != 0, n, x, 1, res, bad, torn);
+                if (!old) waits += 2ull * (n + 10);
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
                 for (int k = 0; k < 2; k++) {
@@ -142,6 +169,9 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (me == 0)
+        printf("proxy_lat_probe: torn polls: %llu with word 7 tagged and word 6 not, %llu the other way, in %llu replied requests\n",
+               torn[0], torn[1], waits);
     ishmem_barrier_all();
     ishmem_free(x);
     ishmem_finalize();

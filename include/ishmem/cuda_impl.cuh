@@ -132,6 +132,23 @@ __device__ __forceinline__ volatile uint64_t *proxy_released(uint64_t t) {
     return (volatile uint64_t *)(uintptr_t)(proxy_bounce_base() + ISHMEMI_PROXY_SLOTS * ISHMEMI_PROXY_BOUNCE_BYTES +
                                             8 * (t % ISHMEMI_PROXY_SLOTS));
 }
+/* The slot's release word, read with acquire at GPU scope (its writer, proxy_release, wrote it
+ * after its last read of the slot: the slot's words are rewritten only after those reads). */
+__device__ __forceinline__ uint64_t proxy_released_load(uint64_t t) {
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"((uint64_t)(uintptr_t)proxy_released(t)) : "memory");
+    return v;
+}
+/* Releases ticket t's slot for its next taker: t + 1 into its release word, a release store at
+ * GPU scope (every earlier read of the slot, its reply and its bounce buffer is done first). */
+__device__ __forceinline__ void proxy_release(uint64_t t) {
+    asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"((uint64_t)(uintptr_t)proxy_released(t)), "l"(t + 1) : "memory");
+}
+/* The tag of request t's reply words (device_state.h): ISHMEMI_PROXY_HELD and the low 31 bits
+ * of t + 1 in the upper half of words 6 and 7, the reply's halves in their lower halves. */
+__device__ __forceinline__ uint64_t proxy_tag(uint64_t t) {
+    return ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffffull) << 32;
+}
 /* Takes a ticket and waits until its slot is free. The threads of a warp that call it together
  * take consecutive tickets, in lane order, with one atomic (a warp's threads putting their
  * consecutive shares post requests the proxy merges). A slot is free once its previous
@@ -147,9 +164,9 @@ __device__ __noinline__ inline uint64_t proxy_take() {
     uint64_t t = base + __popc(mask & ((1u << lane) - 1));
     if (t >= ISHMEMI_PROXY_SLOTS) {
         uint64_t prev = t - ISHMEMI_PROXY_SLOTS + 1; /* the previous occupant, done and released */
-        if (*proxy_released(t) != prev) {
+        if (proxy_released_load(t) != prev) {
             volatile uint64_t *s = proxy_slot(t);
-            while (s[7] != prev && *proxy_released(t) != prev) {
+            while (s[7] != prev && proxy_released_load(t) != prev) {
             }
         }
     }
@@ -178,23 +195,27 @@ __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uin
     proxy_publish(t, w1, w2, w3, w4, w5, w6);
     return t;
 }
-/* Waits until request t is done; returns its reply (word 6), read with the done word (7) in one
- * 16-byte load across the bus: the proxy stores the reply before the done word, and the host
- * serves an aligned 16-byte read of one cache line whole. Then releases the slot (its release
- * word in device memory). acquire: a system fence after the done word, for callers that read
- * memory the request wrote (a get's data, a collective's result); a g or an AMO reads only the
- * reply, which came in the same load. */
+/* Waits until request t is done and returns its reply: the proxy writes its low half into word
+ * 6 and its high half into word 7, each beside the request's tag (proxy_tag), word 7 last
+ * (device_state.h). The thread polls both words in one 16-byte load across the bus and takes
+ * the reply once BOTH carry the tag: the load is not promised to be one access (PTX models a
+ * vector load as one load per element, in no set order), but each aligned 8-byte word is read
+ * whole, so a read that mixes old and new words shows the old word's tag (an earlier occupant's,
+ * its own request's word 6 with bit 63 clear, or word 7 not yet done) and is polled again: a
+ * reply is never assembled from halves of two writes. Then the slot is released (proxy_release:
+ * its release word in device memory). acquire: a system fence after the done words, for callers
+ * that read memory the request wrote (a get's data, a collective's result); a g or an AMO reads
+ * only the reply, which came in the same load. */
 __device__ __noinline__ inline uint64_t proxy_wait(uint64_t t, bool acquire = true) {
     const unsigned long long *s = (const unsigned long long *)proxy_slot(t);
-    unsigned long long v, done;
+    const unsigned long long tag = proxy_tag(t);
+    unsigned long long lo, hi;
     do {
-        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(v), "=l"(done) : "l"(s + 6) : "memory");
-    } while (done != ((t + 1) | ISHMEMI_PROXY_HELD));
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(s + 6) : "memory");
+    } while (((lo ^ tag) | (hi ^ tag)) >> 32);
     if (acquire) __threadfence_system();
-    /* The load above has returned (the loop's exit depends on it) before this store: the slot's
-     * next occupant cannot overwrite the reply before it was read. */
-    *proxy_released(t) = t + 1;
-    return v;
+    proxy_release(t);
+    return (lo & 0xffffffffull) | hi << 32;
 }
 __device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, bool reply, int pe) {
     return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
@@ -246,12 +267,12 @@ __device__ __noinline__ inline void proxy_get(void *dest, const void *src, size_
         char *b = proxy_bounce(t);
         proxy_publish(t, proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src + off, (uint64_t)(uintptr_t)b, n, 0, 0);
         volatile uint64_t *s = proxy_slot(t);
-        while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+        const uint64_t tag = proxy_tag(t);
+        while ((s[7] ^ tag) >> 32) { /* done (the reply itself is not needed) */
         }
         __threadfence_system();
         for (size_t i = 0; i < n; i++) ((char *)dest)[off + i] = ((volatile char *)b)[i];
-        __threadfence(); /* the bounce buffer is read before the slot (and it) is released */
-        *proxy_released(t) = t + 1;
+        proxy_release(t); /* after the bounce buffer's reads: the next taker may reuse it */
     }
 }
 template <class T> __device__ __forceinline__ uint64_t bits(T v) {

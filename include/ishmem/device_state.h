@@ -41,11 +41,15 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
  * t - SLOTS + 1, in word 7 or in the slot's release word, below), writes words 1..6, a system
  * fence, then word 0 = t + 1. The host's proxy thread reads slot after slot in ticket order,
  * runs each request on the network, and writes word 7 = t + 1 (the slot is free), or, when the
- * request asked for a reply, the reply into word 6 and then word 7 = (t + 1) |
- * ISHMEMI_PROXY_HELD: the waiter reads words 6 and 7 in one 16-byte load, then releases the
- * slot by writing t + 1 into the slot's release word: device memory of this PE's heap, one
- * word per slot after the bounce buffers (below), read by the next taker without crossing the
- * bus. Word 1: kind (bits 0..7), width
+ * request asked for a reply v, word 6 = TAG | (v & 0xffffffff), then word 7 = TAG | (v >> 32),
+ * TAG = ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffff) << 32 (bit 63 and the ticket's low 31 bits,
+ * in the upper half of both words). The waiter reads words 6 and 7 in one 16-byte load and
+ * takes the reply only when both carry TAG: each aligned 8-byte word is read whole, but the
+ * pair is not promised to be read at one instant, and a stale word never carries TAG (the
+ * previous occupant's tag differs; word 6 as the poster wrote it has bit 63 clear: 0, an
+ * address or the collective's word, below). Then it releases the slot by writing t + 1 into
+ * the slot's release word: device memory of this PE's heap, one word per slot after the bounce
+ * buffers (below), read by the next taker without crossing the bus. Word 1: kind (bits 0..7), width
  * (8..15), AMO, signal or reduction operator (16..23), ISHMEMI_PROXY_REPLY (bit 24),
  * ISHMEMI_PROXY_INLINE (bit 25, below), target PE (32..63). Words 2..6: the symmetric address, the local address or value, bytes, a second
  * value (AMO compare, signal value), the signal address (ISHMEMI_PROXY_COLL: see there; the
@@ -97,7 +101,7 @@ typedef struct ishmemi_proxy_slot {
  * reduction, ISHMEMI_PROXY_REPLY, target PE = this PE. Word 2: dest; word 3: source (symmetric
  * addresses of this PE); word 4: elements of width bytes (per PE: broadcast, fcollect, collect,
  * alltoall blocks; reductions and scans: of the whole array); word 5: the root's team PE
- * (broadcast), replaced by the return code in the reply; word 6: the team handle (bits 0..31),
+ * (broadcast); the reply is the return code; word 6: the team handle (bits 0..31),
  * ISHMEMI_COLL_* (bits 32..39), the element class ISHMEMI_COLL_T_* (bits 40..47). The
  * kernel's earlier stores are visible to the host (a system fence before the slot is
  * published), and the request runs after this PE's earlier requests (ticket order). */
