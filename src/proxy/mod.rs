@@ -339,10 +339,7 @@ mod tests {
         let ring = unsafe { Ring::new(base) };
         let word = |t: u64, w: usize| p.word(t, w).load(Relaxed);
         let w1 = PROXY_G as u64 | 8 << 8 | PROXY_REPLY | 1 << 32;
-        for (i, v) in [0u64, 1, u64::MAX, 0x0000_0001_0000_0000, 0x7fff_ffff_ffff_ffff, 0xdead_beef_0000_0042]
-            .into_iter()
-            .enumerate()
-        {
+        for (i, v) in [0u64, 1, u64::MAX, 0x0000_0001_0000_0000, 0x7fff_ffff_ffff_ffff, 0xdead_beef_0000_0042].into_iter().enumerate() {
             // Several laps of the ring: the slot's previous occupant left its own reply.
             for lap in 0..3u64 {
                 let own_w6 = 0x7f00_1234_5678 + i as u64 * 8;
