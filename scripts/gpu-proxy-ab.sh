@@ -6,7 +6,8 @@
 # Optionally an A/B: a second build carried in build/carry-base (with its include/ when its
 # device headers differ from this tree's) runs alternately with build/carry, ROUNDS rounds
 # each (default 3); bench/exp/proxy_ab_table.py writes the table of
-# medians. With ISHMEMI_PROXY_PROFILE=1 (set here for the carried build) each PE prints at
+# medians. BW_MAX: the largest putmem_nbi size (default 1 MiB; --quick's sizes are 4 KiB, 64 KiB,
+# 1 MiB, 16 MiB). With ISHMEMI_PROXY_PROFILE=1 (set here for the carried build) each PE prints at
 # finalize where its proxy thread's and mailbox server's time went (logs).
 #   device:  run(carry=["build/carry","build/carry-base"], kind="nvidia-h100-x2",
 #                command="scripts/gpu-proxy-ab.sh")
@@ -60,7 +61,7 @@ for r in $(seq 1 "$ROUNDS"); do
             if [ $part = lat ]; then
                 args=(--ops p,putmem_quiet,g,fetch_add,compare_swap,put_signal,barrier_all --scopes thread,host --reps 3 --target-ms "$LAT_MS")
             else
-                args=(--ops putmem_nbi --scopes block,thread,host --grids 1 --max-bytes 1048576 --reps 3)
+                args=(--ops putmem_nbi --scopes block,thread,host --grids 1 --max-bytes "${BW_MAX:-1048576}" --reps 3)
             fi
             tag=$v-$part-$r
             t0=$SECONDS

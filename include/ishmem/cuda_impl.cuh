@@ -123,21 +123,58 @@ __device__ __forceinline__ unsigned long long *proxy_word(int w) {
 __device__ __forceinline__ volatile uint64_t *proxy_slot(uint64_t t) {
     return ((volatile ishmemi_proxy_slot_t *)(uintptr_t)ishmemi_dstate.proxy_ring)[t % ISHMEMI_PROXY_SLOTS].w;
 }
-/* Takes a ticket and waits until its slot is free. */
+/* The bounce buffers of the slots (device memory of this PE's heap), then one release word
+ * per slot (device_state.h): the offset is written at init, before any kernel runs. */
+__device__ __forceinline__ uint64_t proxy_bounce_base() {
+    return ishmemi_dstate.heap_base + *(const uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
+}
+__device__ __forceinline__ volatile uint64_t *proxy_released(uint64_t t) {
+    return (volatile uint64_t *)(uintptr_t)(proxy_bounce_base() + ISHMEMI_PROXY_SLOTS * ISHMEMI_PROXY_BOUNCE_BYTES +
+                                            8 * (t % ISHMEMI_PROXY_SLOTS));
+}
+/* The slot's release word, read with acquire at GPU scope (its writer, proxy_release, wrote it
+ * after its last read of the slot: the slot's words are rewritten only after those reads). */
+__device__ __forceinline__ uint64_t proxy_released_load(uint64_t t) {
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"((uint64_t)(uintptr_t)proxy_released(t)) : "memory");
+    return v;
+}
+/* Releases ticket t's slot for its next taker: t + 1 into its release word, a release store at
+ * GPU scope (every earlier read of the slot, its reply and its bounce buffer is done first). */
+__device__ __forceinline__ void proxy_release(uint64_t t) {
+    asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"((uint64_t)(uintptr_t)proxy_released(t)), "l"(t + 1) : "memory");
+}
+/* The tag of request t's reply words (device_state.h): ISHMEMI_PROXY_HELD and the low 31 bits
+ * of t + 1 in the upper half of words 6 and 7, the reply's halves in their lower halves. */
+__device__ __forceinline__ uint64_t proxy_tag(uint64_t t) {
+    return ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffffull) << 32;
+}
+/* Takes a ticket and waits until its slot is free. The threads of a warp that call it together
+ * take consecutive tickets, in lane order, with one atomic (a warp's threads putting their
+ * consecutive shares post requests the proxy merges). A slot is free once its previous
+ * occupant is released: by its waiter, in the slot's release word in device memory (a local
+ * read), or by the proxy (no reply), in word 7 of the slot (a read across the bus). */
 __device__ __noinline__ inline uint64_t proxy_take() {
-    uint64_t t = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), 1ull);
-    volatile uint64_t *s = proxy_slot(t);
+    unsigned mask = __activemask(), lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    unsigned leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(proxy_word(ISHMEMI_SYNC_PROXY_TICKET), (unsigned long long)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    uint64_t t = base + __popc(mask & ((1u << lane) - 1));
     if (t >= ISHMEMI_PROXY_SLOTS) {
         uint64_t prev = t - ISHMEMI_PROXY_SLOTS + 1; /* the previous occupant, done and released */
-        while (s[7] != prev) {
+        if (proxy_released_load(t) != prev) {
+            volatile uint64_t *s = proxy_slot(t);
+            while (s[7] != prev && proxy_released_load(t) != prev) {
+            }
         }
     }
     return t;
 }
 /* The bounce buffer of ticket t's slot (device memory of this PE's heap). */
 __device__ __forceinline__ char *proxy_bounce(uint64_t t) {
-    uint64_t off = *(volatile uint64_t *)proxy_word(ISHMEMI_SYNC_PROXY_BOUNCE);
-    return (char *)(uintptr_t)(ishmemi_dstate.heap_base + off + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
+    return (char *)(uintptr_t)(proxy_bounce_base() + (t % ISHMEMI_PROXY_SLOTS) * ISHMEMI_PROXY_BOUNCE_BYTES);
 }
 /* Fills the slot of ticket t (taken by proxy_take) and publishes it. */
 __device__ __noinline__ inline void proxy_publish(uint64_t t, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
@@ -158,18 +195,27 @@ __device__ __noinline__ inline uint64_t proxy_post(uint64_t w1, uint64_t w2, uin
     proxy_publish(t, w1, w2, w3, w4, w5, w6);
     return t;
 }
-/* Waits for the reply of request t, releases its slot, returns the value. */
-__device__ __noinline__ inline uint64_t proxy_wait(uint64_t t) {
-    volatile uint64_t *s = proxy_slot(t);
-    while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
-    }
-    /* Acquire: the proxy writes the reply (and a get's data) before it marks the slot done;
-     * without a fence here the loads below may be served before the done word was seen. */
-    __threadfence_system();
-    uint64_t v = s[5];
-    __threadfence_system();
-    s[7] = t + 1;
-    return v;
+/* Waits until request t is done and returns its reply: the proxy writes its low half into word
+ * 6 and its high half into word 7, each beside the request's tag (proxy_tag), word 7 last
+ * (device_state.h). The thread polls both words in one 16-byte load across the bus and takes
+ * the reply once BOTH carry the tag: the load is not promised to be one access (PTX models a
+ * vector load as one load per element, in no set order), but each aligned 8-byte word is read
+ * whole, so a read that mixes old and new words shows the old word's tag (an earlier occupant's,
+ * its own request's word 6 with bit 63 clear, or word 7 not yet done) and is polled again: a
+ * reply is never assembled from halves of two writes. Then the slot is released (proxy_release:
+ * its release word in device memory). acquire: a system fence after the done words, for callers
+ * that read memory the request wrote (a get's data, a collective's result); a g or an AMO reads
+ * only the reply, which came in the same load. */
+__device__ __noinline__ inline uint64_t proxy_wait(uint64_t t, bool acquire = true) {
+    const unsigned long long *s = (const unsigned long long *)proxy_slot(t);
+    const unsigned long long tag = proxy_tag(t);
+    unsigned long long lo, hi;
+    do {
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(s + 6) : "memory");
+    } while (((lo ^ tag) | (hi ^ tag)) >> 32);
+    if (acquire) __threadfence_system();
+    proxy_release(t);
+    return (lo & 0xffffffffull) | hi << 32;
 }
 __device__ __forceinline__ uint64_t proxy_w1(int kind, unsigned width, int op, bool reply, int pe) {
     return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |
@@ -221,11 +267,12 @@ __device__ __noinline__ inline void proxy_get(void *dest, const void *src, size_
         char *b = proxy_bounce(t);
         proxy_publish(t, proxy_w1(ISHMEMI_PROXY_GET, 0, 0, true, pe), (uint64_t)(uintptr_t)src + off, (uint64_t)(uintptr_t)b, n, 0, 0);
         volatile uint64_t *s = proxy_slot(t);
-        while (s[7] != ((t + 1) | ISHMEMI_PROXY_HELD)) {
+        const uint64_t tag = proxy_tag(t);
+        while ((s[7] ^ tag) >> 32) { /* done (the reply itself is not needed) */
         }
         __threadfence_system();
         for (size_t i = 0; i < n; i++) ((char *)dest)[off + i] = ((volatile char *)b)[i];
-        s[7] = t + 1; /* release the slot and its bounce buffer */
+        proxy_release(t); /* after the bounce buffer's reads: the next taker may reuse it */
     }
 }
 template <class T> __device__ __forceinline__ uint64_t bits(T v) {
@@ -242,7 +289,7 @@ template <class T> __device__ __forceinline__ T from_bits(uint64_t b) {
 template <class T> __device__ __forceinline__ T proxy_amo(int op, T *dest, T v, T cond, int pe, bool fetch) {
     uint64_t t = proxy_post(proxy_w1(ISHMEMI_PROXY_AMO, sizeof(T), op, fetch, pe), (uint64_t)(uintptr_t)dest, bits(v), sizeof(T),
                             bits(cond), 0);
-    return fetch ? from_bits<T>(proxy_wait(t)) : T();
+    return fetch ? from_bits<T>(proxy_wait(t, false)) : T();
 }
 /* Completes every earlier proxy request of this PE (nothing to do when none was posted since
  * the last proxy quiet). */
@@ -277,6 +324,10 @@ __device__ __forceinline__ size_t copy_words_u(char *d, const char *s, size_t n,
 #pragma unroll
         for (int k = 0; k < U; k++) dw[i + k * (size_t)size] = v[k];
     }
+    /* The tail: at most U - 1 words per thread, the only words of a thread's or a warp's small
+     * put. Not unrolled: nvcc unrolled it by four behind a prologue run on every call (see
+     * copy() for what the two changes gave). */
+#pragma unroll 1
     for (; i < words; i += size)
         dw[i] = sw[i];
     return words * sizeof(W);
@@ -286,12 +337,23 @@ __device__ __forceinline__ size_t copy_words(char *d, const char *s, size_t n, u
     return copy_words_u<W, 4>(d, s, n, rank, size);
 }
 
-/* Copies n bytes with the threads [rank, size) of a group: four words in flight per thread. */
+/* Copies n bytes with the threads [rank, size) of a group: four words in flight per thread.
+ * Returns as soon as the widest words covered everything (the usual case), and copy_words_u's
+ * tail is not unrolled: with both, device putmem_nbi/getmem_nbi of 4 KiB - 256 KiB on two
+ * H100s took 0.66-0.88 of the time before at thread and warp scope, 0.75-0.88 at block scope
+ * (issue 24: bench/results/gpu-x2-issue24/round3-ab/; before, the thread and warp rows were
+ * 1.09-1.38x behind NVSHMEM 3.8.0, where NVSHMEM's warp put ran 15% fewer instructions). */
 __device__ __forceinline__ void copy(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
     uintptr_t a = (uintptr_t)d | (uintptr_t)s;
     size_t done = 0;
-    if ((a & 15) == 0) done += copy_words<int4>(d, s, n, rank, size);
-    if ((a & 7) == 0) done += copy_words<uint64_t>(d + done, s + done, n - done, rank, size);
+    if ((a & 15) == 0) {
+        done = copy_words<int4>(d, s, n, rank, size);
+        if (done == n) return;
+    }
+    if ((a & 7) == 0) {
+        done += copy_words<uint64_t>(d + done, s + done, n - done, rank, size);
+        if (done == n) return;
+    }
     if ((a & 3) == 0) done += copy_words<uint32_t>(d + done, s + done, n - done, rank, size);
     for (size_t j = done + rank; j < n; j += size)
         d[j] = s[j];
@@ -379,7 +441,7 @@ template <class T> __device__ __forceinline__ T g(const T *src, int pe, const ch
     const char *r = rptr(src, sizeof(T), pe, fn);
     if (__builtin_expect(r == NULL, 0))
         return from_bits<T>(proxy_wait(
-            proxy_post(proxy_w1(ISHMEMI_PROXY_G, sizeof(T), 0, true, pe), (uint64_t)(uintptr_t)src, 0, sizeof(T), 0, 0)));
+            proxy_post(proxy_w1(ISHMEMI_PROXY_G, sizeof(T), 0, true, pe), (uint64_t)(uintptr_t)src, 0, sizeof(T), 0, 0), false));
     return *(const volatile T *)r;
 }
 

@@ -36,16 +36,24 @@ _Static_assert(sizeof(ishmemi_dev_state_t) == 48 + 8 * ISHMEMI_MAX_LOCAL_PES, "i
 
 /* ---- The proxy ring: how a kernel reaches a PE of another node (src/core/proxy.rs). A
  * thread takes a ticket t (atomic add on the sync-area word ISHMEMI_SYNC_PROXY_TICKET of its
- * own heap), waits until slot t % ISHMEMI_PROXY_SLOTS is free (word 7 == t - SLOTS + 1, the
- * previous occupant's ticket + 1: done, and released by its waiter if it had a reply), writes
- * words 1..6, a system fence, then word 0 = t + 1. The host's proxy thread reads slot after
- * slot in ticket order, runs each request on the network, and writes word 7 = t + 1 (with
- * ISHMEMI_PROXY_HELD when the request asked for a reply, whose value is in word 5: the waiter
- * reads it, then writes word 7 = t + 1 to release the slot). Word 1: kind (bits 0..7), width
+ * own heap; the threads of a warp calling together take consecutive tickets in lane order),
+ * waits until slot t % ISHMEMI_PROXY_SLOTS is free (its previous occupant's ticket + 1,
+ * t - SLOTS + 1, in word 7 or in the slot's release word, below), writes words 1..6, a system
+ * fence, then word 0 = t + 1. The host's proxy thread reads slot after slot in ticket order,
+ * runs each request on the network, and writes word 7 = t + 1 (the slot is free), or, when the
+ * request asked for a reply v, word 6 = TAG | (v & 0xffffffff), then word 7 = TAG | (v >> 32),
+ * TAG = ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffff) << 32 (bit 63 and the ticket's low 31 bits,
+ * in the upper half of both words). The waiter reads words 6 and 7 in one 16-byte load and
+ * takes the reply only when both carry TAG: each aligned 8-byte word is read whole, but the
+ * pair is not promised to be read at one instant, and a stale word never carries TAG (the
+ * previous occupant's tag differs; word 6 as the poster wrote it has bit 63 clear: 0, an
+ * address or the collective's word, below). Then it releases the slot by writing t + 1 into
+ * the slot's release word: device memory of this PE's heap, one word per slot after the bounce
+ * buffers (below), read by the next taker without crossing the bus. Word 1: kind (bits 0..7), width
  * (8..15), AMO, signal or reduction operator (16..23), ISHMEMI_PROXY_REPLY (bit 24),
  * ISHMEMI_PROXY_INLINE (bit 25, below), target PE (32..63). Words 2..6: the symmetric address, the local address or value, bytes, a second
- * value (AMO compare, signal value; the reply), the signal address (ISHMEMI_PROXY_COLL: see
- * there). A request that blocks the proxy thread (a collective waits for the team) delays
+ * value (AMO compare, signal value), the signal address (ISHMEMI_PROXY_COLL: see there; the
+ * reply, once done). A request that blocks the proxy thread (a collective waits for the team) delays
  * this PE's later requests until it returns: they are served in ticket order. */
 typedef struct ishmemi_proxy_slot {
     uint64_t w[8];
@@ -54,7 +62,8 @@ typedef struct ishmemi_proxy_slot {
 /* A get into a local buffer the host cannot address (a kernel's stack: not __isGlobal)
  * travels through the bounce buffer of the request's slot, ISHMEMI_PROXY_BOUNCE_BYTES of this
  * PE's heap at sync word ISHMEMI_SYNC_PROXY_BOUNCE + (ticket % SLOTS) * BOUNCE_BYTES, in chunks
- * of that. */
+ * of that. The slots' release words follow the bounce buffers: word (ticket % SLOTS) at
+ * ISHMEMI_SYNC_PROXY_BOUNCE + SLOTS * BOUNCE_BYTES, zeroed at init. */
 #define ISHMEMI_PROXY_BOUNCE_BYTES 256
 /* Inline puts: a put of at most ISHMEMI_PROXY_INLINE_BYTES (and a put from a buffer the host
  * cannot address, in chunks of that) carries its bytes in the ring. The kernel writes them
@@ -92,7 +101,7 @@ typedef struct ishmemi_proxy_slot {
  * reduction, ISHMEMI_PROXY_REPLY, target PE = this PE. Word 2: dest; word 3: source (symmetric
  * addresses of this PE); word 4: elements of width bytes (per PE: broadcast, fcollect, collect,
  * alltoall blocks; reductions and scans: of the whole array); word 5: the root's team PE
- * (broadcast), replaced by the return code in the reply; word 6: the team handle (bits 0..31),
+ * (broadcast); the reply is the return code; word 6: the team handle (bits 0..31),
  * ISHMEMI_COLL_* (bits 32..39), the element class ISHMEMI_COLL_T_* (bits 40..47). The
  * kernel's earlier stores are visible to the host (a system fence before the slot is
  * published), and the request runs after this PE's earlier requests (ticket order). */

@@ -37,7 +37,15 @@ pub extern "C" fn ishmem_barrier_all() {
     guard(F, || {
         let st = state(F);
         retry_binders(F, st);
-        quiet();
+        if st.net.is_some() {
+            // Across nodes the world team's sync starts with the network quiet (`Team::sync`:
+            // a job with a network spans nodes, so its world team does): a second one here
+            // cost a completion-queue and counter read per barrier (issue 31). Mapped
+            // operations are complete at return; the fence orders them.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        } else {
+            quiet();
+        }
         st.barrier_recorded(F);
     })
 }

@@ -645,6 +645,24 @@ impl Net {
         }
     }
 
+    /// A collective's flag-in-data message (`core::coll::ll`): a put of `n` bytes that quiet
+    /// does not flush, ordered after this PE's earlier puts to `pe` as `flag` is.
+    ///
+    /// # Safety
+    /// `src` must be readable for `n` bytes until the call returns, and, when `n` exceeds
+    /// `inject_size`, unchanged until `complete_local` returns.
+    pub unsafe fn flag_bytes(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        if let Some(s) = self.staged(func, pe, at) {
+            // SAFETY: forwarded contract (the mailbox copies the source before it returns).
+            return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
+        }
+        self.direct();
+        // SAFETY: forwarded contract.
+        if let Err(e) = unsafe { self.fab.put_unflushed(pe, src, n, at, true) } {
+            net_fatal(func, &format!("network put of a collective's message to PE {pe}: {e}"))
+        }
+    }
+
     /// Makes the next quiet also deliver this PE's earlier flags to `pe` (see
     /// `Fabric::flush_at_next_quiet`; staged flags are requests, which quiet waits for).
     pub fn flush_flags_to(&self, pe: usize) {

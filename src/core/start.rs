@@ -309,19 +309,22 @@ pub(super) fn network(func: &str, j: &mut Joined, heap: &Heap, gpu_heap: bool) -
 
 /// The CUDA backend across nodes: kernels reach the PEs of other nodes through the proxy ring
 /// (`proxy`, started by api::setup), with bounce buffers in the heap for gets into kernel-stack
-/// buffers (same offset on every PE: same calls). Returns the ring's address.
+/// buffers and the slots' release words (same offset on every PE: same calls). Returns the
+/// ring's address.
 pub(super) fn proxy_ring(func: &str, gpu: Option<&mut Gpu>, across_nodes: bool, heap: &mut Heap) -> Option<usize> {
     let g = gpu.filter(|_| across_nodes)?;
-    let bytes = cuda::state::PROXY_SLOTS * cuda::state::PROXY_BOUNCE_BYTES;
-    let off = heap
-        .alloc
-        .alloc(bytes, SymAlloc::MIN_ALIGN)
-        .unwrap_or_else(|e| fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers ({bytes} bytes): {e}")));
-    heap.lib_blocks.push((off, bytes, "proxy bounce buffers"));
+    // The bounce buffers, then a release word per slot (zeroed: no ticket was released yet).
+    let bytes = cuda::state::PROXY_SLOTS * (cuda::state::PROXY_BOUNCE_BYTES + 8);
+    let off = heap.alloc.alloc(bytes, SymAlloc::MIN_ALIGN).unwrap_or_else(|e| {
+        fatal(func, &format!("ISHMEM_SYMMETRIC_SIZE cannot hold the proxy's bounce buffers and release words ({bytes} bytes): {e}"))
+    });
+    heap.lib_blocks.push((off, bytes, "proxy bounce buffers and release words"));
     let w = (off as u64).to_ne_bytes();
     // SAFETY: the bounce-offset word of this PE's GPU heap's sync area (written by this PE
     // only, read by its kernels); w is a local of 8 bytes.
     unsafe { g.copy(func, heap.region.base + 8 * cuda::state::SYNC_PROXY_BOUNCE, w.as_ptr() as usize, 8) };
+    // SAFETY: the block just allocated in this PE's heap.
+    unsafe { g.memset(func, heap.region.base + off, bytes) };
     // The ring (slots and inline areas), then the proxy's staging buffer for device sources.
     Some(g.alloc_proxy_ring(func, cuda::state::PROXY_RING_BYTES + cuda::state::PROXY_STAGE_BYTES))
 }

@@ -160,10 +160,12 @@ mod tests {
     use serve::coalesce;
     use std::sync::atomic::AtomicUsize;
 
-    /// The device's poster (include/ishmem/cuda_impl.cuh: proxy_post, proxy_wait), on the host.
+    /// The device's poster (include/ishmem/cuda_impl.cuh: proxy_post, proxy_wait), on the host,
+    /// with the slots' release words (device memory there) in `released`.
     struct Poster<'a> {
         base: usize,
         ticket: &'a AtomicU64,
+        released: &'a [AtomicU64],
     }
 
     impl Poster<'_> {
@@ -176,7 +178,8 @@ mod tests {
             let t = self.ticket.fetch_add(1, Relaxed);
             if t >= PROXY_SLOTS as u64 {
                 let prev = t - PROXY_SLOTS as u64 + 1;
-                while self.word(t, 7).load(Acquire) != prev {
+                let rel = &self.released[(t % PROXY_SLOTS as u64) as usize];
+                while self.word(t, 7).load(Acquire) != prev && rel.load(Acquire) != prev {
                     std::thread::yield_now();
                 }
             }
@@ -186,14 +189,25 @@ mod tests {
             self.word(t, 0).store(t + 1, Release);
             t
         }
+        /// Reads word 6 before word 7, an order the device's 16-byte load does not exclude:
+        /// a read of word 6 that precedes the proxy's store and a read of word 7 after it is a
+        /// torn pair, which proxy_reply_of must refuse.
         fn wait(&self, t: u64) -> u64 {
-            while self.word(t, 7).load(Acquire) != (t + 1) | PROXY_HELD {
+            let v = loop {
+                let w6 = self.word(t, 6).load(Relaxed);
+                let w7 = self.word(t, 7).load(Acquire);
+                if let Some(v) = proxy_reply_of(t, w6, w7) {
+                    break v;
+                }
                 std::thread::yield_now();
-            }
-            let v = self.word(t, 5).load(Relaxed);
-            self.word(t, 7).store(t + 1, Release);
+            };
+            self.released[(t % PROXY_SLOTS as u64) as usize].store(t + 1, Release);
             v
         }
+    }
+
+    fn release_words() -> Vec<AtomicU64> {
+        (0..PROXY_SLOTS).map(|_| AtomicU64::new(0)).collect()
     }
 
     #[repr(align(64))]
@@ -211,7 +225,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         // coll_post: w1 = kind | width << 8 | op << 16 | REPLY | my_pe << 32; w2 dest; w3 source;
@@ -304,6 +319,47 @@ mod tests {
     /// Many posting threads, a consumer that checks every request in ticket order and replies
     /// with a function of it; more requests than slots (wrap-around, back-pressure), a slow
     /// consumer phase, replies held until read.
+    /// A reply of 64 bits (both halves vary) for request number `i`.
+    fn reply_value(i: u64) -> u64 {
+        i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// The reply words of a request read torn (one word before the proxy's store, the other
+    /// after it, in either order) never decode as a reply; read after both stores they decode
+    /// to the reply, whatever its bits. The waiter's own word 6 (an address, or 0) and the
+    /// previous occupant's reply words are what a stale read returns.
+    #[test]
+    fn torn_reply_reads_are_refused() {
+        let mem = ring_mem();
+        let base = mem.0.as_ptr() as usize;
+        let ticket = AtomicU64::new(0);
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
+        // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
+        let ring = unsafe { Ring::new(base) };
+        let word = |t: u64, w: usize| p.word(t, w).load(Relaxed);
+        let w1 = PROXY_G as u64 | 8 << 8 | PROXY_REPLY | 1 << 32;
+        for (i, v) in [0u64, 1, u64::MAX, 0x0000_0001_0000_0000, 0x7fff_ffff_ffff_ffff, 0xdead_beef_0000_0042].into_iter().enumerate() {
+            // Several laps of the ring: the slot's previous occupant left its own reply.
+            for lap in 0..3u64 {
+                let own_w6 = 0x7f00_1234_5678 + i as u64 * 8;
+                let t = p.post([w1, 0x1000, 0, 8, 0, own_w6]);
+                let r = ring.poll(t).unwrap();
+                let (old6, old7) = (word(t, 6), word(t, 7));
+                assert_eq!(old6, own_w6);
+                ring.done(&r, v ^ lap);
+                let (new6, new7) = (word(t, 6), word(t, 7));
+                assert_eq!(proxy_reply_of(t, old6, new7), None, "stale word 6 with the new word 7 (t {t})");
+                assert_eq!(proxy_reply_of(t, new6, old7), None, "the new word 6 with a stale word 7 (t {t})");
+                assert_eq!(proxy_reply_of(t, old6, old7), None, "both stale (t {t})");
+                assert_eq!(proxy_reply_of(t, new6, new7), Some(v ^ lap));
+                assert_eq!(p.wait(t), v ^ lap);
+                // Skip to the same slot on the next lap.
+                ticket.fetch_add(PROXY_SLOTS as u64 - 1, Relaxed);
+            }
+        }
+    }
+
     #[test]
     fn ring_carries_every_request_in_order_with_replies() {
         let mem = ring_mem();
@@ -313,6 +369,8 @@ mod tests {
         const PER: u64 = 1500;
         let total = THREADS * PER;
         let seen = AtomicUsize::new(0);
+        let rel = release_words();
+        let rel = &rel;
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the scope.
@@ -341,20 +399,20 @@ mod tests {
                     if t > 2 * PROXY_SLOTS as u64 && t < 3 * PROXY_SLOTS as u64 {
                         std::thread::yield_now(); // a slow phase: posters wait for free slots
                     }
-                    ring.done(&r, r.sym.wrapping_mul(7));
+                    ring.done(&r, reply_value(r.sym));
                     seen.fetch_add(1, Relaxed);
                 }
             });
             for th in 0..THREADS {
                 let ticket = &ticket;
                 sc.spawn(move || {
-                    let p = Poster { base, ticket };
+                    let p = Poster { base, ticket, released: &rel };
                     for i in 0..PER {
                         let reply = i % 2 == 0;
                         let w1 = PROXY_AMO as u64 | 8 << 8 | if reply { PROXY_REPLY } else { 0 } | th << 32;
                         let t = p.post([w1, i, i * 3 + 1, 8, i ^ 0x5a5a, th << 40 | i]);
                         if reply {
-                            assert_eq!(p.wait(t), i * 7);
+                            assert_eq!(p.wait(t), reply_value(i));
                         }
                     }
                 });
@@ -372,7 +430,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         let inl = PROXY_INLINE_BYTES as u64;
@@ -414,7 +473,8 @@ mod tests {
         let mem = ring_mem();
         let base = mem.0.as_ptr() as usize;
         let ticket = AtomicU64::new(0);
-        let p = Poster { base, ticket: &ticket };
+        let rel = release_words();
+        let p = Poster { base, ticket: &ticket, released: &rel };
         // SAFETY: mem is zeroed, aligned, RING_BYTES long, alive for the test.
         let ring = unsafe { Ring::new(base) };
         let put = |pe: u64, reply: bool| PROXY_PUT as u64 | if reply { PROXY_REPLY } else { 0 } | pe << 32;

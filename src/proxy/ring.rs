@@ -77,12 +77,16 @@ impl Ring {
         })
     }
 
-    /// Marks request `r` done: with its reply `v` (held until the poster releases the slot)
-    /// when it asked for one, else the slot is free at once.
+    /// Marks request `r` done: when it asked for a reply, `v` in words 6 and 7, each half beside
+    /// the request's tag (proxy_reply_words; the kernel reads both in one 16-byte load and
+    /// takes them only when both carry the tag), word 7 last with release (what the request
+    /// wrote is visible before it); the slot is held until the poster releases it, in device
+    /// memory. Else the slot is free at once.
     pub fn done(&self, r: &Req, v: u64) {
         if r.reply {
-            self.word(r.ticket, 5).store(v, Relaxed);
-            self.word(r.ticket, 7).store((r.ticket + 1) | PROXY_HELD, Release);
+            let (w6, w7) = proxy_reply_words(r.ticket, v);
+            self.word(r.ticket, 6).store(w6, Relaxed);
+            self.word(r.ticket, 7).store(w7, Release);
         } else {
             self.word(r.ticket, 7).store(r.ticket + 1, Release);
         }

@@ -14,7 +14,11 @@
  *   setting VAR VAL  the PEs of the last node (the last PE on one node) set VAR=VAL before init
  *   align_nodes      ishmem_align of large alignments across nodes (common_align)
  *   attr_mpi_comm    ishmemx_init_attr with mpi_comm set
- *   attr_init_rt     ishmemx_init_attr with ISHMEMX_RUNTIME_MPI and initialize_runtime true */
+ *   attr_init_rt     ishmemx_init_attr with ISHMEMX_RUNTIME_MPI and initialize_runtime true
+ *   ll_scratch       (across nodes) small fcollects and reductions, sent to other nodes as
+ *                    flag-in-data messages, after larger ones whose raw bytes filled the same
+ *                    scratch slots with bytes that look like such a message (issue 31)
+ *   ll_size          (2 PEs on 2 nodes) an 8-byte fcollect against a 4-byte one */
 #include "test_util.h"
 #include <unistd.h>
 
@@ -92,6 +96,59 @@ static int team_reuse(void) {
     return test_finish("team_reuse");
 }
 
+/* Issue 31: across nodes the all-send class (fcollect, alltoall, reductions of at most one
+ * scratch slot) sends blocks of at most 512 bytes to a member of another node as one write
+ * whose every byte has its top bit set; the receiver takes the message once every byte of it
+ * shows that bit, so its slot must be zero before. Here every other call is a raw 700-byte
+ * fcollect (above the message size: data and flag) whose bytes all have the top bit set, and
+ * lands in the slot of the same parity as the next-but-one 8-byte call: unless the receiver
+ * zeroed it, it takes the raw bytes for the small call's message (a wrong tag: a mismatch
+ * error, or wrong values). The same for broadcasts: 8-byte ones go through a ring of slots
+ * laid over the slots of 300-byte ones, which are raw. */
+static int ll_scratch(void) {
+    enum { RAW = 700, BRAW = 300, ROUNDS = 40 };
+    int n = t_npes;
+    unsigned char *rsrc = ishmem_malloc(RAW), *rdst = ishmem_malloc((size_t)RAW * n);
+    long *src = ishmem_calloc(1, sizeof(long)), *dst = ishmem_calloc((size_t)n, sizeof(long));
+    long *rs = ishmem_calloc(1, sizeof(long)), *rd = ishmem_calloc(1, sizeof(long));
+    CHECK(rsrc && rdst && src && dst && rs && rd, "PE %d: allocation failed", t_me);
+    for (int r = 0; r < ROUNDS; r++) {
+        if (r % 3 == 1) {
+            for (int i = 0; i < RAW; i++) rsrc[i] = (unsigned char)(0x80 | ((t_me * 31 + r + i) & 0x7f));
+            CHECK_EQ(ishmem_fcollectmem(ISHMEM_TEAM_WORLD, rdst, rsrc, RAW), 0);
+            for (int p = 0; p < n; p++)
+                for (int i = 0; i < RAW; i += 97)
+                    CHECK(rdst[p * RAW + i] == (unsigned char)(0x80 | ((p * 31 + r + i) & 0x7f)),
+                          "PE %d: round %d raw fcollect [%d][%d] = %#x", t_me, r, p, i, rdst[p * RAW + i]);
+            /* a broadcast above the ring's blocks: raw bytes in the parity slot under the ring */
+            CHECK_EQ(ishmem_broadcastmem(ISHMEM_TEAM_WORLD, rdst, rsrc, BRAW, r % n), 0);
+            for (int i = 0; i < BRAW; i += 41)
+                CHECK(rdst[i] == (unsigned char)(0x80 | (((r % n) * 31 + r + i) & 0x7f)),
+                      "PE %d: round %d raw broadcast [%d] = %#x", t_me, r, i, rdst[i]);
+            continue;
+        }
+        *src = 7000L * r + 1;
+        CHECK_EQ(ishmem_broadcastmem(ISHMEM_TEAM_WORLD, dst, src, sizeof(long), r % n), 0);
+        CHECK(dst[0] == 7000L * r + 1, "PE %d: round %d broadcast = %ld", t_me, r, dst[0]);
+        *src = 1000L * r + t_me;
+        CHECK_EQ(ishmem_fcollectmem(ISHMEM_TEAM_WORLD, dst, src, sizeof(long)), 0);
+        for (int p = 0; p < n; p++)
+            CHECK(dst[p] == 1000L * r + p, "PE %d: round %d fcollect [%d] = %ld, want %ld", t_me, r, p, dst[p],
+                  1000L * r + p);
+        *rs = (long)r << 8 | (1L << t_me);
+        CHECK_EQ(ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, rd, rs, 1), 0);
+        CHECK(*rd == (((long)n * r) << 8) + ((1L << n) - 1), "PE %d: round %d sum_reduce = %#lx", t_me, r, *rd);
+    }
+    ishmem_barrier_all();
+    ishmem_free(rd);
+    ishmem_free(rs);
+    ishmem_free(dst);
+    ishmem_free(src);
+    ishmem_free(rdst);
+    ishmem_free(rsrc);
+    return test_finish("ll_scratch");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "FAIL: usage: agree CASE [args]\n");
@@ -142,6 +199,14 @@ int main(int argc, char **argv) {
 
     test_init();
     if (!strcmp(c, "team_reuse")) return team_reuse();
+    if (!strcmp(c, "ll_scratch")) return ll_scratch();
+    if (!strcmp(c, "ll_size")) {
+        long *src = ishmem_calloc(2, 8), *dst = ishmem_calloc(4, 8);
+        src[0] = 7;
+        ishmem_fcollectmem(ISHMEM_TEAM_WORLD, dst, src, t_me == 0 ? 8 : 4);
+        ishmem_barrier_all();
+        return survived("a 4-byte fcollect against an 8-byte one");
+    }
     if (!strcmp(c, "malloc_barrier")) {
         long *p = NULL;
         if (t_me == 0)

@@ -2,6 +2,7 @@
  * implementation, bound by its static-init binder): my_pe/n_pes, p, put, g, atomic
  * fetch_add to PE 0 from every PE, quiet; the host checks with the host API.
  * Build: nvcc -arch=sm_90 kernel_api.cu $(pkg-config --cflags --libs ishmem) */
+#include <cooperative_groups.h>
 #include <ishmem.h>
 #include <ishmemx.h>
 #include "gpu_test.h"
@@ -58,6 +59,106 @@ __global__ void oshmem15(int *heap, int *out) {
     ishmem_quiet();
     out[5] = ishmem_sync(ISHMEM_TEAM_WORLD);
     out[6] = heap[0];
+}
+
+/* Device put and get at every alignment of the copy loop (issue 24: copy() returns once the
+ * widest words covered the range, and its tails are not unrolled): block b runs case b, a
+ * destination offset, a source offset and a length, at the scope of the kernel (0 a thread,
+ * 1 a warp, 2 the block); the put goes to the next PE, the get reads the previous PE's source
+ * into this PE's gdst. Each case owns SWEEP_STRIDE bytes of dst and gdst; the host checks the
+ * bytes of the range and one sentinel byte on each side. */
+#define SWEEP_STRIDE 4608 /* 16 bytes before (a 16-byte aligned start), the longest case at 16 + 8, a byte after */
+#define SWEEP_NOFF 4
+#define SWEEP_NLEN 15
+#define SWEEP_CASES (SWEEP_NOFF * SWEEP_NOFF * SWEEP_NLEN)
+__device__ __host__ static inline void sweep_case(int c, int *doff, int *soff, int *len) {
+    const int offs[SWEEP_NOFF] = {0, 1, 4, 8};
+    const int lens[SWEEP_NLEN] = {0, 1, 3, 15, 16, 17, 31, 48, 64, 100, 255, 256, 257, 1000, 4101};
+    *doff = offs[c % SWEEP_NOFF];
+    *soff = offs[(c / SWEEP_NOFF) % SWEEP_NOFF];
+    *len = lens[c / (SWEEP_NOFF * SWEEP_NOFF)];
+}
+__device__ __host__ static inline unsigned char sweep_byte(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 7 + 1); }
+__global__ void sweep(int scope, unsigned char *dst, unsigned char *gdst, const unsigned char *src) {
+    namespace cg = cooperative_groups;
+    int npes = ishmem_n_pes(), me = ishmem_my_pe();
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    int doff, soff, len;
+    sweep_case(blockIdx.x, &doff, &soff, &len);
+    unsigned char *d = dst + (size_t)blockIdx.x * SWEEP_STRIDE + 16 + doff;
+    unsigned char *g = gdst + (size_t)blockIdx.x * SWEEP_STRIDE + 16 + doff;
+    const unsigned char *s = src + 16 + soff;
+    cg::thread_block blk = cg::this_thread_block();
+    if (scope == 0) {
+        if (threadIdx.x == 0) {
+            ishmem_putmem_nbi(d, s, len, next);
+            ishmem_getmem_nbi(g, s, len, prev);
+        }
+    } else if (scope == 1) {
+        cg::thread_block_tile<32> warp = cg::tiled_partition<32>(blk);
+        if (threadIdx.x < 32) {
+            ishmemx_putmem_nbi_work_group(d, s, len, next, warp);
+            ishmemx_getmem_nbi_work_group(g, s, len, prev, warp);
+        }
+    } else {
+        ishmemx_putmem_nbi_work_group(d, s, len, next, blk);
+        ishmemx_getmem_nbi_work_group(g, s, len, prev, blk);
+    }
+    blk.sync();
+    if (threadIdx.x == 0) ishmem_quiet();
+}
+
+static void check_copy_sweep(void) {
+    int me = ishmem_my_pe(), npes = ishmem_n_pes();
+    int prev = (me + npes - 1) % npes;
+    size_t span = (size_t)SWEEP_CASES * SWEEP_STRIDE;
+    unsigned char *dst = (unsigned char *)ishmem_malloc(span), *gdst = (unsigned char *)ishmem_malloc(span);
+    unsigned char *src = (unsigned char *)ishmem_malloc(SWEEP_STRIDE);
+    unsigned char *host = (unsigned char *)malloc(span), *hsrc = (unsigned char *)malloc(SWEEP_STRIDE);
+    CHECK(dst && gdst && src && host && hsrc, "copy sweep: buffers");
+    if (!dst || !gdst || !src || !host || !hsrc) return;
+    CHECK(((uintptr_t)dst | (uintptr_t)gdst | (uintptr_t)src) % 16 == 0, "copy sweep: heap blocks not 16-byte aligned");
+    for (size_t i = 0; i < SWEEP_STRIDE; i++) hsrc[i] = sweep_byte(me, i);
+    CHECK(cudaMemcpy(src, hsrc, SWEEP_STRIDE, cudaMemcpyHostToDevice) == cudaSuccess, "copy sweep: source");
+    const char *scopes[] = {"thread", "warp", "block"};
+    for (int scope = 0; scope < 3; scope++) {
+        CHECK(cudaMemset(dst, 0xEE, span) == cudaSuccess && cudaMemset(gdst, 0xEE, span) == cudaSuccess &&
+                  cudaDeviceSynchronize() == cudaSuccess,
+              "copy sweep: memset");
+        ishmem_barrier_all();
+        sweep<<<SWEEP_CASES, 128>>>(scope, dst, gdst, src);
+        cudaError_t ce = cudaDeviceSynchronize();
+        CHECK(ce == cudaSuccess, "copy sweep %s kernel: %s", scopes[scope], cudaGetErrorString(ce));
+        ishmem_barrier_all(); /* every PE's puts into this PE are complete */
+        for (int which = 0; which < 2; which++) {
+            /* dst: the previous PE's put of its source; gdst: this PE's get of the previous
+             * PE's source */
+            CHECK(cudaMemcpy(host, which ? gdst : dst, span, cudaMemcpyDeviceToHost) == cudaSuccess, "copy sweep: read back");
+            int bad = 0;
+            for (int c = 0; c < SWEEP_CASES && bad < 3; c++) {
+                int doff, soff, len;
+                sweep_case(c, &doff, &soff, &len);
+                const unsigned char *r = host + (size_t)c * SWEEP_STRIDE + 16 + doff;
+                int first = -2; /* -1: the sentinel before, len: the one after */
+                if (r[-1] != 0xEE) first = -1;
+                for (int i = 0; i < len && first == -2; i++)
+                    if (r[i] != sweep_byte(prev, 16 + soff + i)) first = i;
+                if (first == -2 && r[len] != 0xEE) first = len;
+                if (first != -2) {
+                    bad++;
+                    CHECK(0, "copy sweep %s %s: dest offset %d source offset %d length %d: byte %d is %#x", scopes[scope],
+                          which ? "getmem_nbi" : "putmem_nbi", doff, soff, len, first, r[first]);
+                }
+            }
+            CHECK(bad == 0, "copy sweep %s %s: %d cases wrong (at most 3 listed)", scopes[scope], which ? "get" : "put", bad);
+        }
+    }
+    ishmem_barrier_all();
+    free(host);
+    free(hsrc);
+    ishmem_free(src);
+    ishmem_free(gdst);
+    ishmem_free(dst);
 }
 
 static void check_oshmem15(void) {
@@ -134,6 +235,7 @@ int main(void) {
     ishmem_barrier_all();
     check_fair();
     check_oshmem15();
+    check_copy_sweep();
     cudaFree(seen);
     ishmem_free(counter);
     ishmem_free(data);

@@ -592,10 +592,18 @@ static uint64_t ppost(int wait, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t 
     s[1] = w1, s[2] = w2, s[3] = w3, s[4] = w4, s[5] = w5, s[6] = w6;
     __atomic_store_n(&s[0], t + 1, __ATOMIC_RELEASE);
     if (!wait) return 0;
-    while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) sched_yield();
-    uint64_t v = s[5];
+    /* The reply: both words carry the tag (device_state.h), read word 6 first as the device
+     * may; the slot is released in word 7, which the device's take accepts too. */
+    const uint64_t tag = ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffffull) << 32;
+    uint64_t lo, hi;
+    for (;;) {
+        lo = __atomic_load_n(&s[6], __ATOMIC_RELAXED);
+        hi = __atomic_load_n(&s[7], __ATOMIC_ACQUIRE);
+        if (!(((lo ^ tag) | (hi ^ tag)) >> 32)) break;
+        sched_yield();
+    }
     __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
-    return v;
+    return (lo & 0xffffffffull) | hi << 32;
 }
 static uint64_t pw1(int kind, unsigned width, int op, int reply, int pe) {
     return (uint64_t)kind | (uint64_t)width << 8 | (uint64_t)(op & 0xff) << 16 | (reply ? ISHMEMI_PROXY_REPLY : 0) |

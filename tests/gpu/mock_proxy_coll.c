@@ -55,14 +55,20 @@ static uint64_t post_only(uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, ui
     return t;
 }
 
-/* As the device's proxy_wait: the reply (word 5) of request t; releases the slot. */
+/* As the device's proxy_wait: the reply of request t (its halves in words 6 and 7, each beside
+ * the request's tag: device_state.h); releases the slot (in word 7, which the device's take
+ * accepts as well as the slot's release word in device memory, which this program cannot
+ * write). */
 static uint64_t wait_reply(uint64_t t) {
     volatile uint64_t *s = slot(t);
-    while (__atomic_load_n(&s[7], __ATOMIC_ACQUIRE) != ((t + 1) | ISHMEMI_PROXY_HELD)) {
-    }
-    uint64_t v = s[5];
+    const uint64_t tag = ISHMEMI_PROXY_HELD | ((t + 1) & 0x7fffffffull) << 32;
+    uint64_t lo, hi;
+    do {
+        lo = __atomic_load_n(&s[6], __ATOMIC_RELAXED);
+        hi = __atomic_load_n(&s[7], __ATOMIC_ACQUIRE);
+    } while (((lo ^ tag) | (hi ^ tag)) >> 32);
     __atomic_store_n(&s[7], t + 1, __ATOMIC_RELEASE);
-    return v;
+    return (lo & 0xffffffffull) | hi << 32;
 }
 
 /* One collective request, encoded as cuda_coll.cuh's coll_post does; returns its ticket. */

@@ -139,13 +139,32 @@ impl<'a> Team<'a> {
         } else {
             (None, c)
         };
+        // Across nodes, a ring block whose flag-in-data message (`ll.rs`) fits a ring slot goes
+        // to a member of another node as that message, one write instead of data and flag.
+        let ll = ring && ll::wire_len(nb) <= RING_SLOT && self.ll_on();
         if self.me == root {
+            let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
                 let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
                 match slot {
                     Some(slot) => {
                         self.wait_tag_from(ready, need, c, j);
+                        if let (true, Some((net, pe))) = (ll, self.net_member(j)) {
+                            if msg.is_empty() {
+                                // SAFETY: src is the root's checked source of nb bytes.
+                                ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(src as *const u8, nb) }, &mut msg);
+                            }
+                            // PE j's ring slot of this count, zeroed by PE j after it last read
+                            // it (before its entry into count `need`, seen above).
+                            let at = self.st.remote_at(self.func, "team broadcast slot", slot, msg.len());
+                            // SAFETY: msg holds its bytes until release_sources below.
+                            unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) };
+                            if msg.len() > net.inject_size() {
+                                self.lent.set(true);
+                            }
+                            continue;
+                        }
                         // PE j's slot of this count (in its team area), which PE j last read
                         // for an earlier count before it entered count `need` (seen above) and
                         // reads again only after the flag below.
@@ -167,16 +186,44 @@ impl<'a> Team<'a> {
                 unsafe { self.put_local(dst, src as *const u8, nb) };
             }
             self.release_sources();
+            drop(msg);
         } else {
             if self.must_announce(root, c, need) {
                 self.post_ready(team::PUSH_BCAST, root, c);
             }
-            self.wait_tag(fw, c, root);
+            let (ll, used) = match (ll, slot) {
+                (true, Some(slot)) if self.net_member(root).is_some() => {
+                    let mut seen = 0;
+                    let mut tag = 0;
+                    self.wait(|| {
+                        // SAFETY: the ring slot of count c (8-byte aligned, wire_len(nb) <=
+                        // RING_SLOT), zeroed since its last use, which only the root's
+                        // message of this count writes until this PE enters count c+1.
+                        unsafe { ll::take(slot, nb, &mut seen) }.map(|t| tag = t).is_some()
+                    });
+                    if tag != self.tag(c) {
+                        self.mismatch(root);
+                    }
+                    (true, ll::wire_len(nb))
+                }
+                _ => (false, nb),
+            };
+            if !ll {
+                self.wait_tag(fw, c, root);
+            }
             if let Some(slot) = slot {
-                // The slot holds the root's block of count c (its flag seen) until this PE
-                // enters count c+1.
+                // The slot holds the root's block of count c (its flag or whole message seen)
+                // until this PE enters count c+1.
                 // SAFETY: as just said; dst is this PE's checked dest of nb bytes.
                 unsafe { self.put_local(dst, slot as *const u8, nb) };
+                if self.spans {
+                    // Across nodes a slot must be zero before a flag-in-data message may land
+                    // in it (`ll.rs`), whichever root wrote what here: zeroed before this PE
+                    // announces a later entry, which every reuse of these bytes waits for.
+                    // SAFETY: the bytes this count's block used in this PE's own team area,
+                    // which no PE writes until this PE's next announcement.
+                    unsafe { std::ptr::write_bytes(slot as *mut u8, 0, used) };
+                }
             }
         }
     }
@@ -259,10 +306,33 @@ impl<'a> Team<'a> {
     /// # Safety
     /// `block(j)` is readable for `nb` bytes (this PE's checked source), unchanged until return.
     pub(super) unsafe fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
-        let c = self.push_begin(team::PUSH_REDUCE);
+        let c = self.reduce_begin();
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        let ll = self.ll_ok(nb);
+        // The flag-in-data messages to members on other nodes (one per distinct block), alive
+        // until release_sources below.
+        let mut msgs: Vec<(usize, Vec<u8>)> = Vec::new();
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
+            if let (true, Some((net, pe))) = (ll, self.net_member(j)) {
+                if msgs.last().is_none_or(|m| m.0 != block(j)) {
+                    let mut m = Vec::new();
+                    // SAFETY: block(j) is readable for nb bytes (the caller's contract).
+                    ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(block(j) as *const u8, nb) }, &mut m);
+                    msgs.push((block(j), m));
+                }
+                let m = &msgs[msgs.len() - 1].1;
+                // PE j's scratch slot for this PE and parity, zeroed by PE j before it sent
+                // the message of count c-1 that this PE saw, and read by PE j only once the
+                // whole message is there (`ll.rs`).
+                let at = self.st.remote_at(self.func, "team scratch", self.slot_at(c, self.me), m.len());
+                // SAFETY: m holds m.len() bytes until release_sources below.
+                unsafe { net.flag_bytes(self.func, pe, m.as_ptr(), m.len(), at) };
+                if m.len() > net.inject_size() {
+                    self.lent.set(true);
+                }
+                continue;
+            }
             // PE j's scratch slot for this PE and parity (in its team area; nb <= slot_bytes),
             // which PE j does not read until it sees the flag below.
             // SAFETY: as just said; block(j) per the caller, read until release_sources below.
@@ -270,7 +340,69 @@ impl<'a> Team<'a> {
             self.store_at(fw, j, self.tag(c));
         }
         self.release_sources();
-        self.wait_all(team::PUSH_REDUCE, c);
+        drop(msgs);
+        if !ll {
+            self.wait_all(team::PUSH_REDUCE, c);
+            return c;
+        }
+        // As wait_all, with the members of other nodes' blocks seen whole in their slots.
+        let (mut j, mut seen) = (0, vec![0usize; self.n]);
+        self.wait(|| {
+            while j < self.n {
+                if j != self.me {
+                    if self.net_member(j).is_some() {
+                        // SAFETY: PE j's slot of count c (64-byte aligned, wire_len(nb) <=
+                        // slot_bytes), which only PE j's message writes until this PE zeroes
+                        // it at its next call of the class (`reduce_begin`).
+                        match unsafe { ll::take(self.slot_at(c, j), nb, &mut seen[j]) } {
+                            None => return false,
+                            Some(t) if t != self.tag(c) => self.mismatch(j),
+                            Some(_) => {}
+                        }
+                    } else {
+                        let got = self.load(Self::flag_word(team::PUSH_REDUCE, j));
+                        if got < c << SIG_BITS {
+                            return false;
+                        }
+                        self.check_tag(got, c, j);
+                    }
+                }
+                j += 1;
+            }
+            true
+        });
+        c
+    }
+
+    /// Whether the all-send class sends `nb` bytes to members of other nodes as flag-in-data
+    /// messages (`ll.rs`): a team across nodes, at most `LL_MAX` bytes, the message fitting a
+    /// scratch slot (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
+    pub(super) fn ll_ok(&self, nb: usize) -> bool {
+        self.spans && nb <= LL_MAX && ll::wire_len(nb) <= self.slot_bytes() && self.ll_on()
+    }
+
+    /// Whether flag-in-data messages are on (`ISHMEMI_COLL_LL=0`, a measuring aid: off).
+    pub(super) fn ll_on(&self) -> bool {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| std::env::var("ISHMEMI_COLL_LL").map_or(true, |v| v != "0"))
+    }
+
+    /// Starts a collective of the all-send class: its count. Across nodes it first zeroes the
+    /// scratch slots of count c-1 that members of other nodes write (`ll.rs`: a flag-in-data
+    /// message needs a zeroed slot): this PE is done reading them (its call of count c-1
+    /// returned), and their senders write them again (count c+1) only after seeing this PE's
+    /// message or flag of count c, sent after this.
+    pub(super) fn reduce_begin(&self) -> u64 {
+        let c = self.push_begin(team::PUSH_REDUCE);
+        if self.spans {
+            for j in 0..self.n {
+                if j != self.me && self.net_member(j).is_some() {
+                    // SAFETY: PE j's scratch slot of count c-1 in this PE's team area (as just
+                    // said, nobody reads or writes it now).
+                    unsafe { std::ptr::write_bytes(self.slot_at(c - 1, j) as *mut u8, 0, self.slot_bytes()) };
+                }
+            }
+        }
         c
     }
 
@@ -338,7 +470,7 @@ impl<'a> Team<'a> {
     /// As `collect`.
     pub(super) unsafe fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
         let cap = self.slot_bytes() - 8;
-        let c = self.push_begin(team::PUSH_REDUCE);
+        let c = self.reduce_begin();
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         let inline = if nb <= cap { nb } else { 0 };
         // What goes to members on other nodes: the size, then the inline block, in one put.

@@ -33,6 +33,32 @@ pub const PROXY_RING_BYTES: usize = PROXY_SLOTS * (64 + PROXY_INLINE_BYTES);
 /// allocated right after the ring, in one allocation with it (two halves used in turn).
 pub const PROXY_STAGE_BYTES: usize = 1 << 20;
 pub const PROXY_HELD: u64 = 1 << 63;
+
+/// The tag of request `t`'s reply words (include/ishmem/device_state.h): PROXY_HELD and the low
+/// 31 bits of `t + 1`, in the upper half of words 6 and 7.
+pub const fn proxy_reply_tag(t: u64) -> u64 {
+    PROXY_HELD | ((t + 1) & 0x7fff_ffff) << 32
+}
+
+/// Words 6 and 7 of request `t` replied with `v`: the tag beside each half of `v`. The proxy
+/// stores word 6, then word 7.
+pub const fn proxy_reply_words(t: u64, v: u64) -> (u64, u64) {
+    let tag = proxy_reply_tag(t);
+    (tag | (v & 0xffff_ffff), tag | v >> 32)
+}
+
+/// The reply of request `t` from words 6 and 7 as the waiter read them, each whole but not
+/// necessarily at one instant (the device's proxy_wait reads both in one 16-byte load, which
+/// PTX does not promise to be one access): `None` unless both words carry the tag, so a word
+/// read before the proxy wrote it (its own request's word 6, an earlier occupant's reply, word
+/// 7 not yet done) is never combined with a new one.
+pub const fn proxy_reply_of(t: u64, w6: u64, w7: u64) -> Option<u64> {
+    let tag = proxy_reply_tag(t);
+    if ((w6 ^ tag) | (w7 ^ tag)) >> 32 != 0 {
+        return None;
+    }
+    Some((w6 & 0xffff_ffff) | w7 << 32)
+}
 pub const PROXY_REPLY: u64 = 1 << 24;
 /// `ISHMEMI_PROXY_INLINE`: a put whose bytes are in its slot's inline area.
 pub const PROXY_INLINE: u64 = 1 << 25;
