@@ -310,3 +310,12 @@ add_run(conns.fabric_tcp.ishmrun.8 "^PASS: conns \\(8 PEs\\)$" "fabric;ishmrun"
   ${ISHMEM_RUN} --timeout 80 -n 8 $<TARGET_FILE:conns>)
 set_tests_properties(conns.fabric_tcp.ishmrun.8 PROPERTIES
   ENVIRONMENT "ISHMEM_NODE_SPLIT=4;ISHMEM_COLL_CHECK_MS=0;FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
+# The same program then checks which form the world team's 8-byte sum_reduce and fcollect
+# took, by a member's connections: without ISHMEM_COLL_TREE_MIN (the default, 16: push at 8
+# PEs) every PE of another node (6); with ISHMEM_COLL_TREE_MIN=8 (the tree from 8 PEs on) only
+# its tree neighbours on other nodes (0 for members of 2-PE nodes). Either run fails if the
+# default or the override stops taking effect.
+add_run(conns_tree.fabric_tcp.ishmrun.8 "^PASS: conns \\(8 PEs\\)$" "fabric;ishmrun"
+  ${ISHMEM_RUN} --timeout 80 -n 8 $<TARGET_FILE:conns>)
+set_tests_properties(conns_tree.fabric_tcp.ishmrun.8 PROPERTIES
+  ENVIRONMENT "ISHMEM_NODE_SPLIT=4;ISHMEM_COLL_CHECK_MS=0;ISHMEM_COLL_TREE_MIN=8;FI_TCP_IFACE=lo;ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")

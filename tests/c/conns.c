@@ -104,5 +104,52 @@ int main(void) {
               t_me, conns, nodes);
     }
     ishmem_barrier_all();
+
+    /* Which form the world team's small reductions and fcollects take: the tree when the team
+     * spans nodes and has at least ISHMEM_COLL_TREE_MIN PEs (default 16, docs/ENV.md), else the
+     * push form. The push form connects every PE to every PE of another node; the tree only to
+     * its binomial-tree parent and children (place r: parent r & (r - 1), children r + 2^j for
+     * 2^j below r's lowest set bit), of which those on other nodes need a connection. A member
+     * (not a leader) holds what ishmem_malloc below connected (one here) before them;
+     * the push form adds one to every PE of another node, the tree only its far tree neighbours
+     * (none for members of 2-PE nodes). */
+    const char *tm = getenv("ISHMEM_COLL_TREE_MIN");
+    long tree_min = tm && *tm ? strtol(tm, NULL, 0) : 16;
+    int tree = tree_min > 0 && t_npes >= (tree_min < 2 ? 2 : tree_min);
+    long *src = ishmem_malloc(sizeof(long)), *sum = ishmem_malloc(sizeof(long));
+    long *all = ishmem_malloc(t_npes * sizeof(long));
+    CHECK(src && sum && all, "ishmem_malloc failed");
+    *src = 1000 + t_me;
+    ishmem_barrier_all();
+    /* ishmem_malloc's call check reads the next PE (on another node for a member): one
+     * connection before the collectives */
+    long before = tcp_established();
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(ishmem_long_sum_reduce(ISHMEM_TEAM_WORLD, sum, src, 1), 0);
+        CHECK_EQ(*sum, 1000L * t_npes + (long)t_npes * (t_npes - 1) / 2);
+        CHECK_EQ(ishmem_long_fcollect(ISHMEM_TEAM_WORLD, all, src, 1), 0);
+        for (int j = 0; j < t_npes; j++) CHECK_EQ(all[j], 1000 + j);
+    }
+    ishmem_barrier_all();
+    long after = tcp_established();
+    int tree_far = 0; /* tree neighbours of this PE on other nodes */
+    if (t_me > 0 && (t_me & (t_me - 1)) / ppn != t_me / ppn) tree_far++;
+    for (int b = 1; b < t_npes && (t_me & b) == 0; b <<= 1)
+        if (t_me + b < t_npes && (t_me + b) / ppn != t_me / ppn) tree_far++;
+    printf("conns: PE %d (%s) holds %ld TCP connections after %s reductions and fcollects, %ld before "
+           "(ISHMEM_COLL_TREE_MIN %ld)\n",
+           t_me, leader ? "leader" : "member", after, tree ? "tree" : "push", before, tree_min);
+    fflush(stdout);
+    if (!leader && tree)
+        CHECK(after <= before + tree_far,
+              "member PE %d holds %ld TCP connections after world sum_reduce and fcollect of 8 B, %ld before; want at "
+              "most %ld more (tree form: %d PEs, %d nodes, ISHMEM_COLL_TREE_MIN %ld)",
+              t_me, after, before, (long)tree_far, t_npes, nodes, tree_min);
+    if (!leader && !tree)
+        CHECK(after >= t_npes - ppn,
+              "member PE %d holds %ld TCP connections after world sum_reduce and fcollect of 8 B; want at least %d, "
+              "one to every PE of another node (push form: %d PEs, %d nodes, ISHMEM_COLL_TREE_MIN %ld)",
+              t_me, after, t_npes - ppn, t_npes, nodes, tree_min);
+    ishmem_barrier_all();
     return test_finish("conns");
 }

@@ -91,9 +91,9 @@ impl<'a> Team<'a> {
         });
     }
 
-    /// Bytes of one scratch slot of the reductions (a multiple of 64).
+    /// Bytes of one scratch slot of the reductions (`push_slot_bytes`).
     pub(super) fn slot_bytes(&self) -> usize {
-        team::PUSH_SCRATCH_BYTES / (2 * self.n) / 64 * 64
+        push_slot_bytes(self.n)
     }
 
     /// Byte offset in the team area of scratch slot (parity of `c`, sender `j`).
@@ -437,7 +437,7 @@ impl<'a> Team<'a> {
         for j in 0..upto {
             let p = if j == self.me { src } else { self.slot_at(c, j) } as *const T;
             // SAFETY: p is this PE's checked, aligned source, or the scratch slot PE j filled
-            // with nelem T before its flag (seen by wait_all); slots are 64-byte aligned. No
+            // with nelem T before its flag (seen by wait_all); slots are 16-byte aligned. No
             // PE writes either until this PE's next push of the class; neither overlaps acc
             // (in place, acc is buf).
             let v = unsafe { std::slice::from_raw_parts(p, nelem) };
@@ -537,5 +537,36 @@ impl<'a> Team<'a> {
             self.sync();
         }
         total
+    }
+}
+
+/// Bytes of one scratch slot of the push reductions in a team of `n` PEs (2 x n slots share
+/// `PUSH_SCRATCH_BYTES`): whole cache lines where one fits (up to 48 PEs), else a multiple of
+/// 16 (49 to 64 PEs: 48 bytes). Rounding down to 64 there gave 0-byte slots, so that from 49
+/// PEs every reduction and scan left the push path for the synchronized one (every PE reading
+/// every member: the 31x jump of sum_reduce from 32 to 64 PEs in docs/SCALING.md).
+pub(super) fn push_slot_bytes(n: usize) -> usize {
+    let raw = team::PUSH_SCRATCH_BYTES / (2 * n);
+    if raw >= 64 {
+        raw / 64 * 64
+    } else {
+        raw / 16 * 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every team size that takes the push paths (2..=PUSH_PES) has slots for a one-element
+    /// reduction of every type (up to 16 bytes, aligned to 16), inside the scratch.
+    #[test]
+    fn push_slots_fit_every_push_team() {
+        for n in 2..=team::PUSH_PES {
+            let s = push_slot_bytes(n);
+            assert!(s >= 16 && s % 16 == 0, "team of {n} PEs: push slot of {s} bytes, want a multiple of 16 of at least 16");
+            assert!(2 * n * s <= team::PUSH_SCRATCH_BYTES, "team of {n} PEs: 2 x {n} slots of {s} bytes overflow the scratch");
+            assert!(s <= team::PUSH_SCRATCH_BYTES / 4, "team of {n} PEs: slot of {s} bytes beyond combine_pushed's buffer");
+        }
     }
 }
