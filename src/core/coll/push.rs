@@ -351,7 +351,7 @@ impl<'a> Team<'a> {
             while j < self.n {
                 if j != self.me {
                     if self.net_member(j).is_some() {
-                        // SAFETY: PE j's slot of count c (64-byte aligned, wire_len(nb) <=
+                        // SAFETY: PE j's slot of count c (16-byte aligned, wire_len(nb) <=
                         // slot_bytes), which only PE j's message writes until this PE zeroes
                         // it at its next call of the class (`reduce_begin`).
                         match unsafe { ll::take(self.slot_at(c, j), nb, &mut seen[j]) } {
