@@ -157,12 +157,8 @@ impl<'a> Team<'a> {
                             }
                             // PE j's ring slot of this count, zeroed by PE j after it last read
                             // it (before its entry into count `need`, seen above).
-                            let at = self.st.remote_at(self.func, "team broadcast slot", slot, msg.len());
                             // SAFETY: msg holds its bytes until release_sources below.
-                            unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) };
-                            if msg.len() > net.inject_size() {
-                                self.lent.set(true);
-                            }
+                            unsafe { self.send_ll(net, pe, &msg, "team broadcast slot", slot) };
                             continue;
                         }
                         // PE j's slot of this count (in its team area), which PE j last read
@@ -325,12 +321,8 @@ impl<'a> Team<'a> {
                 // PE j's scratch slot for this PE and parity, zeroed by PE j before it sent
                 // the message of count c-1 that this PE saw, and read by PE j only once the
                 // whole message is there (`ll.rs`).
-                let at = self.st.remote_at(self.func, "team scratch", self.slot_at(c, self.me), m.len());
-                // SAFETY: m holds m.len() bytes until release_sources below.
-                unsafe { net.flag_bytes(self.func, pe, m.as_ptr(), m.len(), at) };
-                if m.len() > net.inject_size() {
-                    self.lent.set(true);
-                }
+                // SAFETY: m holds its bytes until release_sources below.
+                unsafe { self.send_ll(net, pe, m, "team scratch", self.slot_at(c, self.me)) };
                 continue;
             }
             // PE j's scratch slot for this PE and parity (in its team area; nb <= slot_bytes),
@@ -374,6 +366,21 @@ impl<'a> Team<'a> {
         c
     }
 
+    /// Sends the flag-in-data message `msg` (`ll.rs`) to `pe`, a member on another node
+    /// reached through `net`, into `slot` of its team area (`what` names the slot in errors).
+    ///
+    /// # Safety
+    /// `msg` stays alive and unchanged until `release_sources` returns (a put longer than the
+    /// inject size reads it until then).
+    unsafe fn send_ll(&self, net: &crate::core::net::Net, pe: usize, msg: &[u8], what: &str, slot: usize) {
+        let at = self.st.remote_at(self.func, what, slot, msg.len());
+        // SAFETY: msg is readable for its length until release_sources (the caller's contract).
+        unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) };
+        if msg.len() > net.inject_size() {
+            self.lent.set(true);
+        }
+    }
+
     /// Whether the all-send class sends `nb` bytes to members of other nodes as flag-in-data
     /// messages (`ll.rs`): a team across nodes, at most `LL_MAX` bytes, the message fitting a
     /// scratch slot (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
@@ -384,7 +391,7 @@ impl<'a> Team<'a> {
     /// Whether flag-in-data messages are on (`ISHMEMI_COLL_LL=0`, a measuring aid: off).
     pub(super) fn ll_on(&self) -> bool {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| std::env::var("ISHMEMI_COLL_LL").map_or(true, |v| v != "0"))
+        *ON.get_or_init(|| crate::env::aid_on("ISHMEMI_COLL_LL"))
     }
 
     /// Starts a collective of the all-send class: its count. Across nodes it first zeroes the

@@ -564,21 +564,16 @@ thread_local! {
     static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// A measuring aid read once: `name=0` turns the behaviour off.
-fn aid_on(name: &str) -> bool {
-    std::env::var(name).map_or(true, |v| v != "0")
-}
-
 /// Whether `poll_in_wait` is lean (`ISHMEMI_WAIT_LEAN`, default on).
 fn wait_lean() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_LEAN"))
+    *V.get_or_init(|| crate::env::aid_on("ISHMEMI_WAIT_LEAN"))
 }
 
 /// Whether a library wait sends the progress thread aside (`ISHMEMI_WAIT_ASIDE`, default on).
 fn wait_aside() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *V.get_or_init(|| aid_on("ISHMEMI_WAIT_ASIDE"))
+    *V.get_or_init(|| crate::env::aid_on("ISHMEMI_WAIT_ASIDE"))
 }
 
 /// How [`Fabric`]'s sleep on the CQ's wait fd ended.
