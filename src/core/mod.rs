@@ -325,21 +325,21 @@ pub fn finalize(func: &str) {
         crate::wait::progress_on(false);
         n.retire(Duration::from_secs(2));
     }
+    // How the progress thread's waits ended (`ISHMEMI_PROXY_PROFILE=1`, a measuring aid; issue
+    // 31 counted its wake-ups in a barrier loop with it).
+    if let Some(n) = st.net.as_ref().filter(|_| std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1")) {
+        let [w, t, a, b] = n.fab.wait_stats();
+        crate::ffi::emit(&format!(
+            "[PE {}] progress thread profile (waits ended): woken {w}, timed out {t}, pending work {a}, busy or no fd {b}",
+            st.me
+        ));
+    }
     if let Some(g) = &st.gpu {
         // Nobody uses a peer's heap after the barrier; nobody frees a heap a peer still maps
         // (only the PEs of this node map it: their barrier, not the world's, which would use
         // the heaps just unmapped).
         cuda::binders::withdraw();
         g.unmap_peers(func);
-        if let Some(n) = st.net.as_ref() {
-            if n.stage.is_some() && std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1") {
-                let [w, t, a, b] = n.fab.wait_stats();
-                crate::ffi::emit(&format!(
-                    "[PE {}] progress thread profile (waits ended): woken {w}, timed out {t}, pending work {a}, busy or no fd {b}",
-                    st.me
-                ));
-            }
-        }
         if let Some(s) = st.net.as_ref().and_then(|n| n.stage.as_ref()) {
             s.close();
         }

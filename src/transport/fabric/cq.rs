@@ -53,14 +53,15 @@ impl Fabric {
         if done(self) {
             return Ok(());
         }
-        struct Waiting<'a>(&'a AtomicUsize);
+        struct Waiting<'a>(&'a Fabric);
         impl Drop for Waiting<'_> {
             fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::Relaxed);
+                crate::wait::note_drove();
+                self.0.waiting.fetch_sub(1, Ordering::Relaxed);
             }
         }
         self.waiting.fetch_add(1, Ordering::Relaxed);
-        let _waiting = Waiting(&self.waiting);
+        let _waiting = Waiting(self);
         let (mut spins, mut mark, mut since) = (0u32, u64::MAX, Instant::now());
         let (start, mut nap) = (since, AUTO_NAP_MIN);
         let manual = self.info.data_progress_manual;
@@ -400,7 +401,11 @@ impl Fabric {
         let fd = self.objs.wait_fd;
         // A library wait that polls drives the provider itself (`wait::library_waiters`).
         let lib = wait_aside() && crate::wait::library_waiters() > 0;
-        if aside && fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || lib) {
+        // A thread of this PE drove the provider in a wait within the last `max`: it most
+        // likely communicates and waits in a loop and drives it again sooner than this
+        // thread would help (`wait::drove_within`).
+        let recent = wait_aside() && crate::wait::drove_within(max);
+        if aside && fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || lib || recent) {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(max);
             return;

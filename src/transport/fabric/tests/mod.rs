@@ -321,6 +321,49 @@ fn progress_thread_aside_while_a_library_wait_polls() {
     assert_eq!(aside[..3], alone[..3], "aside, the step neither waits on the fd nor for work ({alone:?} -> {aside:?})");
 }
 
+/// Where waits spin, a wait that ended within the progress thread's `max` keeps the thread
+/// aside as a polling waiter does (`wait::drove_within`): a PE that communicates and waits in
+/// a loop drives the provider itself between its waits. Once `max` has passed, or where waits
+/// do not spin (more PEs than CPUs), the step waits on the fd again, so a PE that computes is
+/// still served.
+#[test]
+fn progress_thread_aside_after_a_recent_wait() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("progress_thread_aside_after_a_recent_wait", 60);
+    let _one = crate::wait::PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    let f = Fabric::open(Some(TCP), 2).unwrap();
+    assert!(f.has_wait_fd());
+    let (idle, max) = (Duration::from_micros(100), Duration::from_millis(200));
+    let step = |f: &Fabric| {
+        let before = f.wait_stats();
+        f.progress_wait(idle, max, true);
+        let after = f.wait_stats();
+        after[3] == before[3] + 1
+    };
+    crate::wait::set_spinning(true);
+    crate::wait::note_drove();
+    let aside = step(&f);
+    // (The network waits of tests running beside this one note drives too: wait until none
+    // is recent, and try again if one came in between.)
+    let t0 = Instant::now();
+    let later = loop {
+        while crate::wait::drove_within(max) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "a drive stayed recent");
+            thread::sleep(Duration::from_millis(20));
+        }
+        let aside = step(&f);
+        if !aside || t0.elapsed() > Duration::from_secs(20) {
+            break aside;
+        }
+    };
+    crate::wait::note_drove();
+    crate::wait::set_spinning(false);
+    let not_spinning = step(&f);
+    assert!(aside, "a wait that just ended sends the step aside");
+    assert!(!later, "after max without a wait the step waits on the fd again");
+    assert!(!not_spinning, "where waits do not spin, a recent wait does not send the step aside");
+}
+
 #[test]
 fn rma_tcp() {
     let Some(_g) = setup() else { return };
