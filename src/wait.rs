@@ -37,7 +37,7 @@ static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
 /// completion (the provider signals its wait fd for each) only took the core and the
 /// provider's locks from it (issue 31: barrier_all and the small collectives across nodes).
 /// A waiter that reaches its sleeping phase is no longer counted, so an idle PE's progress
-/// thread serves arrivals at once again.
+/// thread serves arrivals at once again; traffic that brings it back to polling counts it again.
 static LIB_WAITERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether this process's waits spin (`ISHMEM_WAIT_SPIN` > 0 after the oversubscription
@@ -265,7 +265,8 @@ pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl
     }
     // Not where the machine has more PEs than CPUs (spin 0): there a waiter that yields may
     // wait long for a core, and a progress thread woken by the arrival is scheduled sooner.
-    let mut counted = Counted(spin > 0 && NET_PROGRESS.load(Relaxed));
+    let countable = spin > 0 && NET_PROGRESS.load(Relaxed);
+    let mut counted = Counted(countable);
     if counted.0 {
         LIB_WAITERS.fetch_add(1, Relaxed);
     }
@@ -274,9 +275,17 @@ pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl
     let mut next: Option<Instant> = None;
     while !done() {
         b.snooze();
-        if counted.0 && b.is_sleeping() {
+        let sleeping = b.is_sleeping();
+        if counted.0 && sleeping {
             LIB_WAITERS.fetch_sub(1, Relaxed);
             counted.0 = false;
+        } else if countable && !counted.0 && !sleeping {
+            // Traffic woke the waiter from its sleeping phase back into polling (`snooze`,
+            // `BUSY`): it drives the provider again, so the progress thread goes aside again
+            // (issue 31: a target whose barrier wait had once slept stayed uncounted, and its
+            // progress thread, woken by every arrival, served a g loop 8 us slower).
+            LIB_WAITERS.fetch_add(1, Relaxed);
+            counted.0 = true;
         }
         if check_ms > 0 && b.is_sleeping() {
             let now = Instant::now();
@@ -325,6 +334,51 @@ mod tests {
             assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
             std::thread::yield_now();
         }
+    }
+
+    static TEST_BUSY: AtomicBool = AtomicBool::new(false);
+    fn test_step() {}
+    fn test_busy() -> bool {
+        TEST_BUSY.load(Ordering::Acquire)
+    }
+    fn test_block(d: Duration) {
+        std::thread::sleep(d)
+    }
+
+    /// A spinning network wait that reached its sleeping phase is uncounted (its PE's progress
+    /// thread serves arrivals); when traffic brings it back to polling (`BUSY`) it is counted
+    /// again, so the progress thread goes aside again.
+    #[test]
+    fn a_waiter_woken_back_to_polling_is_counted_again() {
+        let _one = PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        set_progress(test_step, test_busy, test_block);
+        if BUSY.get().map(|f| *f as usize) != Some(test_busy as fn() -> bool as usize) {
+            eprintln!("a_waiter_woken_back_to_polling_is_counted_again: another busy test is registered; not run");
+            return;
+        }
+        // Busy at first: the waiter keeps polling and stays counted (no window to miss).
+        TEST_BUSY.store(true, Ordering::Release);
+        progress_on(true);
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t0 = Instant::now();
+        let t = std::thread::spawn(move || until(10, 50, || f2.load(Ordering::Acquire)));
+        let wait_for = |want: usize, what: &str| {
+            while library_waiters() != want {
+                assert!(t0.elapsed() < Duration::from_secs(20), "{what}");
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        };
+        wait_for(1, "the spinning waiter was never counted");
+        TEST_BUSY.store(false, Ordering::Release);
+        wait_for(0, "the waiter was not uncounted in its sleeping phase");
+        TEST_BUSY.store(true, Ordering::Release);
+        wait_for(1, "traffic brought the waiter back to polling, but it was not counted again");
+        TEST_BUSY.store(false, Ordering::Release);
+        flag.store(true, Ordering::Release);
+        t.join().unwrap();
+        progress_on(false);
+        wait_for(0, "the waiter stayed counted after it returned");
     }
 
     #[test]
