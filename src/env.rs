@@ -135,13 +135,13 @@ pub fn var(name: &str) -> Option<&'static Var> {
     VARS.iter().find(|v| v.name == name)
 }
 
-/// Parses a boolean value.
 /// A measuring aid (`ISHMEMI_*`: not in the table, not for users): `name=0` turns the
 /// behaviour it names off; unset or any other value leaves it on.
 pub fn aid_on(name: &str) -> bool {
     std::env::var(name).map_or(true, |v| v != "0")
 }
 
+/// Parses a boolean value.
 pub fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "1" | "y" | "yes" | "true" | "on" => Ok(true),

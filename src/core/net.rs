@@ -175,9 +175,9 @@ impl Net {
         let delivery_per_put = std::env::var("ISHMEMI_OFI_DELIVERY").is_ok_and(|v| v == "1");
         // ISHMEMI_OFI_AMO_BATCH=0 (a measuring aid): every non-fetching AMO is one provider
         // atomic instead of a batch entry (transport/fabric/batch.rs).
-        let amo_batch = std::env::var("ISHMEMI_OFI_AMO_BATCH").map_or(true, |v| v != "0");
+        let amo_batch = crate::env::aid_on("ISHMEMI_OFI_AMO_BATCH");
         // ISHMEMI_OFI_DELIVERY_LONE=0 (a measuring aid): a lone put is flushed at quiet too.
-        let delivery_lone = std::env::var("ISHMEMI_OFI_DELIVERY_LONE").map_or(true, |v| v != "0");
+        let delivery_lone = crate::env::aid_on("ISHMEMI_OFI_DELIVERY_LONE");
         // ISHMEMI_OFI_AMO_FETCH_MSG=1 (a measuring aid): fetching AMOs as request messages
         // (transport/fabric/batch.rs) instead of the provider's atomics (no gain measured).
         let amo_fetch_msg = std::env::var("ISHMEMI_OFI_AMO_FETCH_MSG").is_ok_and(|v| v == "1");
@@ -186,7 +186,7 @@ impl Net {
         let put_bounce_max = std::env::var("ISHMEMI_OFI_PUT_BOUNCE").ok().and_then(|v| v.parse().ok()).unwrap_or(64 << 10);
         // ISHMEMI_OFI_PUT_SIGNAL_INLINE=0 (a measuring aid): a put with signal is a put, a
         // fence and the signal's AMO, never one batch group.
-        let put_signal_inline = std::env::var("ISHMEMI_OFI_PUT_SIGNAL_INLINE").map_or(true, |v| v != "0");
+        let put_signal_inline = crate::env::aid_on("ISHMEMI_OFI_PUT_SIGNAL_INLINE");
         let opts = Options {
             amo_batch,
             delivery_lone,
