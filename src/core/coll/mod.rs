@@ -81,9 +81,9 @@
 //! flushed by quiet (`Fabric::put_flag`): their target sees them by waiting for them; the
 //! barrier before a process leaves (`State::barrier`) sends its flags as atomic writes, which
 //! quiet waits to be acknowledged (`sync_delivered`).
-//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class (blocks
-//! of at most `LL_MAX` bytes) and the broadcast ring (blocks whose message fits a ring slot)
-//! send data and flag as one write, every byte carrying a mark bit; the receiver takes it once
+//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class and the
+//! broadcast slots (ring or parity), where the block's message fits its slot, send data and
+//! flag as one write, every byte carrying a mark bit; the receiver takes it once
 //! every byte shows its mark (no reliance on the byte order inside a write) and checks the tag
 //! it carries as it would a flag's. A slot must be zero before such a message: the reader
 //! zeroes the slots it read (broadcast: after copying out; all-send class: the previous
@@ -134,9 +134,6 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// over the two parity slots of the broadcast scratch (`broadcast_push`).
 const RING: usize = 16;
 const RING_SLOT: usize = 2 * team::BCAST_SLOT / RING;
-/// Across nodes, the all-send class sends blocks of at most this many bytes to members of
-/// other nodes as flag-in-data messages (`ll.rs`, `Team::ll_ok`).
-const LL_MAX: usize = 512;
 /// Teams across nodes up to this size take the push paths of broadcast, fcollect and alltoall
 /// at any size (`push_ok`); larger ones the scatter and pull algorithms, which spread the
 /// root's sends.
