@@ -42,7 +42,8 @@
 //!   of each sender it needs is >= its own count. Flags are per sender, one writer each, values
 //!   only grow: a sender one collective ahead writes a larger count after the data of the
 //!   current one, never a value that hides a slower PE's missing arrival.
-//!   Broadcasts of at most BCAST_SLOT bytes go through the member's broadcast slot of the
+//!   Broadcasts of at most BCAST_SLOT_NODE bytes (across nodes BCAST_SLOT: 1 and 5 KiB) go
+//!   through the member's broadcast slot of the
 //!   count's parity instead of its dest: the root stores into it once the member announced
 //!   that it entered count c-1 (so it is done reading the slot's count c-2), and the member
 //!   copies the slot into its dest after the flag. fcollect and alltoall of at most one
@@ -89,9 +90,11 @@
 //! zeroes the slots it read (broadcast: after copying out; all-send class: the previous
 //! count's slots at the start of the next call, `reduce_begin`) before the announcement or
 //! message after which a sender may write them again.
-//! A network put longer than the provider's inject size reads its source until it completes
-//! locally, so push collectives wait for that before they return (`release_sources`); the
-//! synchronized ones complete their puts in the sync's quiet. Waits poll local memory and
+//! A flag-in-data message longer than the put ring's bounce size reads its source until it
+//! completes locally (`Fabric::put_message`), so push collectives wait for that before they
+//! return (`release_sources`); data puts (`Net::put`) and shorter messages leave the source
+//! free on return (injected or copied into the put ring: on tcp;ofi_rxm a write's local
+//! completion waits for the target's acknowledgement). Waits poll local memory and
 //! drive the provider (the progress hook of `wait`). Teams of at most `NET_PUSH_PES` PEs take the push
 //! paths of broadcast, fcollect and alltoall at any size (`push_ok`). The sync is two-level
 //! (`sync_nodes`): shared memory inside a node, dissemination among the nodes' leaders.
@@ -398,13 +401,11 @@ impl<'a> Team<'a> {
         }
         if let Some((net, pe)) = self.net_member(i) {
             let at = self.st.remote_at(self.func, "dest", dst, n);
-            // SAFETY: src is a host buffer of n bytes; a put longer than the inject size reads
-            // it until it completes locally, which `release_sources` (or a sync's quiet) waits
-            // for before the collective returns.
+            // SAFETY: src is a host buffer of n bytes, free again on return (`Net::put`:
+            // injected, copied into the put ring, or waited for), so nothing is lent to
+            // `release_sources` (whose wait for local completion costs a round trip on
+            // tcp;ofi_rxm).
             unsafe { net.put(self.func, pe, src, n, at) };
-            if n > net.inject_size() {
-                self.lent.set(true);
-            }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
             net.fence(self.func);

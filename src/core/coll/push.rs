@@ -102,7 +102,8 @@ impl<'a> Team<'a> {
     }
 
     /// Broadcast by the root's pushes; each member announces its entry to the root, waits for
-    /// the root's flag of the count. Blocks up to `BCAST_SLOT` bytes go to the member's
+    /// the root's flag of the count. Blocks up to `BCAST_SLOT_NODE` bytes (across nodes
+    /// `BCAST_SLOT`, which a 4 KiB block's flag-in-data message fits) go to the member's
     /// broadcast slot of the count's parity (not its dest), as soon as the member entered the
     /// previous broadcast (then it has read the slot's last contents, of count c-2), and the
     /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
@@ -130,7 +131,7 @@ impl<'a> Team<'a> {
             let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
             self.set_own(team::W_BCAST_RING, c);
             (Some(base + (c as usize % RING) * RING_SLOT), need)
-        } else if nb <= team::BCAST_SLOT {
+        } else if nb <= if self.spans { team::BCAST_SLOT } else { team::BCAST_SLOT_NODE } {
             let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
             if self.spans {
                 self.set_own(team::W_BCAST_PAR, c);
