@@ -169,7 +169,7 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
  * the slot's descriptor (size 0 when free) is kept at ISHMEMI_TEAM_DESC_WORD, so a kernel can
  * look a team up in the heap: the host writes it at init, split and destroy. Layout in
  * uint64_t words from the area's start: */
-#define ISHMEMI_TEAM_AREA_BYTES 20480 /* 1 KiB of sync words, then the push region below */
+#define ISHMEMI_TEAM_AREA_BYTES 12288 /* 1 KiB of sync words, then the push region below */
 #define ISHMEMI_TEAM_SYNC_EPOCH 0   /* team syncs this PE completed (own use) */
 #define ISHMEMI_TEAM_SYNC_VALUE 1   /* a value this PE publishes to the team (collect: bytes) */
 #define ISHMEMI_TEAM_SYNC_ROUND 8   /* word 8+k: dissemination round k's flag, written by the */
@@ -194,7 +194,7 @@ _Static_assert(sizeof(ishmemi_team_desc_t) == 32, "ishmemi_team_desc_t layout");
                                     /*   class team PE j entered (it may be stored into now) */
 #define ISHMEMI_TEAM_PUSH_SCRATCH 4096       /* bytes 4096..10239: the all-send class's */
 #define ISHMEMI_TEAM_PUSH_SCRATCH_BYTES 6144 /*   scratch, 2 x size slots (count parity, sender) */
-#define ISHMEMI_TEAM_BCAST_SCRATCH 10240     /* bytes 10240..20479: 2 broadcast slots (count */
-#define ISHMEMI_TEAM_BCAST_SLOT 5120         /*   parity) a root fills before the member enters */
+#define ISHMEMI_TEAM_BCAST_SCRATCH 10240     /* bytes 10240..12287: 2 broadcast slots (count */
+#define ISHMEMI_TEAM_BCAST_SLOT 1024         /*   parity) a root fills before the member enters */
 
 #endif

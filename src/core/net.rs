@@ -646,24 +646,20 @@ impl Net {
     }
 
     /// A collective's flag-in-data message (`core::coll::ll`): a put of `n` bytes that quiet
-    /// does not flush, ordered after this PE's earlier puts to `pe` as `flag` is. Returns
-    /// whether the network still reads `src` (`Fabric::put_message`: only past the put ring's
-    /// bounce size), until `complete_local` returns.
+    /// does not flush, ordered after this PE's earlier puts to `pe` as `flag` is.
     ///
     /// # Safety
-    /// `src` must be readable for `n` bytes until the call returns, and, when it returns true,
-    /// unchanged until `complete_local` returns.
-    pub unsafe fn flag_bytes(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) -> bool {
+    /// `src` must be readable for `n` bytes until the call returns, and, when `n` exceeds
+    /// `inject_size`, unchanged until `complete_local` returns.
+    pub unsafe fn flag_bytes(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
         if let Some(s) = self.staged(func, pe, at) {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
-            unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
-            return false;
+            return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
         }
         self.direct();
         // SAFETY: forwarded contract.
-        match unsafe { self.fab.put_message(pe, src, n, at) } {
-            Ok(lent) => lent,
-            Err(e) => net_fatal(func, &format!("network put of a collective's message to PE {pe}: {e}")),
+        if let Err(e) = unsafe { self.fab.put_unflushed(pe, src, n, at, true) } {
+            net_fatal(func, &format!("network put of a collective's message to PE {pe}: {e}"))
         }
     }
 

@@ -81,12 +81,9 @@ pub const PUSH_PES: usize = 64;
 pub const PUSH_SCRATCH: usize = 4096;
 pub const PUSH_SCRATCH_BYTES: usize = 6144;
 /// Byte offset and size of the two slots (count parity) where a broadcast root stores blocks
-/// without waiting for the member to enter the call: across nodes blocks of at most
-/// `BCAST_SLOT` bytes (a 4 KiB block's flag-in-data message fits one, and the ring of 16
-/// slots laid over both a 512-byte one's), on one node of at most `BCAST_SLOT_NODE`.
+/// of at most `BCAST_SLOT` bytes without waiting for the member to enter the call.
 pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
-pub const BCAST_SLOT: usize = 5120;
-pub const BCAST_SLOT_NODE: usize = 1024;
+pub const BCAST_SLOT: usize = 1024;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);
 const _: () = assert!(W_MEMCALL + 8 <= W_SPLIT && W_VALUE < W_HEAP_BASE && W_HEAP_BASE < W_ABORT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);
@@ -100,7 +97,7 @@ const _: () = assert!(
 );
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);
-const _: () = assert!(AREA_BYTES == 20480 && BCAST_SLOT_NODE <= BCAST_SLOT);
+const _: () = assert!(AREA_BYTES == 12288);
 const _: () = assert!(SPLIT_WORDS * 64 >= crate::env::MAX_TEAMS as usize);
 
 /// Handles of the predefined teams.

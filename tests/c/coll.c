@@ -418,9 +418,10 @@ static void back_to_back(const team_info *a, const team_info *b) {
 #define STORM_ROUNDS 24
 #define STORM_STRIDE 12500 /* ints of Ib per round (24 rounds: all of Ib) */
 
-/* broadcast: 12-84 B (across nodes the ring, flag in data), every 5th round 6000 B (past the
- * slots), and rounds 2, 7, ... 960 B to 4160 B (across nodes the parity slots, flag in data) */
-static size_t storm_bcast_n(int r) { return r % 5 == 4 ? 1500 : r % 5 == 2 ? (size_t)(160 + 40 * r) : (size_t)(1 + r % 7) * 3; }
+/* broadcast: 12-84 B (across nodes the ring of 128-byte slots), every 5th round 6000 B (past
+ * the slots), and rounds 2, 7, ... 680 B to 1480 B (the parity slots up to 1 KiB, then
+ * straight into dest: size changes between ring, parity slots and dest in one run) */
+static size_t storm_bcast_n(int r) { return r % 5 == 4 ? 1500 : r % 5 == 2 ? (size_t)(150 + 10 * r) : (size_t)(1 + r % 7) * 3; }
 /* fcollect's block: its dest holds 2560 ints per round (n x 280 up to 9 PEs; fewer beyond) */
 static size_t storm_coll_n(int r, int n) {
     size_t most = 2560 / (size_t)n;

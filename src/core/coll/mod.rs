@@ -42,8 +42,7 @@
 //!   of each sender it needs is >= its own count. Flags are per sender, one writer each, values
 //!   only grow: a sender one collective ahead writes a larger count after the data of the
 //!   current one, never a value that hides a slower PE's missing arrival.
-//!   Broadcasts of at most BCAST_SLOT_NODE bytes (across nodes BCAST_SLOT: 1 and 5 KiB) go
-//!   through the member's broadcast slot of the
+//!   Broadcasts of at most BCAST_SLOT bytes go through the member's broadcast slot of the
 //!   count's parity instead of its dest: the root stores into it once the member announced
 //!   that it entered count c-1 (so it is done reading the slot's count c-2), and the member
 //!   copies the slot into its dest after the flag. fcollect and alltoall of at most one
@@ -82,19 +81,17 @@
 //! flushed by quiet (`Fabric::put_flag`): their target sees them by waiting for them; the
 //! barrier before a process leaves (`State::barrier`) sends its flags as atomic writes, which
 //! quiet waits to be acknowledged (`sync_delivered`).
-//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class and the
-//! broadcast slots (ring or parity), where the block's message fits its slot, send data and
-//! flag as one write, every byte carrying a mark bit; the receiver takes it once
+//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class (blocks
+//! of at most `LL_MAX` bytes) and the broadcast ring (blocks whose message fits a ring slot)
+//! send data and flag as one write, every byte carrying a mark bit; the receiver takes it once
 //! every byte shows its mark (no reliance on the byte order inside a write) and checks the tag
 //! it carries as it would a flag's. A slot must be zero before such a message: the reader
 //! zeroes the slots it read (broadcast: after copying out; all-send class: the previous
 //! count's slots at the start of the next call, `reduce_begin`) before the announcement or
 //! message after which a sender may write them again.
-//! A flag-in-data message longer than the put ring's bounce size reads its source until it
-//! completes locally (`Fabric::put_message`), so push collectives wait for that before they
-//! return (`release_sources`); data puts (`Net::put`) and shorter messages leave the source
-//! free on return (injected or copied into the put ring: on tcp;ofi_rxm a write's local
-//! completion waits for the target's acknowledgement). Waits poll local memory and
+//! A network put longer than the provider's inject size reads its source until it completes
+//! locally, so push collectives wait for that before they return (`release_sources`); the
+//! synchronized ones complete their puts in the sync's quiet. Waits poll local memory and
 //! drive the provider (the progress hook of `wait`). Teams of at most `NET_PUSH_PES` PEs take the push
 //! paths of broadcast, fcollect and alltoall at any size (`push_ok`). The sync is two-level
 //! (`sync_nodes`): shared memory inside a node, dissemination among the nodes' leaders.
@@ -137,6 +134,9 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// over the two parity slots of the broadcast scratch (`broadcast_push`).
 const RING: usize = 16;
 const RING_SLOT: usize = 2 * team::BCAST_SLOT / RING;
+/// Across nodes, the all-send class sends blocks of at most this many bytes to members of
+/// other nodes as flag-in-data messages (`ll.rs`, `Team::ll_ok`).
+const LL_MAX: usize = 512;
 /// Teams across nodes up to this size take the push paths of broadcast, fcollect and alltoall
 /// at any size (`push_ok`); larger ones the scatter and pull algorithms, which spread the
 /// root's sends.
@@ -401,11 +401,13 @@ impl<'a> Team<'a> {
         }
         if let Some((net, pe)) = self.net_member(i) {
             let at = self.st.remote_at(self.func, "dest", dst, n);
-            // SAFETY: src is a host buffer of n bytes, free again on return (`Net::put`:
-            // injected, copied into the put ring, or waited for), so nothing is lent to
-            // `release_sources` (whose wait for local completion costs a round trip on
-            // tcp;ofi_rxm).
+            // SAFETY: src is a host buffer of n bytes; a put longer than the inject size reads
+            // it until it completes locally, which `release_sources` (or a sync's quiet) waits
+            // for before the collective returns.
             unsafe { net.put(self.func, pe, src, n, at) };
+            if n > net.inject_size() {
+                self.lent.set(true);
+            }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
             net.fence(self.func);

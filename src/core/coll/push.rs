@@ -102,8 +102,7 @@ impl<'a> Team<'a> {
     }
 
     /// Broadcast by the root's pushes; each member announces its entry to the root, waits for
-    /// the root's flag of the count. Blocks up to `BCAST_SLOT_NODE` bytes (across nodes
-    /// `BCAST_SLOT`, which a 4 KiB block's flag-in-data message fits) go to the member's
+    /// the root's flag of the count. Blocks up to `BCAST_SLOT` bytes go to the member's
     /// broadcast slot of the count's parity (not its dest), as soon as the member entered the
     /// previous broadcast (then it has read the slot's last contents, of count c-2), and the
     /// member copies the slot into its dest: in a run of broadcasts the root stays up to one
@@ -131,7 +130,7 @@ impl<'a> Team<'a> {
             let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
             self.set_own(team::W_BCAST_RING, c);
             (Some(base + (c as usize % RING) * RING_SLOT), need)
-        } else if nb <= if self.spans { team::BCAST_SLOT } else { team::BCAST_SLOT_NODE } {
+        } else if nb <= team::BCAST_SLOT {
             let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
             if self.spans {
                 self.set_own(team::W_BCAST_PAR, c);
@@ -140,11 +139,9 @@ impl<'a> Team<'a> {
         } else {
             (None, c)
         };
-        // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
-        // parity) goes to a member of another node as that message, one write instead of data
-        // and flag.
-        let slot_len = if ring { RING_SLOT } else { team::BCAST_SLOT };
-        let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && self.ll_on();
+        // Across nodes, a ring block whose flag-in-data message (`ll.rs`) fits a ring slot goes
+        // to a member of another node as that message, one write instead of data and flag.
+        let ll = ring && ll::wire_len(nb) <= RING_SLOT && self.ll_on();
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
@@ -158,8 +155,8 @@ impl<'a> Team<'a> {
                                 // SAFETY: src is the root's checked source of nb bytes.
                                 ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(src as *const u8, nb) }, &mut msg);
                             }
-                            // PE j's slot of this count, zeroed by PE j after it last read it
-                            // (before its entry into count `need`, seen above).
+                            // PE j's ring slot of this count, zeroed by PE j after it last read
+                            // it (before its entry into count `need`, seen above).
                             // SAFETY: msg holds its bytes until release_sources below.
                             unsafe { self.send_ll(net, pe, &msg, "team broadcast slot", slot) };
                             continue;
@@ -195,9 +192,9 @@ impl<'a> Team<'a> {
                     let mut seen = 0;
                     let mut tag = 0;
                     self.wait(|| {
-                        // SAFETY: the slot of count c (8-byte aligned, wire_len(nb) <=
-                        // slot_len), zeroed since its last use, which only the root's message
-                        // of this count writes until this PE enters count c+1.
+                        // SAFETY: the ring slot of count c (8-byte aligned, wire_len(nb) <=
+                        // RING_SLOT), zeroed since its last use, which only the root's
+                        // message of this count writes until this PE enters count c+1.
                         unsafe { ll::take(slot, nb, &mut seen) }.map(|t| tag = t).is_some()
                     });
                     if tag != self.tag(c) {
@@ -378,16 +375,17 @@ impl<'a> Team<'a> {
     unsafe fn send_ll(&self, net: &crate::core::net::Net, pe: usize, msg: &[u8], what: &str, slot: usize) {
         let at = self.st.remote_at(self.func, what, slot, msg.len());
         // SAFETY: msg is readable for its length until release_sources (the caller's contract).
-        if unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) } {
+        unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) };
+        if msg.len() > net.inject_size() {
             self.lent.set(true);
         }
     }
 
     /// Whether the all-send class sends `nb` bytes to members of other nodes as flag-in-data
-    /// messages (`ll.rs`): a team across nodes, the message fitting a scratch slot
-    /// (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
+    /// messages (`ll.rs`): a team across nodes, at most `LL_MAX` bytes, the message fitting a
+    /// scratch slot (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
     pub(super) fn ll_ok(&self, nb: usize) -> bool {
-        self.spans && nb <= ll::fits(self.slot_bytes()) && self.ll_on()
+        self.spans && nb <= LL_MAX && ll::wire_len(nb) <= self.slot_bytes() && self.ll_on()
     }
 
     /// Whether flag-in-data messages are on (`ISHMEMI_COLL_LL=0`, a measuring aid: off).
