@@ -320,25 +320,25 @@ ISHT_P2P_TYPES(COV_P2P)
             CHECK(d[p] == (T)(p + 1), "ishmem_" #TN "_collect [%d]", p);                    \
         CHECK_EQ(ishmem_##TN##_alltoall(d, s, 1), 0);                                       \
         for (int p = 0; p < n; p++)                                                         \
-            CHECK(d[p] == (T)(p + me + 1), "ishmem_" #TN "_alltoall [%d]", p);              \
+            CHECK(d[p] == (T)(p + me + 1), "ishmem_" #TN "_alltoall [%d]: got %lld", p, (long long)d[p]);              \
         /* strided: PE p's element for me is s[2 * me], placed at d[3 * p] */               \
         CHECK_EQ(ishmem_##TN##_alltoalls(ISHMEM_TEAM_WORLD, d, s, 3, 2, 1), 0);             \
         for (int p = 0; p < n; p++)                                                         \
             CHECK(d[3 * p] == (T)(p + 2 * me + 1), "ishmem_" #TN "_alltoalls [%d]", p);     \
         CHECK_EQ(ishmem_##TN##_sum_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
-        CHECK(d[1] == (T)(n * (n - 1) / 2 + 2 * n), "ishmem_" #TN "_sum_reduce");           \
+        CHECK(d[1] == (T)(n * (n - 1) / 2 + 2 * n), "ishmem_" #TN "_sum_reduce: got %lld", (long long)d[1]);           \
         CHECK_EQ(ishmem_##TN##_min_reduce(d, s, 2), 0);                                     \
-        CHECK(d[0] == (T)1 && d[1] == (T)2, "ishmem_" #TN "_min_reduce");                   \
+        CHECK(d[0] == (T)1 && d[1] == (T)2, "ishmem_" #TN "_min_reduce: got %lld %lld", (long long)d[0], (long long)d[1]);                   \
         CHECK_EQ(ishmem_##TN##_max_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
-        CHECK(d[0] == (T)n && d[1] == (T)(n + 1), "ishmem_" #TN "_max_reduce");             \
+        CHECK(d[0] == (T)n && d[1] == (T)(n + 1), "ishmem_" #TN "_max_reduce: got %lld %lld", (long long)d[0], (long long)d[1]);             \
         CHECK_EQ(ishmem_##TN##_sum_inscan(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
-        CHECK(d[0] == (T)((me + 1) * (me + 2) / 2), "ishmem_" #TN "_sum_inscan");           \
+        CHECK(d[0] == (T)((me + 1) * (me + 2) / 2), "ishmem_" #TN "_sum_inscan: got %lld", (long long)d[0]);           \
         CHECK_EQ(ishmem_##TN##_sum_exscan(d, s, 2), 0);                                     \
-        CHECK(d[0] == (T)(me * (me + 1) / 2), "ishmem_" #TN "_sum_exscan");                 \
+        CHECK(d[0] == (T)(me * (me + 1) / 2), "ishmem_" #TN "_sum_exscan: got %lld", (long long)d[0]);                 \
         for (int i = 0; i < 2; i++)                                                         \
             s[i] = (T)(me == 0 ? i + 2 : 1);                                                \
         CHECK_EQ(ishmem_##TN##_prod_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                 \
-        CHECK(d[0] == (T)2 && d[1] == (T)3, "ishmem_" #TN "_prod_reduce");                  \
+        CHECK(d[0] == (T)2 && d[1] == (T)3, "ishmem_" #TN "_prod_reduce: got %lld %lld", (long long)d[0], (long long)d[1]);                  \
         steps++;                                                                            \
     }
 ISHT_COLL_TYPES(COV_COLL)
@@ -353,11 +353,11 @@ ISHT_COLL_TYPES(COV_COLL)
             a0 &= b0, a1 &= b1, o0 |= b0, o1 |= b1, x0 ^= b0, x1 ^= b1;                     \
         }                                                                                   \
         CHECK_EQ(ishmem_##TN##_and_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
-        CHECK(d[0] == (T)a0 && d[1] == (T)a1, "ishmem_" #TN "_and_reduce");                 \
+        CHECK(d[0] == (T)a0 && d[1] == (T)a1, "ishmem_" #TN "_and_reduce: got %lld %lld, want %lld %lld", (long long)d[0], (long long)d[1], (long long)(T)a0, (long long)(T)a1);                 \
         CHECK_EQ(ishmem_##TN##_or_reduce(d, s, 2), 0);                                      \
-        CHECK(d[0] == (T)o0 && d[1] == (T)o1, "ishmem_" #TN "_or_reduce");                  \
+        CHECK(d[0] == (T)o0 && d[1] == (T)o1, "ishmem_" #TN "_or_reduce: got %lld %lld, want %lld %lld", (long long)d[0], (long long)d[1], (long long)(T)o0, (long long)(T)o1);                  \
         CHECK_EQ(ishmem_##TN##_xor_reduce(ISHMEM_TEAM_WORLD, d, s, 2), 0);                  \
-        CHECK(d[0] == (T)x0 && d[1] == (T)x1, "ishmem_" #TN "_xor_reduce");                 \
+        CHECK(d[0] == (T)x0 && d[1] == (T)x1, "ishmem_" #TN "_xor_reduce: got %lld %lld, want %lld %lld", (long long)d[0], (long long)d[1], (long long)(T)x0, (long long)(T)x1);                 \
     }
 ISHT_REDUCE_BIT_TYPES(COV_RBIT)
 
