@@ -646,20 +646,24 @@ impl Net {
     }
 
     /// A collective's flag-in-data message (`core::coll::ll`): a put of `n` bytes that quiet
-    /// does not flush, ordered after this PE's earlier puts to `pe` as `flag` is.
+    /// does not flush, ordered after this PE's earlier puts to `pe` as `flag` is. Returns
+    /// whether the network still reads `src` (`Fabric::put_message`: only past the put ring's
+    /// bounce size), until `complete_local` returns.
     ///
     /// # Safety
-    /// `src` must be readable for `n` bytes until the call returns, and, when `n` exceeds
-    /// `inject_size`, unchanged until `complete_local` returns.
-    pub unsafe fn flag_bytes(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+    /// `src` must be readable for `n` bytes until the call returns, and, when it returns true,
+    /// unchanged until `complete_local` returns.
+    pub unsafe fn flag_bytes(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) -> bool {
         if let Some(s) = self.staged(func, pe, at) {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
-            return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
+            unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
+            return false;
         }
         self.direct();
         // SAFETY: forwarded contract.
-        if let Err(e) = unsafe { self.fab.put_unflushed(pe, src, n, at, true) } {
-            net_fatal(func, &format!("network put of a collective's message to PE {pe}: {e}"))
+        match unsafe { self.fab.put_message(pe, src, n, at) } {
+            Ok(lent) => lent,
+            Err(e) => net_fatal(func, &format!("network put of a collective's message to PE {pe}: {e}")),
         }
     }
 
@@ -679,6 +683,18 @@ impl Net {
     /// Puts longer than this read their source until they complete locally.
     pub fn inject_size(&self) -> usize {
         self.fab.info().inject_size
+    }
+
+    /// Whether collectives may send flag-in-data messages (`core::coll::ll`) through this
+    /// provider: a message lands in a slot that is zeroed and reused, so it needs each write
+    /// applied at its target exactly once. Not on the sockets provider (libfabric 1.17): under
+    /// load it applied an RMA write's data at the target a second time, after the reader had
+    /// taken the message and zeroed the slot (a whole message of count c-2 reappeared there; a
+    /// decoded block was overwritten by its own wire bytes: docs/PERFORMANCE.md, "Seventh
+    /// round"), which turned into wrong reduction results; tcp;ofi_rxm showed none under the
+    /// same stress. There the data-and-flag form is used, whose slot is not decided by marks.
+    pub fn flag_in_data_ok(&self) -> bool {
+        self.fab.info().provider != "sockets"
     }
 
     /// A blocking get of `n` bytes into local `dst`.

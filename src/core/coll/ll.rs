@@ -1,45 +1,71 @@
 //! Flag-in-data messages ("LL", after the low-latency protocol of GPU collective libraries)
-//! of the all-send class across nodes (issue 31): a small block and its arrival flag in one
-//! network write, where the data write and the flag write were two provider messages, each a
-//! system call or two at both ends.
+//! of the all-send class and the broadcast slots across nodes (issue 31): a block and its
+//! arrival flag in one network write, where the data write and the flag write were two
+//! provider messages, each a system call or two at both ends.
 //!
 //! Layout: the message is the 8-byte tag of the call (`Team::tag`: count and signature),
-//! then the data; every byte `b` of both travels as two bytes `0x80 | (b & 15)` and
-//! `0x80 | (b >> 4)`, and the message is padded with `0x80` to whole 8-byte words. Every byte
-//! of a message has its top bit set, and the receiver's slot is all zero before the message
-//! is written into it (`Team::reduce_begin` zeroes a slot before the call whose message tells
-//! its sender that it may write it again). So the receiver knows the message is complete
-//! when every byte of it shows the top bit, whatever order the provider stores the bytes
-//! in, inside a word or across words: nothing depends on the byte order of one write, only on
-//! a single byte's store being whole. The tag then says which call the message is of (a
-//! mismatch of the call's kind, size or root shows in the signature, as a flag's would).
+//! then the data, cut into groups of 7 bytes (the last padded with zeros); each group's 56
+//! bits travel as one 8-byte word of 8 bytes `0x80 | seven bits` (bits 0-6 of the group in
+//! the word's first byte in memory, and so on). Every byte of a message has its top bit set,
+//! and the receiver's slot is all zero before the message is written into it (`Team::reduce_begin`
+//! and the broadcast members zero a slot before the call whose message tells its sender
+//! that it may write it again). So the receiver knows the message is complete when every
+//! byte of it shows the top bit, whatever order the provider stores the bytes in, inside a
+//! word or across words: nothing depends on the byte order of one write, only on a single
+//! byte's store being whole. The tag then says which call the message is of (a mismatch of
+//! the call's kind, size or root shows in the signature, as a flag's would). The wire costs
+//! 8/7 of the bytes (the first form, two bytes per byte, cost 2x and fit half the data in a
+//! slot).
 
-/// Bytes on the wire for `nb` bytes of data (the tag, the data, padding to whole words).
+/// Data bits per wire byte, and bytes per group (one wire word).
+const BITS: u32 = 7;
+const GROUP: usize = 7;
+
+/// Bytes on the wire for `nb` bytes of data (the tag and the data in groups of 7 bytes, one
+/// word each).
 pub const fn wire_len(nb: usize) -> usize {
-    (2 * (8 + nb)).next_multiple_of(8)
+    (8 + nb).div_ceil(GROUP) * 8
+}
+
+/// The most data bytes whose message fits `slot` bytes.
+pub const fn fits(slot: usize) -> usize {
+    (slot / 8 * GROUP).saturating_sub(8)
 }
 
 /// Every byte's top bit, per word.
 const MARKS: u64 = 0x8080_8080_8080_8080;
 
+/// The wire word of a group's 56 bits `v`.
+fn spread(v: u64) -> u64 {
+    let mut w = MARKS;
+    for k in 0..8 {
+        w |= ((v >> (BITS * k)) & 0x7f) << (8 * k);
+    }
+    w
+}
+
+/// The group's 56 bits of wire word `w`.
+fn gather(w: u64) -> u64 {
+    let mut v = 0;
+    for k in 0..8 {
+        v |= ((w >> (8 * k)) & 0x7f) << (BITS * k);
+    }
+    v
+}
+
 /// The message of `tag` and `data` into `out` (cleared first; `wire_len(data.len())` bytes).
 pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
     out.clear();
-    for &b in tag.to_ne_bytes().iter().chain(data) {
-        out.push(0x80 | (b & 15));
-        out.push(0x80 | (b >> 4));
+    out.reserve(wire_len(data.len()));
+    let tag = tag.to_le_bytes();
+    let byte = |i: usize| if i < 8 { tag[i] } else { data.get(i - 8).copied().unwrap_or(0) };
+    for q in 0..wire_len(data.len()) / 8 {
+        let mut v = 0u64;
+        for k in 0..GROUP {
+            v |= (byte(GROUP * q + k) as u64) << (8 * k);
+        }
+        out.extend_from_slice(&spread(v).to_le_bytes());
     }
-    out.resize(wire_len(data.len()), 0x80);
-}
-
-/// The byte that the two wire bytes at `p` stand for.
-///
-/// # Safety
-/// `p` is readable for 2 bytes.
-unsafe fn unpack_at(p: *const u8) -> u8 {
-    // SAFETY: the caller's contract.
-    let (lo, hi) = unsafe { (p.read(), p.add(1).read()) };
-    (lo & 15) | (hi & 15) << 4
 }
 
 /// Looks at the message of `nb` data bytes being written into `slot`: `None` while some byte
@@ -68,17 +94,22 @@ pub unsafe fn take(slot: usize, nb: usize, seen: &mut usize) -> Option<u64> {
     fence(Acquire);
     let p = slot as *mut u8;
     let mut tag = [0u8; 8];
-    for (i, t) in tag.iter_mut().enumerate() {
-        // SAFETY: wire bytes 2i, 2i+1 < 16 of the message.
-        *t = unsafe { unpack_at(p.add(2 * i)) };
+    for q in 0..words {
+        // SAFETY: word q < words of the slot, aligned; complete (seen above).
+        let v = gather(u64::from_le(unsafe { (slot as *const u64).add(q).read() }));
+        for (k, b) in v.to_le_bytes()[..GROUP].iter().enumerate() {
+            let i = GROUP * q + k;
+            if i < 8 {
+                tag[i] = *b;
+            } else if i - 8 < nb {
+                // In place, word by word: byte i-8 <= 7q-2 lies before word q, which was
+                // read whole above, and every later word (from byte 8q+8) is read later.
+                // SAFETY: byte i-8 < nb inside the slot.
+                unsafe { p.add(i - 8).write(*b) };
+            }
+        }
     }
-    for i in 0..nb {
-        // In place, front to back: byte i is written after its wire bytes 16+2i, 17+2i were
-        // read, and every later read is at 18+2i > i.
-        // SAFETY: wire bytes 16+2i, 17+2i < wire_len(nb); byte i < nb inside the slot.
-        unsafe { p.add(i).write(unpack_at(p.add(16 + 2 * i))) };
-    }
-    Some(u64::from_ne_bytes(tag))
+    Some(u64::from_le_bytes(tag))
 }
 
 #[cfg(test)]
@@ -92,7 +123,7 @@ mod tests {
 
     #[test]
     fn round_trip_in_any_byte_order() {
-        for nb in [0usize, 1, 3, 7, 8, 13, 64, 500] {
+        for nb in [0usize, 1, 3, 6, 7, 8, 13, 64, 104, 500, 888, 1336, 4096] {
             let data: Vec<u8> = (0..nb).map(|i| (i * 37 + 11) as u8).collect();
             let tag = 0x0123_4567_89ab_cdefu64 ^ nb as u64;
             let mut msg = Vec::new();
@@ -122,6 +153,17 @@ mod tests {
             // SAFETY: the slot's first nb bytes hold the decoded data.
             assert_eq!(unsafe { std::slice::from_raw_parts(base as *const u8, nb) }, &data[..]);
         }
+    }
+
+    #[test]
+    fn fits_is_the_largest_block_a_slot_holds() {
+        for slot in [128usize, 256, 768, 1024, 1536] {
+            let nb = fits(slot);
+            assert!(wire_len(nb) <= slot && wire_len(nb + 1) > slot, "slot {slot}: fits {nb}");
+        }
+        assert_eq!((fits(128), fits(1024), fits(1536)), (104, 888, 1336));
+        // 8/7 of the data plus the tag, in whole words.
+        assert_eq!((wire_len(0), wire_len(6), wire_len(7), wire_len(4096)), (16, 16, 24, 4696));
     }
 
     #[test]

@@ -81,9 +81,9 @@
 //! flushed by quiet (`Fabric::put_flag`): their target sees them by waiting for them; the
 //! barrier before a process leaves (`State::barrier`) sends its flags as atomic writes, which
 //! quiet waits to be acknowledged (`sync_delivered`).
-//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class (blocks
-//! of at most `LL_MAX` bytes) and the broadcast ring (blocks whose message fits a ring slot)
-//! send data and flag as one write, every byte carrying a mark bit; the receiver takes it once
+//! Flag-in-data (`ll.rs`, issue 31): to a member of another node, the all-send class and the
+//! broadcast slots (ring or parity), where the block's message fits its slot and the provider
+//! applies each write once (`Net::flag_in_data_ok`: not sockets), send data and flag as one write, every byte carrying a mark bit; the receiver takes it once
 //! every byte shows its mark (no reliance on the byte order inside a write) and checks the tag
 //! it carries as it would a flag's. A slot must be zero before such a message: the reader
 //! zeroes the slots it read (broadcast: after copying out; all-send class: the previous
@@ -134,9 +134,6 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// over the two parity slots of the broadcast scratch (`broadcast_push`).
 const RING: usize = 16;
 const RING_SLOT: usize = 2 * team::BCAST_SLOT / RING;
-/// Across nodes, the all-send class sends blocks of at most this many bytes to members of
-/// other nodes as flag-in-data messages (`ll.rs`, `Team::ll_ok`).
-const LL_MAX: usize = 512;
 /// Teams across nodes up to this size take the push paths of broadcast, fcollect and alltoall
 /// at any size (`push_ok`); larger ones the scatter and pull algorithms, which spread the
 /// root's sends.
@@ -390,8 +387,7 @@ impl<'a> Team<'a> {
     /// Copies `n` host bytes at `src` to team PE `i`'s copy of symmetric `dst`.
     ///
     /// # Safety
-    /// `src` is readable for `n` bytes and stays so, unchanged, until `release_sources` or the
-    /// next sync returns (a network put may read it until then). PE `i` does not access its
+    /// `src` is readable for `n` bytes until return. PE `i` does not access its
     /// `[dst, dst+n)` during the copy (the collective's protocol: it announced its entry, or
     /// the range is scratch it reads only after this PE's flag); the range itself is checked
     /// here (`remote`).
@@ -401,13 +397,12 @@ impl<'a> Team<'a> {
         }
         if let Some((net, pe)) = self.net_member(i) {
             let at = self.st.remote_at(self.func, "dest", dst, n);
-            // SAFETY: src is a host buffer of n bytes; a put longer than the inject size reads
-            // it until it completes locally, which `release_sources` (or a sync's quiet) waits
-            // for before the collective returns.
+            // SAFETY: src is a host buffer of n bytes. `Net::put` returns with it free
+            // (injected, copied into the registered put ring, or waited for), so nothing here
+            // is lent to `release_sources`: marking it so made every push collective of more
+            // than inject_size bytes wait for the put's local completion, which on
+            // tcp;ofi_rxm is the target's acknowledgement (a round trip per call).
             unsafe { net.put(self.func, pe, src, n, at) };
-            if n > net.inject_size() {
-                self.lent.set(true);
-            }
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
             net.fence(self.func);

@@ -139,9 +139,11 @@ impl<'a> Team<'a> {
         } else {
             (None, c)
         };
-        // Across nodes, a ring block whose flag-in-data message (`ll.rs`) fits a ring slot goes
-        // to a member of another node as that message, one write instead of data and flag.
-        let ll = ring && ll::wire_len(nb) <= RING_SLOT && self.ll_on();
+        // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
+        // parity) goes to a member of another node as that message, one write instead of data
+        // and flag.
+        let slot_len = if ring { RING_SLOT } else { team::BCAST_SLOT };
+        let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && self.ll_on();
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
@@ -155,8 +157,8 @@ impl<'a> Team<'a> {
                                 // SAFETY: src is the root's checked source of nb bytes.
                                 ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(src as *const u8, nb) }, &mut msg);
                             }
-                            // PE j's ring slot of this count, zeroed by PE j after it last read
-                            // it (before its entry into count `need`, seen above).
+                            // PE j's slot of this count, zeroed by PE j after it last read it
+                            // (before its entry into count `need`, seen above).
                             // SAFETY: msg holds its bytes until release_sources below.
                             unsafe { self.send_ll(net, pe, &msg, "team broadcast slot", slot) };
                             continue;
@@ -192,9 +194,9 @@ impl<'a> Team<'a> {
                     let mut seen = 0;
                     let mut tag = 0;
                     self.wait(|| {
-                        // SAFETY: the ring slot of count c (8-byte aligned, wire_len(nb) <=
-                        // RING_SLOT), zeroed since its last use, which only the root's
-                        // message of this count writes until this PE enters count c+1.
+                        // SAFETY: the slot of count c (8-byte aligned, wire_len(nb) <=
+                        // slot_len), zeroed since its last use, which only the root's message
+                        // of this count writes until this PE enters count c+1.
                         unsafe { ll::take(slot, nb, &mut seen) }.map(|t| tag = t).is_some()
                     });
                     if tag != self.tag(c) {
@@ -375,23 +377,23 @@ impl<'a> Team<'a> {
     unsafe fn send_ll(&self, net: &crate::core::net::Net, pe: usize, msg: &[u8], what: &str, slot: usize) {
         let at = self.st.remote_at(self.func, what, slot, msg.len());
         // SAFETY: msg is readable for its length until release_sources (the caller's contract).
-        unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) };
-        if msg.len() > net.inject_size() {
+        if unsafe { net.flag_bytes(self.func, pe, msg.as_ptr(), msg.len(), at) } {
             self.lent.set(true);
         }
     }
 
     /// Whether the all-send class sends `nb` bytes to members of other nodes as flag-in-data
-    /// messages (`ll.rs`): a team across nodes, at most `LL_MAX` bytes, the message fitting a
-    /// scratch slot (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
+    /// messages (`ll.rs`): a team across nodes, the message fitting a scratch slot
+    /// (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
     pub(super) fn ll_ok(&self, nb: usize) -> bool {
-        self.spans && nb <= LL_MAX && ll::wire_len(nb) <= self.slot_bytes() && self.ll_on()
+        self.spans && nb <= ll::fits(self.slot_bytes()) && self.ll_on()
     }
 
-    /// Whether flag-in-data messages are on (`ISHMEMI_COLL_LL=0`, a measuring aid: off).
+    /// Whether flag-in-data messages are on: where the provider applies each write once
+    /// (`Net::flag_in_data_ok`: not sockets), unless `ISHMEMI_COLL_LL=0` (a measuring aid).
     pub(super) fn ll_on(&self) -> bool {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| crate::env::aid_on("ISHMEMI_COLL_LL"))
+        *ON.get_or_init(|| crate::env::aid_on("ISHMEMI_COLL_LL")) && self.st.net.as_ref().is_some_and(|n| n.flag_in_data_ok())
     }
 
     /// Starts a collective of the all-send class: its count. Across nodes it first zeroes the

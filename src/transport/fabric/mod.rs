@@ -966,7 +966,7 @@ impl Fabric {
         // other source takes the bounced path of a plain put.
         let Some(desc) = desc else {
             // SAFETY: src is readable for len bytes (put_unflushed's contract); it is copied.
-            return unsafe { self.put_bounced(pe, dest, src, len, addr, key) };
+            return unsafe { self.put_bounced(pe, dest, src, len, addr, key, false) };
         };
         let mut off = 0;
         while off < len {
@@ -984,6 +984,33 @@ impl Fabric {
             off += n;
         }
         Ok(())
+    }
+}
+
+impl Fabric {
+    /// A collective's message (a flag-in-data block, `core::coll::ll`): as
+    /// [`Fabric::put_unflushed`] fenced, with `src` free on return where possible: injected up
+    /// to `inject_size` bytes, copied into the registered put ring up to
+    /// `Options::put_bounce_max` (on tcp;ofi_rxm a longer write's local completion waits for
+    /// the target's acknowledgement, a round trip the sender would wait for before reusing
+    /// `src`). Returns whether the provider still reads `src` (until [`Fabric::complete_local`]).
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes, and stays so, unchanged, until return when this
+    /// returns `Ok(false)`, else until [`Fabric::complete_local`] returns.
+    pub unsafe fn put_message(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<bool, String> {
+        if len > self.info.inject_size && len <= self.put_bounce_max && tracking().is_none() {
+            let t = self.tables();
+            let (dest, addr, key) = self.target(&t, pe, at, len)?;
+            drop(t);
+            // SAFETY: src is readable for len bytes until return; it is copied into the ring.
+            unsafe { self.put_bounced(pe, dest, src, len, addr, key, true)? };
+            return Ok(false);
+        }
+        // SAFETY: forwarded contract (a source longer than inject_size is kept until
+        // complete_local, as the caller is told).
+        unsafe { self.put_unflushed(pe, src, len, at, true)? };
+        Ok(len > self.info.inject_size)
     }
 }
 

@@ -293,7 +293,7 @@ impl Fabric {
         drop(t);
         let Some(desc) = desc else {
             // SAFETY: src is readable for len bytes (put's contract); it is copied into the ring.
-            return unsafe { self.put_bounced(pe, dest, src, len, addr, key) };
+            return unsafe { self.put_bounced(pe, dest, src, len, addr, key, false) };
         };
         let mut off = 0;
         while off < len {
@@ -322,7 +322,7 @@ impl Fabric {
             let (dest, addr, key) = self.target(&t, pe, at, len)?;
             drop(t);
             // SAFETY: src is readable for len bytes until return; it is copied into the ring.
-            return unsafe { self.put_bounced(pe, dest, src, len, addr, key) };
+            return unsafe { self.put_bounced(pe, dest, src, len, addr, key, false) };
         }
         // SAFETY: src is readable until return, and the wait below keeps it so until the
         // provider has read it (injected ones are copied by the call).
@@ -494,10 +494,13 @@ impl Fabric {
         self.batch_settle(None)
     }
 
-    /// A put through the registered ring (FI_MR_LOCAL, unregistered source).
+    /// A put through the registered ring (FI_MR_LOCAL, unregistered source; or a source that
+    /// must be free on return). `unflushed`: posted as [`Fabric::put_unflushed`] fenced (the
+    /// target not marked for quiet's flush read), else as [`Fabric::put`].
     ///
     /// # Safety
     /// `src` is readable for `len` bytes until return (it is copied into the ring).
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn put_bounced(
         &self,
         pe: usize,
@@ -506,6 +509,7 @@ impl Fabric {
         len: usize,
         addr: u64,
         key: u64,
+        unflushed: bool,
     ) -> Result<(), String> {
         let s = &self.scratch;
         let chunk_max = (s.put_len / 4).min(self.info.max_msg_size).max(1);
@@ -529,7 +533,14 @@ impl Fabric {
             *head = (*head + n).next_multiple_of(64);
             // SAFETY: b..b+n is ring space of the registered scratch buffer (descriptor
             // s.desc), not reused before a drain of every write issued so far.
-            unsafe { self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)? };
+            unsafe {
+                if unflushed {
+                    let fence = self.fence_flags(CLASS_RMA)?;
+                    self.post_write_flags(pe, dest, b, n, s.desc, addr + off as u64, key, fence, false)?
+                } else {
+                    self.post_write(pe, dest, b, n, s.desc, addr + off as u64, key)?
+                }
+            };
             off += n;
         }
         Ok(())

@@ -275,7 +275,7 @@ fn info_of_tcp_and_sockets() {
     assert!(s.info().fence, "sockets has FI_FENCE");
     assert!(i.wait_fd, "tcp;ofi_rxm's CQ has a wait fd: the progress thread sleeps on it");
     assert!(!s.info().wait_fd, "automatic progress: no wait fd asked");
-    assert_eq!(std::env::var("FI_SOCKETS_PE_WAITTIME").as_deref(), Ok("0"), "set by the first load of libfabric (sys::PROVIDER_DEFAULTS)");
+    assert_eq!(std::env::var("FI_SOCKETS_PE_WAITTIME").as_deref(), Ok("1"), "set by the first load of libfabric (sys::PROVIDER_DEFAULTS)");
     println!("msg_order: tcp {:#x}, sockets {:#x}", i.msg_order, s.info().msg_order);
     // The default is the first provider with RDM+RMA+ATOMIC (tcp;ofi_rxm here).
     let d = Fabric::open(None, 2).unwrap();
@@ -486,6 +486,47 @@ fn quiet_is_delivery_sockets() {
 }
 
 /// A large put, fence, then a flag put (or add): whoever sees the flag sees all the data.
+/// A collective's message (`Fabric::put_message`): its source is free on return up to the
+/// put ring's bounce size (injected, or copied into the ring: on tcp;ofi_rxm waiting for a
+/// longer write's local completion costs the target's acknowledgement, a round trip per
+/// collective), lent until `complete_local` beyond it; it lands whole, after the sender's
+/// earlier put to the same PE.
+#[test]
+fn message_puts_free_their_source_on_return_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("message_puts_free_their_source_on_return_tcp", 60);
+    let opts = Options { provider: Some(TCP.into()), npes_hint: 2, put_bounce_max: 2048, ..Options::default() };
+    let g = group_with(&opts, 2, 16 << 10, true);
+    let a = &g.fabs[0];
+    let inject = a.info().inject_size;
+    let heap1 = g.heaps[1].0.as_ptr() as usize;
+    for (k, &n) in [8usize, inject, inject + 1, 200, 2048, 2049, 6000].iter().enumerate() {
+        let before = pattern(256, k as u8 + 40);
+        put(a, 1, &before, at(8192)).unwrap();
+        let want = pattern(n, k as u8 + 1);
+        let mut src = want.clone();
+        // SAFETY: src is readable for n bytes; kept unchanged until complete_local when lent.
+        let lent = unsafe { a.put_message(1, src.as_ptr(), n, at(0)) }.unwrap();
+        assert_eq!(lent, n > 2048, "{n} B: lent {lent} (inject {inject}, bounce max 2048)");
+        if lent {
+            a.complete_local().unwrap();
+        }
+        src.fill(0xee);
+        drop(src);
+        // SAFETY: byte i < n lies in PE 1's heap, which lives until the group drops; read
+        // volatile while the provider may still be writing it (a mismatch is retried).
+        let landed = || (0..n).all(|i| unsafe { (heap1 as *const u8).add(i).read_volatile() } == want[i]);
+        let t0 = Instant::now();
+        while !landed() {
+            assert!(t0.elapsed() < Duration::from_secs(20), "{n} B: the message never landed whole");
+            a.progress();
+            thread::yield_now();
+        }
+        assert!(g.heaps[1].bytes()[8192..8192 + 256] == before[..], "{n} B: the message arrived before the earlier put");
+        a.quiet().unwrap();
+    }
+}
+
 fn fence(provider: &str, len: usize, rounds: usize) {
     let g = group(provider, 2, len + 64);
     let a = &g.fabs[0];
