@@ -6,7 +6,9 @@
 //! PEs' reports say (`report`: a PE that the library ended because another PE
 //! failed or died says which; when that PE has not ended yet, the monitor waits
 //! up to [`GRACE`] for it). The remaining PEs then get SIGTERM and, after
-//! [`GRACE`], SIGKILL.
+//! [`GRACE`], SIGKILL. When the PE named said it called `ishmem_global_exit`, the
+//! others are leaving by themselves (the library's watchdogs, and across nodes
+//! the node leaders, see the request): they get [`GRACE`] to end before SIGTERM.
 //! Signals caught by `ishmrun` are forwarded to live PEs, and `--timeout`
 //! kills everything with exit status 124. Every path reaps every child, and
 //! PEs get `PR_SET_PDEATHSIG` so they do not outlive a killed launcher.
@@ -275,6 +277,9 @@ struct Monitor {
     terminating_since: Option<Instant>,
     /// Whether the post-grace SIGKILL was sent.
     killed: bool,
+    /// When the PE named called `ishmem_global_exit` and the others were left to end by
+    /// themselves (SIGTERM follows after [`GRACE`]).
+    global_since: Option<Instant>,
 }
 
 impl Monitor {
@@ -289,6 +294,7 @@ impl Monitor {
             failure: None,
             terminating_since: None,
             killed: false,
+            global_since: None,
         }
     }
 
@@ -317,6 +323,7 @@ impl Monitor {
                     self.report_failure(pes, rank);
                 }
             }
+            self.terminate_after_global_exit(pes);
             self.escalate_if_due(pes);
             std::thread::sleep(POLL);
         }
@@ -390,12 +397,35 @@ impl Monitor {
         if exit.status() == 0 {
             msg.push_str(" while the other PEs were running; they ended because of it");
         }
+        let global = self.reports.as_ref().and_then(|r| r.global_exit(rank));
+        if let Some(g) = global {
+            msg.push_str(&format!(" (it called ishmem_global_exit({g}): the other PEs end with it)"));
+        }
         report(&msg);
-        let remaining = live_count(pes);
-        if remaining > 0 {
-            report(&terminating_message(remaining));
-            signal_live(pes, libc::SIGTERM);
-            self.terminating_since = Some(Instant::now());
+        if live_count(pes) == 0 {
+            return;
+        }
+        if global.is_some() {
+            // Every other PE is on its way out with the same status (within the library's
+            // watchdog period; PEs of other nodes once their node heard): terminating them now
+            // would cut short what they say about it.
+            self.global_since = Some(Instant::now());
+        } else {
+            self.terminate(pes);
+        }
+    }
+
+    /// SIGTERM to the remaining PEs, saying so.
+    fn terminate(&mut self, pes: &[Pe]) {
+        report(&terminating_message(live_count(pes)));
+        signal_live(pes, libc::SIGTERM);
+        self.terminating_since = Some(Instant::now());
+    }
+
+    /// Terminates the PEs still running [`GRACE`] after a PE called `ishmem_global_exit`.
+    fn terminate_after_global_exit(&mut self, pes: &[Pe]) {
+        if self.terminating_since.is_none() && self.global_since.is_some_and(|t| t.elapsed() >= GRACE) {
+            self.terminate(pes);
         }
     }
 

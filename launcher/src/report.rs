@@ -5,7 +5,9 @@
 //! descriptor number and the pipe's inode are in `ISHMRUN_REPORT=<fd>:<inode>`). A PE whose
 //! library ends it because another PE failed or died writes one line `peer <rank> <cause>`
 //! first. The monitor reads the lines without blocking and follows `rank -> cause` to the PE
-//! that started it all.
+//! that started it all. A PE that calls `ishmem_global_exit(status)` writes `global <rank>
+//! <status>` before it exits: the others end by themselves with that status, and the monitor
+//! gives them the time to.
 
 use std::collections::HashMap;
 use std::io;
@@ -23,6 +25,8 @@ pub struct ReportPipe {
     pending: Vec<u8>,
     /// rank -> the PE it said made it end.
     causes: HashMap<usize, usize>,
+    /// rank -> the status it passed to `ishmem_global_exit`.
+    global: HashMap<usize, i32>,
 }
 
 impl ReportPipe {
@@ -46,7 +50,7 @@ impl ReportPipe {
         if unsafe { libc::fstat(read.as_raw_fd(), &mut st) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(ReportPipe { read, write: Some(write), ino: st.st_ino, pending: Vec::new(), causes: HashMap::new() })
+        Ok(ReportPipe { read, write: Some(write), ino: st.st_ino, pending: Vec::new(), causes: HashMap::new(), global: HashMap::new() })
     }
 
     /// The write end's descriptor (while it is open).
@@ -77,8 +81,14 @@ impl ReportPipe {
         }
         while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.pending.drain(..=end).collect();
-            if let Some((rank, cause)) = parse(&String::from_utf8_lossy(&line)) {
-                self.causes.entry(rank).or_insert(cause);
+            match parse(&String::from_utf8_lossy(&line)) {
+                Some(Line::Peer(rank, cause)) => {
+                    self.causes.entry(rank).or_insert(cause);
+                }
+                Some(Line::Global(rank, status)) => {
+                    self.global.entry(rank).or_insert(status);
+                }
+                None => {}
             }
         }
     }
@@ -87,15 +97,31 @@ impl ReportPipe {
     pub fn root(&self, rank: usize) -> usize {
         root(&self.causes, rank)
     }
+
+    /// The status PE `rank` passed to `ishmem_global_exit`, when it said it called it.
+    pub fn global_exit(&self, rank: usize) -> Option<i32> {
+        self.global.get(&rank).copied()
+    }
 }
 
-/// `peer <rank> <cause>` -> (rank, cause).
-fn parse(line: &str) -> Option<(usize, usize)> {
+/// One line of the pipe.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// `peer <rank> <cause>`: PE `rank` ends because PE `cause` failed or died.
+    Peer(usize, usize),
+    /// `global <rank> <status>`: PE `rank` called `ishmem_global_exit(status)`.
+    Global(usize, i32),
+}
+
+fn parse(line: &str) -> Option<Line> {
     let mut w = line.split_whitespace();
-    if w.next()? != "peer" {
-        return None;
+    let kind = w.next()?;
+    let rank = w.next()?.parse().ok()?;
+    match kind {
+        "peer" => Some(Line::Peer(rank, w.next()?.parse().ok()?)),
+        "global" => Some(Line::Global(rank, w.next()?.parse().ok()?)),
+        _ => None,
     }
-    Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
 }
 
 /// Follows `rank -> cause` while there is a report, stopping at a cycle.
@@ -123,10 +149,13 @@ mod tests {
 
     #[test]
     fn parse_lines() {
-        assert_eq!(parse("peer 2 1\n"), Some((2, 1)));
+        assert_eq!(parse("peer 2 1\n"), Some(Line::Peer(2, 1)));
         assert_eq!(parse("peer 2"), None);
         assert_eq!(parse("other 2 1"), None);
         assert_eq!(parse("peer x 1"), None);
+        assert_eq!(parse("global 1 5\n"), Some(Line::Global(1, 5)));
+        assert_eq!(parse("global 1 -3"), Some(Line::Global(1, -3)));
+        assert_eq!(parse("global 1"), None);
     }
 
     #[test]
@@ -155,6 +184,12 @@ mod tests {
         unsafe { libc::write(fd, b"er 3 0\n".as_ptr().cast(), 7) };
         p.poll();
         assert_eq!(p.root(3), 2);
+        assert_eq!(p.global_exit(4), None);
+        // SAFETY: as above.
+        unsafe { libc::write(fd, b"global 4 5\n".as_ptr().cast(), 11) };
+        p.poll();
+        assert_eq!(p.global_exit(4), Some(5));
+        assert_eq!(p.root(4), 4);
         p.close_write();
         assert_eq!(p.write_fd(), None);
         p.poll();

@@ -438,3 +438,47 @@ exit 1"#;
     assert!(err.contains("ishmrun: PE 1 (pid "), "stderr: {err}");
     assert!(!err.contains("PE 0 (pid") && !err.contains("PE 2 (pid"), "stderr: {err}");
 }
+
+#[test]
+fn global_exit_lets_the_others_end_by_themselves() {
+    // PE 1 says (as ishmem_global_exit does) that it called ishmem_global_exit(5) and exits;
+    // PE 0 then takes a moment to leave by itself, as the library's watchdog makes it, and
+    // records any SIGTERM. Before the `global` report the launcher terminated PE 0 at once
+    // (its message about the exit was lost: the CI failure of live.global_exit).
+    let dir = scratch_dir("global-exit");
+    let d = dir.display();
+    let script = format!(
+        "if [ $ISHMRUN_RANK = 1 ]; then \
+             echo 'global 1 5' > /proc/self/fd/${{ISHMRUN_REPORT%%:*}}; touch {d}/gone; exit 5; \
+         else \
+             trap 'echo term > {d}/term' TERM; \
+             while [ ! -e {d}/gone ]; do sleep 0.02; done; sleep 0.5; \
+             echo 'PE 0 leaves by itself'; exit 5; \
+         fi"
+    );
+    let out = run(&["-n", "2", "sh", "-c", &script]);
+    let got_term = dir.join("term").exists();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "stderr: {err}");
+    assert!(!got_term, "PE 0 was sent SIGTERM; stderr: {err}");
+    assert_eq!(stdout_lines(&out), vec!["PE 0 leaves by itself"]);
+    assert!(err.contains(") exited with status 5 (it called ishmem_global_exit(5): the other PEs end with it)\n"), "stderr: {err}");
+    assert!(!err.contains("terminating"), "stderr: {err}");
+}
+
+#[test]
+fn global_exit_terminates_the_pes_that_stay() {
+    // The same, but PE 0 does not leave: after the grace period it gets SIGTERM.
+    let script = "if [ $ISHMRUN_RANK = 1 ]; then \
+                      echo 'global 1 7' > /proc/self/fd/${ISHMRUN_REPORT%%:*}; exit 7; \
+                  else exec sleep 30; fi";
+    let start = Instant::now();
+    let out = run(&["-n", "2", "sh", "-c", script]);
+    // Hang guard: PE 0 would sleep 30 s unless terminated.
+    assert!(start.elapsed() < Duration::from_secs(25));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(7), "stderr: {err}");
+    assert!(err.contains("(it called ishmem_global_exit(7): the other PEs end with it)"), "stderr: {err}");
+    assert!(err.contains("ishmrun: terminating the remaining 1 PE\n"), "stderr: {err}");
+}

@@ -76,6 +76,10 @@ pub extern "C" fn ishmem_global_exit(status: c_int) {
     guard(F, || {
         GLOBAL_EXIT.store(true, Release);
         core::mark_global_exit(status);
+        if core::is_running() {
+            // Before init only this process exits: nothing for the launcher to wait for.
+            crate::ffi::tell_launcher_global_exit(status);
+        }
         crate::ffi::exit_now(status)
     })
 }

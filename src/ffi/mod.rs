@@ -147,9 +147,24 @@ pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
 /// it and opened something else there is never written into). One write of a few bytes into a
 /// pipe: atomic, never interleaved with another PE's.
 fn tell_launcher(cause: usize) {
+    if let Some(me) = my_pe() {
+        report_line(&format!("peer {me} {cause}\n"));
+    }
+}
+
+/// Tells `ishmrun` (when it launched this PE) that this PE called `ishmem_global_exit(status)`:
+/// a line `global <rank> <status>`, so that the launcher lets the other PEs end by themselves
+/// (each within `ISHMEM_PEER_CHECK_MS`, those of other nodes once their node's leader heard)
+/// instead of terminating them at once, and says why the job ended.
+pub fn tell_launcher_global_exit(status: i32) {
+    if let Some(me) = my_pe() {
+        report_line(&format!("global {me} {status}\n"));
+    }
+}
+
+/// Writes one line into ishmrun's report pipe, when this PE has one.
+fn report_line(line: &str) {
     let Some(fd) = std::env::var("ISHMRUN_REPORT").ok().and_then(|v| report_fd(&v)) else { return };
-    let Some(me) = my_pe() else { return };
-    let line = format!("peer {me} {cause}\n");
     // SAFETY: fd is open (fstat checked it just now); a failed or short write loses the record.
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
 }
