@@ -138,7 +138,7 @@ foreach(prov ${_stress_provs})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
 
-# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO goes through
+# fence_order across nodes (issue 27, item 1): while the job spans nodes every AMO went through
 # the provider, even to a PE of this node, while a put to that PE is a plain store; ishmem_fence
 # must order the one before the other. Every provider variant, 4 PEs (pairs 0-1 and 2-3 on one
 # pretend node each); 100 rounds per case over sockets (slow here, and without the fix most of
@@ -158,6 +158,35 @@ foreach(prov ${_fence_provs})
     ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> ${rounds})
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
 endforeach()
+
+# AMOs to a PE of this node while the job spans nodes (issue 31): CPU atomics on its mapped
+# memory where the provider applies AMOs with the target CPU's atomics (tcp;ofi_rxm, sockets),
+# so they complete while that PE is stopped (tests/c/node_amo.c). Before: every AMO went
+# through the provider, node peers included (25 us per fetch_add on the same node at 4 PEs),
+# and waited for the stopped PE's progress: the .amo_net variant (ISHMEMI_OFI_NODE_AMO_NET=1,
+# the old routing) must fail that way. fence_order and order_mut keep the old routing's fence
+# (an AMO through the provider, then a store to a node peer, as with NIC atomics) tested.
+set(_node_amo_provs tcp)
+if(ISHMEM_TEST_SOCKETS)
+  list(APPEND _node_amo_provs sockets)
+endif()
+foreach(prov ${_node_amo_provs})
+  fabric_provider_env(${prov} provider_env)
+  set(t node_amo.fabric_${prov}.ishmrun.4)
+  add_run(${t} "^PASS: node_amo \\(4 PEs\\)$" "fabric;ishmrun"
+    ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:node_amo>)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "${FABRIC_ENV};${provider_env}")
+endforeach()
+fabric_provider_env(tcp _na_env)
+add_test(NAME node_amo.fabric_tcp.amo_net.ishmrun.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --merge
+  "FAIL: \\[PE 0\\] AMOs to a stopped PE of this node did not complete in time" 60
+  ${ISHMEM_RUN} --timeout 60 -n 4 $<TARGET_FILE:node_amo> 5)
+set_tests_properties(node_amo.fabric_tcp.amo_net.ishmrun.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+  LABELS "fabric;ishmrun;negative" ENVIRONMENT "${FABRIC_ENV};${_na_env};ISHMEMI_OFI_NODE_AMO_NET=1")
+add_run(fence_order.fabric_tcp.amo_net.ishmrun.4 "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> 300)
+set_tests_properties(fence_order.fabric_tcp.amo_net.ishmrun.4 PROPERTIES
+  ENVIRONMENT "${FABRIC_ENV};${_na_env};ISHMEMI_OFI_NODE_AMO_NET=1")
 
 # ctx_quiet across 2 nodes (issue 25, tests/c/ctx_quiet.c): PE 3 stopped (SIGSTOP by its node
 # peer), PE 0's quiet of the context holding a put and an AMO to it must wait, the quiet of
@@ -186,6 +215,11 @@ fabric_provider_env(tcp _om_env)
 add_run(order_mut.fabric_tcp.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
   ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 quiet get put_fence_amo amo_fence_put fence_global signal team_sync)
 set_tests_properties(order_mut.fabric_tcp.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env}")
+# The same AMO and signal phases with AMOs to node peers through the provider (the routing
+# kept for NIC atomics, ISHMEMI_OFI_NODE_AMO_NET=1), where only the fence orders them.
+add_run(order_mut.fabric_tcp.amo_net.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
+  ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 put_fence_amo amo_fence_put signal)
+set_tests_properties(order_mut.fabric_tcp.amo_net.ishmrun.4 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_om_env};ISHMEMI_OFI_NODE_AMO_NET=1")
 fabric_provider_env(tcp_staged _om_env)
 add_run(order_mut.fabric_tcp_staged.ishmrun.4 "^PASS: order_mut \\(4 PEs\\)$" "fabric;ishmrun;order"
   ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:order_mut> 100 fence_global quiet get)

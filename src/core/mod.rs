@@ -591,9 +591,10 @@ impl State {
     pub fn reach_atomic(&self, func: &str, what: &str, sym: usize, len: usize, pe: usize) -> Reach<'_> {
         if let Some(n) = &self.net {
             // A staged heap is served with the node's own atomics: AMOs on it to a PE of
-            // this node stay on the node.
-            let on_node_staged = n.stage.is_some() && !self.off_node(pe) && self.heap.offset(sym, len).is_some();
-            if !on_node_staged {
+            // this node stay on the node. So do all AMOs to the node where the provider's
+            // atomics are the target CPU's (`Net::node_amos_local`).
+            let stays = !self.off_node(pe) && (n.node_amos_local() || (n.stage.is_some() && self.heap.offset(sym, len).is_some()));
+            if !stays {
                 return Reach::Net(n, pe, self.remote_at(func, what, sym, len));
             }
         }

@@ -126,8 +126,10 @@ pub struct Net {
     progress: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     started: std::time::Instant,
     /// Per PE: whether it is on this node (its memory is mapped here, so a put to it is a
-    /// store, while an AMO to it still goes through the provider).
+    /// store; an AMO to it too where [`Net::node_amos_local`] says so).
     on_node: Vec<bool>,
+    /// See [`Net::node_amos_local`].
+    node_amos_local: bool,
 }
 
 thread_local! {
@@ -321,6 +323,10 @@ impl Net {
                 .ok()
         };
         Self::start_probe(&fab, p, stop.clone(), deadline_ms.clone());
+        // ISHMEMI_OFI_NODE_AMO_NET=1 (a measuring aid): AMOs to PEs of this node and to this PE
+        // go through the provider even where it applies AMOs with the target CPU's atomics.
+        let node_amos_local =
+            cpu_applies_atomics(&fab.info().provider) && !std::env::var("ISHMEMI_OFI_NODE_AMO_NET").is_ok_and(|v| v == "1");
         Ok(Net {
             fab,
             abort_off,
@@ -341,7 +347,19 @@ impl Net {
                 }
                 v
             },
+            node_amos_local,
         })
+    }
+
+    /// Whether AMOs to a PE of this node (and to this PE) are the CPU's atomics on its mapped
+    /// memory, as on one node, instead of going through the provider. That is atomic with the
+    /// AMOs other nodes send only where every one of those is applied by the target's CPU with
+    /// its atomic instructions: the providers of [`cpu_applies_atomics`], whose atomics
+    /// libfabric runs in software at the target, and ishmem's own batches and fetch requests
+    /// (`transport/fabric/batch.rs`), applied with the CPU's atomics too. With NIC atomics (not
+    /// atomic with the CPU's) every AMO goes through the provider while the job spans nodes.
+    pub fn node_amos_local(&self) -> bool {
+        self.node_amos_local
     }
 
     /// The probe thread: reads one word of each PE of `watch` every `check_ms`. A read
@@ -911,4 +929,15 @@ impl Drop for Net {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Whether `provider` (as `fi_info` names it) applies remote atomics in software at the
+/// target, with the target CPU's atomic instructions (libfabric's `ofi_atomic` handlers, built
+/// on the compiler's atomic builtins): the RxM utility provider over any core provider (it sends
+/// every AMO as a message and applies it in the target's progress), RxD, sockets and shm.
+/// Providers with NIC atomics (cxi, verbs without RxM, psm3, efa, ...) are not listed.
+pub fn cpu_applies_atomics(provider: &str) -> bool {
+    provider == "sockets"
+        || provider == "shm"
+        || provider.split(';').any(|layer| layer == "ofi_rxm" || layer == "ofi_rxd")
 }
