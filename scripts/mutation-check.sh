@@ -30,7 +30,7 @@ mkdir -p "$B"
 # the mutant) or mock:<mock-gpu-check run name>. A mutant without a "node" row changes nothing
 # on one node (see docs/RELIABILITY.md).
 TABLE='quiet_noop|nodes|order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp_staged.ishmrun.4
-fence_noop|nodes|order_mut.fabric_tcp_staged.ishmrun.4 order_mut.fabric_tcp.ishmrun.4
+fence_noop|nodes|order_mut.fabric_tcp_staged.ishmrun.4 order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.amo_net.ishmrun.4
 get_nbi_early|nodes|order_mut.fabric_tcp.ishmrun.4 rma.fabric_tcp.ishmrun.4
 amo_drop|node|amo.ishmrun.4 order_mut.ishmrun.4
 amo_drop|nodes|amo.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.ishmrun.4

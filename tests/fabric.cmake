@@ -183,6 +183,10 @@ add_test(NAME node_amo.fabric_tcp.amo_net.ishmrun.4 COMMAND ${SH_PROGRAM} ${EXPE
   ${ISHMEM_RUN} --timeout 60 -n 4 $<TARGET_FILE:node_amo> 5)
 set_tests_properties(node_amo.fabric_tcp.amo_net.ishmrun.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
   LABELS "fabric;ishmrun;negative" ENVIRONMENT "${FABRIC_ENV};${_na_env};ISHMEMI_OFI_NODE_AMO_NET=1")
+add_run(info.node_amos.fabric_tcp.ishmrun.2
+  "^AMOs to PEs of this node: CPU atomics on their mapped memory \\(the provider applies AMOs with the target CPU's atomics\\)$"
+  "fabric;ishmrun;env" ${ISHMEM_RUN} --timeout 80 -n 2 $<TARGET_FILE:setup> ISHMRUN 2)
+set_tests_properties(info.node_amos.fabric_tcp.ishmrun.2 PROPERTIES ENVIRONMENT "${FABRIC_ENV};${_na_env};ISHMEM_INFO=1")
 add_run(fence_order.fabric_tcp.amo_net.ishmrun.4 "^PASS: fence_order \\(4 PEs\\)$" "fabric;ishmrun"
   ${ISHMEM_RUN} --timeout 80 -n 4 $<TARGET_FILE:fence_order> 300)
 set_tests_properties(fence_order.fabric_tcp.amo_net.ishmrun.4 PROPERTIES

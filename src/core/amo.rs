@@ -2,8 +2,10 @@
 //! atomics on host memory mapped from a node peer, so they are atomic across processes and
 //! against every other AMO, signal and wait on the same object; on the GPU heap (CUDA backend)
 //! one system-scope atomic in a one-thread kernel, by the bits of the value (the kernel knows
-//! widths, 1, 4 or 8 bytes, not types). While the job spans nodes they go through the network
-//! instead (`State::reach_atomic`, `core::net`). Host and GPU AMOs are sequentially consistent
+//! widths, 1, 4 or 8 bytes, not types). While the job spans nodes, AMOs to PEs of other nodes go
+//! through the network (`State::reach_atomic`, `core::net`), and so do those to PEs of this node
+//! where the provider's atomics are not the target CPU's (NIC atomics, `Net::node_amos_local`).
+//! Host and GPU AMOs are sequentially consistent
 //! atomics; network AMOs are applied by the target's provider, and the non-fetching ones
 //! complete only at quiet: a later store to a PE of this node may overtake them unless a fence
 //! (which waits for them, `net::Net::fence`) or a quiet comes between.

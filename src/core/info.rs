@@ -81,6 +81,11 @@ pub fn info_text(st: Option<&State>) -> String {
         if let Some(n) = &st.net {
             s.push_str(&format!("network: {}\n", n.fab.info()));
             s.push_str(&format!("network AMOs: {}\n", n.amo_paths()));
+            s.push_str(if n.node_amos_local() {
+                "AMOs to PEs of this node: CPU atomics on their mapped memory (the provider applies AMOs with the target CPU's atomics)\n"
+            } else {
+                "AMOs to PEs of this node: through the provider (its atomics may not be atomic with the CPU's)\n"
+            });
             s.push_str(&format!("network heap access: {}\n", n.heap_path()));
         }
         s.push_str(&footprint_line(st));

@@ -5,13 +5,17 @@
 //! mapping of OpenSHMEM AMOs onto libfabric atomics. Errors from the provider end the job with
 //! the function, the peer and libfabric's text.
 //!
-//! AMOs: while a job spans nodes, every AMO (to a node peer and to this PE too) goes through
-//! the provider, so that all AMOs on a word are applied by one agent, the target's provider,
-//! and stay atomic with respect to each other whatever the provider does inside. Integer AMOs
+//! AMOs: while a job spans nodes, all AMOs on a word must be atomic with respect to each other.
+//! Where the provider applies AMOs in software with the target CPU's atomic instructions
+//! (RxM, RxD, sockets, shm; ishmem's own batches too), AMOs to this node's PEs are the CPU's
+//! atomics on their mapped memory, as on one node ([`Net::node_amos_local`]); elsewhere (NIC
+//! atomics, not atomic with the CPU's) every AMO, to a node peer and to this PE too, goes
+//! through the provider, so that one agent, the target's provider, applies them all. Integer AMOs
 //! travel as unsigned integers of their width (two's complement makes add, and, or, xor the
 //! same bits); floats by their bits (fetch, set, swap only). Where `fi_query_atomic` says the
 //! provider lacks an operation on a width, it is emulated by a compare-and-swap loop on the
-//! same word (atomic with respect to every other AMO, which all go through the provider).
+//! same word (atomic with respect to every other AMO: the provider's, and the CPU's where those
+//! are used, since a compare-and-swap fails when anything changed the word in between).
 //!
 //! Regions: 0 is the symmetric heap, 1 the symmetric data segment (when globals are
 //! symmetric) from the program's own data on (`__data_start`: the loader's `.got.plt` that
