@@ -273,7 +273,7 @@ fi
 # ishmem_finalize (finalized at exit, status 0, no error), and ishmem_global_exit.
 run exit.implicit_finalize bad_input -- ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" implicit_finalize
 run exit.global_exit0 bad_input -- ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" global_exit0
-expect_fail exit.global_exit bad_input "^ishmrun: PE 1 \\(pid [0-9]+\\) exited with status 5$" -- \
+expect_fail exit.global_exit bad_input "^ishmrun: PE 1 \\(pid [0-9]+\\) exited with status 5 \\(it called ishmem_global_exit\\(5\\): the other PEs end with it\\)$" -- \
     ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/bad_input" global_exit
 expect_fail gpu_required.none host_ops "ISHMEM_GPU=1 but no GPU can be used" -- \
     CUDA_VISIBLE_DEVICES= ISHMEM_GPU=1 "${RUN[@]}" -n 2 "$B/host_ops"
