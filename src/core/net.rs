@@ -328,9 +328,13 @@ impl Net {
         };
         Self::start_probe(&fab, p, stop.clone(), deadline_ms.clone());
         // ISHMEMI_OFI_NODE_AMO_NET=1 (a measuring aid): AMOs to PEs of this node and to this PE
-        // go through the provider even where it applies AMOs with the target CPU's atomics.
-        let node_amos_local =
-            cpu_applies_atomics(&fab.info().provider) && !std::env::var("ISHMEMI_OFI_NODE_AMO_NET").is_ok_and(|v| v == "1");
+        // go through the provider even where it applies AMOs with the target CPU's atomics. A
+        // GPU heap the provider addressed directly (not staged) would take other nodes' AMOs
+        // through the provider's copies, not the CPU's atomics: there everything stays on the
+        // provider (a staged heap's AMOs are the node's own, `State::reach_atomic`).
+        let node_amos_local = cpu_applies_atomics(&fab.info().provider)
+            && !(p.gpu_heap && stage.is_none())
+            && !std::env::var("ISHMEMI_OFI_NODE_AMO_NET").is_ok_and(|v| v == "1");
         Ok(Net {
             fab,
             abort_off,
@@ -941,7 +945,20 @@ impl Drop for Net {
 /// every AMO as a message and applies it in the target's progress), RxD, sockets and shm.
 /// Providers with NIC atomics (cxi, verbs without RxM, psm3, efa, ...) are not listed.
 pub fn cpu_applies_atomics(provider: &str) -> bool {
-    provider == "sockets"
-        || provider == "shm"
-        || provider.split(';').any(|layer| layer == "ofi_rxm" || layer == "ofi_rxd")
+    provider == "sockets" || provider == "shm" || provider.split(';').any(|layer| layer == "ofi_rxm" || layer == "ofi_rxd")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_applies_atomics;
+
+    #[test]
+    fn providers_whose_atomics_are_the_target_cpus() {
+        for p in ["tcp;ofi_rxm", "verbs;ofi_rxm", "udp;ofi_rxd", "sockets", "shm"] {
+            assert!(cpu_applies_atomics(p), "{p}");
+        }
+        for p in ["cxi", "verbs", "psm3", "efa", "tcp", "opx", "ofi_rxmx", "shm;x"] {
+            assert!(!cpu_applies_atomics(p), "{p}");
+        }
+    }
 }
