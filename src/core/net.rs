@@ -193,12 +193,18 @@ impl Net {
         // ISHMEMI_OFI_PUT_SIGNAL_INLINE=0 (a measuring aid): a put with signal is a put, a
         // fence and the signal's AMO, never one batch group.
         let put_signal_inline = crate::env::aid_on("ISHMEMI_OFI_PUT_SIGNAL_INLINE");
+        // ISHMEMI_OFI_PUT_BATCH=<bytes> (a measuring aid): puts to other nodes up to this size
+        // travel inside the batches of AMOs (transport/fabric/batch.rs; 0: never; default and
+        // most 2,016 B).
+        let put_batch_max =
+            std::env::var("ISHMEMI_OFI_PUT_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(Options::default().put_batch_max);
         let opts = Options {
             amo_batch,
             delivery_lone,
             amo_fetch_msg,
             put_bounce_max,
             put_signal_inline,
+            put_batch_max,
             provider: p.provider.map(str::to_owned),
             npes_hint: p.npes,
             stall_timeout: p.peer_timeout,
@@ -567,7 +573,18 @@ impl Net {
         // The source is free on return: small puts are injected, staged ones copied, others
         // copied into the provider's ring or waited for (`Fabric::put_blocking`).
         // SAFETY: forwarded contract.
-        unsafe { self.put_with(func, pe, src, n, at, true) };
+        unsafe { self.put_with(func, pe, src, n, at, true, true) };
+    }
+
+    /// A blocking put that a collective's `flag` (or flag-in-data message) to `pe` follows:
+    /// never inside a batch (`Fabric::put_batched`), so that the provider's write order keeps
+    /// it before the flag without a wait.
+    ///
+    /// # Safety
+    /// As `put`.
+    pub unsafe fn put_before_flag(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
+        // SAFETY: forwarded contract.
+        unsafe { self.put_with(func, pe, src, n, at, true, false) };
     }
 
     /// A put of `n` bytes from local `src` that may still read `src` until the next quiet.
@@ -576,7 +593,7 @@ impl Net {
     /// `src` must be readable, and unchanged, for `n` bytes until the next quiet.
     pub unsafe fn put_nbi(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote) {
         // SAFETY: forwarded contract.
-        unsafe { self.put_with(func, pe, src, n, at, false) };
+        unsafe { self.put_with(func, pe, src, n, at, false, true) };
     }
 
     /// A put and its signal update in one network operation where the provider's path allows
@@ -606,11 +623,13 @@ impl Net {
         }
     }
 
-    /// `put` (`blocking`: `src` free on return) or `put_nbi`.
+    /// `put` (`blocking`: `src` free on return) or `put_nbi`; `batch`: small ones may travel
+    /// inside a batch of the provider's messages (`Fabric::put_batched`).
     ///
     /// # Safety
     /// As `put` or `put_nbi`.
-    unsafe fn put_with(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote, blocking: bool) {
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn put_with(&self, func: &str, pe: usize, src: *const u8, n: usize, at: Remote, blocking: bool, batch: bool) {
         if let Some(s) = self.staged(func, pe, at) {
             // SAFETY: forwarded contract (the mailbox copies the source before it returns).
             return unsafe { s.put(&self.fab, func, pe, src, n, at.offset) };
@@ -628,10 +647,18 @@ impl Net {
             }
             return;
         }
-        // SAFETY: forwarded contract (the binding injects small sources, registers or bounces
-        // the others for the life of the operation; a blocking one is free on return).
+        // SAFETY: forwarded contract (the binding injects small sources or copies them into a
+        // batch, registers or bounces the others for the life of the operation; a blocking one
+        // is free on return).
         let r = unsafe {
-            if blocking {
+            if batch
+                && self
+                    .fab
+                    .put_batched(pe, src, n, at)
+                    .unwrap_or_else(|e| net_fatal(func, &format!("network put of {n} bytes to PE {pe}: {e}")))
+            {
+                Ok(())
+            } else if blocking {
                 self.fab.put_blocking(pe, src, n, at)
             } else {
                 self.fab.put(pe, src, n, at)

@@ -402,7 +402,7 @@ impl<'a> Team<'a> {
             // is lent to `release_sources`: marking it so made every push collective of more
             // than inject_size bytes wait for the put's local completion, which on
             // tcp;ofi_rxm is the target's acknowledgement (a round trip per call).
-            unsafe { net.put(self.func, pe, src, n, at) };
+            unsafe { net.put_before_flag(self.func, pe, src, n, at) };
             // The flag that announces the data to PE i comes after it (nothing to do where the
             // provider orders writes to a target, as tcp;ofi_rxm does).
             net.fence(self.func);

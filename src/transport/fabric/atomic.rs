@@ -50,13 +50,7 @@ impl Fabric {
             let t = self.tables();
             let (_, addr, key) = self.target(&t, pe, at, dt.size())?;
             drop(t);
-            // A pending fence: the earlier writes must be at their targets first (a message
-            // is not ordered after RMA writes, and two batches may be applied at once by two
-            // threads of the target).
-            if self.take_fence() {
-                self.batch_settle(None)?;
-                self.complete_writes()?;
-            }
+            self.batch_fence()?;
             let e = batch::Entry { addr, key, operand, op: op as u8, dt: dt as u8, _pad: [0; 6] };
             return self.batch_add(pe, e);
         }

@@ -58,6 +58,16 @@ pub(super) const OP_PUT: u8 = 0xf0;
 /// The largest put of a put-with-signal that travels inside a batch (the put entry and the
 /// signal entry take two of the message's entries).
 pub(super) const PUT_INLINE_MAX: usize = (BATCH_MAX - 2) * ENTRY_BYTES;
+/// An entry's `op` for a put without a signal: `operand` bytes of data follow in the next
+/// entries.
+pub(super) const OP_PUT_DATA: u8 = 0xf1;
+/// The largest put that travels inside a batch (its entry takes one of the message's).
+pub(super) const PUT_BATCH_MAX: usize = (BATCH_MAX - 1) * ENTRY_BYTES;
+/// Batches from one PE kept because an earlier one was not applied yet, at most: the sender
+/// has at most [`UNACKED_MAX`] unacknowledged, so while one waits at most `UNACKED_MAX - 1`
+/// later ones can arrive; one more means the awaited one is lost (its send failed, which the
+/// sender settled as failed), and the kept ones are applied from the first.
+const STASH_MAX: usize = UNACKED_MAX as usize - 1;
 /// Fetching AMOs waiting for their reply, at most (threads of one PE).
 const FETCH_CELLS: usize = 64;
 /// A fetch cell's state.
@@ -176,6 +186,10 @@ pub(super) fn batchable(op: AtomicOp, dt: Dtype) -> bool {
 #[derive(Default)]
 struct PeState {
     entries: Vec<Entry>,
+    /// A put is among `entries`.
+    put_collected: bool,
+    /// One past the sequence number of the last batch sent with a put in it.
+    put_below: u64,
     next_seq: u64,
     /// Every batch below this sequence number is acknowledged; `ooo` bit i: `acked_below + 1
     /// + i` is (acknowledgements of one PE may come out of order when two threads read the
@@ -241,6 +255,61 @@ pub(super) struct Batches {
     pub(super) fetch_msgs: AtomicU64,
     /// Puts with a signal sent inside batches.
     pub(super) put_signals: AtomicU64,
+    /// Puts (without a signal) sent inside batches.
+    pub(super) puts: AtomicU64,
+    /// Per source PE, the order in which its batches are applied here.
+    order: Mutex<Vec<InOrder>>,
+}
+
+/// Applies one source's batches in their sequence order: two threads reading this PE's CQ
+/// may take two batches of one PE at once, and the later one must not be applied first (a
+/// fence between two batched operations to one PE waits for nothing: `Fabric::batch_fence`).
+/// A batch that comes early is kept (copied) until the ones before it are applied; one whose
+/// number was applied already is a copy (a provider that delivers a message twice) and is
+/// dropped, neither applied nor acknowledged again.
+#[derive(Default)]
+pub(super) struct InOrder {
+    next: u64,
+    early: std::collections::BTreeMap<u64, Box<[u8]>>,
+}
+
+/// What to do with an arriving batch.
+#[derive(Debug, PartialEq)]
+pub(super) enum Arrival {
+    /// Apply it now (then [`InOrder::applied`]), then the kept ones [`InOrder::ready`] gives.
+    Apply,
+    /// Kept (copied) until the batches before it are applied; apply what `ready` gives.
+    Kept,
+    /// A copy of one applied or kept already: drop it.
+    Copy,
+}
+
+impl InOrder {
+    /// Batch `seq` (its bytes `msg`, copied only when kept) arrived.
+    pub(super) fn arrive(&mut self, seq: u64, msg: &[u8]) -> Arrival {
+        if seq < self.next || self.early.contains_key(&seq) {
+            return Arrival::Copy;
+        }
+        if seq == self.next {
+            return Arrival::Apply;
+        }
+        self.early.insert(seq, msg.into());
+        if self.early.len() > STASH_MAX {
+            // The awaited one is lost: go on from the first kept.
+            self.next = *self.early.keys().next().unwrap_or(&seq);
+        }
+        Arrival::Kept
+    }
+
+    /// The batch numbered `next` was applied.
+    pub(super) fn applied(&mut self) {
+        self.next += 1;
+    }
+
+    /// The kept batch that is next in order, if any (apply it, then `applied`).
+    pub(super) fn ready(&mut self) -> Option<Box<[u8]>> {
+        self.early.remove(&self.next)
+    }
 }
 
 // SAFETY: the raw pointers are the registration of `mem` (owned) and its descriptor; the
@@ -271,6 +340,8 @@ impl Batches {
             fetch_free: Mutex::new((0..FETCH_CELLS as u32).rev().collect()),
             fetch_msgs: AtomicU64::new(0),
             put_signals: AtomicU64::new(0),
+            puts: AtomicU64::new(0),
+            order: Mutex::new(Vec::new()),
         }
     }
 
@@ -369,11 +440,12 @@ impl Fabric {
 
     /// Adds a non-fetching AMO to PE `pe`'s batch (see the module comment).
     pub(super) fn batch_add(&self, pe: usize, e: Entry) -> Result<(), String> {
-        self.batch_add_group(pe, &[e])
+        self.batch_add_group(pe, &[e], false)
     }
 
-    /// Adds `group` (at most [`BATCH_MAX`] entries) to PE `pe`'s batch, all in one message.
-    pub(super) fn batch_add_group(&self, pe: usize, group: &[Entry]) -> Result<(), String> {
+    /// Adds `group` (at most [`BATCH_MAX`] entries) to PE `pe`'s batch, all in one message
+    /// (`put`: the group writes data, which a later get from `pe` must see).
+    pub(super) fn batch_add_group(&self, pe: usize, group: &[Entry], put: bool) -> Result<(), String> {
         let k = group.len();
         debug_assert!((1..=BATCH_MAX).contains(&k));
         if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
@@ -387,6 +459,7 @@ impl Fabric {
             if p.entries.len() + k <= BATCH_MAX {
                 let was_empty = p.entries.is_empty();
                 p.entries.extend_from_slice(group);
+                p.put_collected |= put;
                 let (len, unacked) = (p.entries.len(), p.unacked());
                 if was_empty {
                     s.dirty.push(pe);
@@ -440,8 +513,46 @@ impl Fabric {
         // readable for len bytes (the caller's contract).
         unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
         group[nd + 1] = sig;
-        self.batch_add_group(pe, &group)?;
+        self.batch_add_group(pe, &group, true)?;
         self.batches().put_signals.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A put of `len` bytes from `src` to `addr`/`key` on PE `pe` as one group of a batch (see
+    /// the module comment): `src` is copied before return; complete at quiet.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes (1 to [`PUT_BATCH_MAX`]).
+    pub(super) unsafe fn batch_put(&self, pe: usize, src: *const u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
+        debug_assert!((1..=PUT_BATCH_MAX).contains(&len));
+        let nd = len.div_ceil(ENTRY_BYTES);
+        let mut group = [Entry::default(); BATCH_MAX];
+        group[0] = Entry { addr, key, operand: len as u64, op: OP_PUT_DATA, dt: 0, _pad: [0; 6] };
+        // SAFETY: group[1..1+nd] holds nd * ENTRY_BYTES >= len bytes of plain data (nd <
+        // BATCH_MAX as len <= PUT_BATCH_MAX); src is readable for len bytes (the contract).
+        unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
+        self.batch_add_group(pe, &group[..nd + 1], true)?;
+        self.batches().puts.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Puts sent inside batches so far.
+    pub fn puts_batched(&self) -> u64 {
+        self.batch.as_ref().map_or(0, |b| b.puts.load(Ordering::Relaxed))
+    }
+
+    /// Before a get from PE `pe`: waits until this PE's batched puts to `pe` are applied (a
+    /// read is not ordered after a message), so that the get sees them. Nothing to wait for
+    /// (the common case) costs one lock.
+    pub(super) fn batch_puts_settle(&self, pe: usize) -> Result<(), String> {
+        let Some(b) = &self.batch else { return Ok(()) };
+        if !b.unsettled_now() {
+            return Ok(());
+        }
+        let pending = lock(&b.senders).pes.get(pe).is_some_and(|p| p.put_collected || p.put_below > p.acked_below);
+        if pending {
+            self.batch_settle(Some(pe))?;
+        }
         Ok(())
     }
 
@@ -589,10 +700,14 @@ impl Fabric {
             lock(&b.free_send).push(i);
             // These AMOs will never arrive: settled, as failed.
             p.entries.clear();
+            p.put_collected = false;
             b.unsettled.fetch_sub(n as u64, Ordering::AcqRel);
             return Err(self.err_text("fi_sendmsg (batched AMOs)", pe, r));
         }
         p.entries.clear();
+        if std::mem::take(&mut p.put_collected) {
+            p.put_below = p.next_seq + 1;
+        }
         p.next_seq += 1;
         b.sent_batches.fetch_add(1, Ordering::Relaxed);
         Ok(true)
@@ -732,7 +847,7 @@ impl Fabric {
             MAGIC_ACK => {
                 if h.errs > 0 {
                     lock(&self.nbi_errors).push(format!(
-                        "atomic (batched) to PE {} failed: the target rejected {} of {} AMOs ({})",
+                        "batched atomics or puts to PE {} failed: the target rejected {} of {} entries ({})",
                         h.src,
                         h.errs,
                         h.n,
@@ -742,53 +857,28 @@ impl Fabric {
                 self.settle(h.src as usize, h.seq, h.n);
             }
             MAGIC_BATCH if h.n as usize <= BATCH_MAX => {
-                let (mut errs, mut code) = (0u16, 0u16);
-                let local = b.local.read().unwrap_or_else(|e| e.into_inner());
-                let n = h.n as usize;
-                let entry = |k: usize| {
-                    // SAFETY: k < n <= BATCH_MAX entries lie inside the buffer.
-                    unsafe { ptr::read_unaligned(buf.add(HDR_BYTES + k * ENTRY_BYTES).cast::<Entry>()) }
-                };
-                let mut k = 0;
-                while k < n {
-                    let e = entry(k);
-                    if e.op == OP_PUT {
-                        // A put with its signal: the data, then (only if it was written) the
-                        // signal entry after it.
-                        let len = e.operand as usize;
-                        let nd = len.div_ceil(ENTRY_BYTES);
-                        let sig = k + 1 + nd;
-                        if len > PUT_INLINE_MAX || sig >= n {
-                            errs += (n - k) as u16;
-                            code = REJ_RANGE as u16;
-                            break;
-                        }
-                        // SAFETY: the data lies in entries k+1..sig, inside the buffer.
-                        let data = unsafe { buf.add(HDR_BYTES + (k + 1) * ENTRY_BYTES) };
-                        match self.put_local(&local, &e, data, len) {
-                            Ok(()) => {
-                                if let Err(c) = self.apply(&local, &entry(sig)) {
-                                    errs += 1;
-                                    code = c as u16;
-                                }
-                            }
-                            Err(c) => {
-                                errs += 2;
-                                code = c as u16;
-                            }
-                        }
-                        k = sig + 1;
-                        continue;
-                    }
-                    if let Err(c) = self.apply(&local, &e) {
-                        errs += 1;
-                        code = c as u16;
-                    }
-                    k += 1;
+                let len = HDR_BYTES + h.n as usize * ENTRY_BYTES;
+                let mut ord = lock(&b.order);
+                if ord.len() < npes {
+                    ord.resize_with(npes, InOrder::default);
                 }
-                drop(local);
-                let ack = Hdr { magic: MAGIC_ACK, src: b.me.load(Ordering::Relaxed) as u32, n: h.n, errs, code, seq: h.seq };
-                self.send_ack(h.src as usize, ack);
+                let o = &mut ord[h.src as usize];
+                // SAFETY: the message's len bytes (n <= BATCH_MAX entries) lie in the buffer.
+                let msg = unsafe { std::slice::from_raw_parts(buf.cast_const(), len) };
+                match o.arrive(h.seq, msg) {
+                    Arrival::Copy => return,
+                    Arrival::Apply => {
+                        self.apply_batch(msg, h);
+                        o.applied();
+                    }
+                    Arrival::Kept => {}
+                }
+                while let Some(m) = o.ready() {
+                    // SAFETY: a kept message starts with its header (plain data).
+                    let hk = unsafe { ptr::read_unaligned(m.as_ptr().cast::<Hdr>()) };
+                    self.apply_batch(&m, hk);
+                    o.applied();
+                }
             }
             MAGIC_FETCH => {
                 // SAFETY: a request is FETCH_MSG_INJECT bytes, inside the buffer of MSG_BYTES.
@@ -826,6 +916,77 @@ impl Fabric {
             }
             _ => {}
         }
+    }
+
+    /// Applies batch `h` (its bytes `msg`, header first) in entry order and acknowledges it.
+    fn apply_batch(&self, msg: &[u8], h: Hdr) {
+        let b = self.batches();
+        let buf = msg.as_ptr();
+        let (mut errs, mut code) = (0u16, 0u16);
+        let local = b.local.read().unwrap_or_else(|e| e.into_inner());
+        let n = h.n as usize;
+        let entry = |k: usize| {
+            // SAFETY: k < n <= BATCH_MAX entries lie inside the buffer.
+            unsafe { ptr::read_unaligned(buf.add(HDR_BYTES + k * ENTRY_BYTES).cast::<Entry>()) }
+        };
+        let mut k = 0;
+        while k < n {
+            let e = entry(k);
+            if e.op == OP_PUT_DATA {
+                // A put: its data in the entries after it.
+                let len = e.operand as usize;
+                let end = k + 1 + len.div_ceil(ENTRY_BYTES);
+                if len == 0 || len > PUT_BATCH_MAX || end > n {
+                    errs += (n - k) as u16;
+                    code = REJ_RANGE as u16;
+                    break;
+                }
+                // SAFETY: the data lies in entries k+1..end, inside the message.
+                let data = unsafe { buf.add(HDR_BYTES + (k + 1) * ENTRY_BYTES) };
+                if let Err(c) = self.put_local(&local, &e, data, len) {
+                    errs += (end - k) as u16;
+                    code = c as u16;
+                }
+                k = end;
+                continue;
+            }
+            if e.op == OP_PUT {
+                // A put with its signal: the data, then (only if it was written) the
+                // signal entry after it.
+                let len = e.operand as usize;
+                let nd = len.div_ceil(ENTRY_BYTES);
+                let sig = k + 1 + nd;
+                if len > PUT_INLINE_MAX || sig >= n {
+                    errs += (n - k) as u16;
+                    code = REJ_RANGE as u16;
+                    break;
+                }
+                // SAFETY: the data lies in entries k+1..sig, inside the buffer.
+                let data = unsafe { buf.add(HDR_BYTES + (k + 1) * ENTRY_BYTES) };
+                match self.put_local(&local, &e, data, len) {
+                    Ok(()) => {
+                        if let Err(c) = self.apply(&local, &entry(sig)) {
+                            errs += 1;
+                            code = c as u16;
+                        }
+                    }
+                    Err(c) => {
+                        errs += 2;
+                        code = c as u16;
+                    }
+                }
+                k = sig + 1;
+                continue;
+            }
+            if let Err(c) = self.apply(&local, &e) {
+                errs += 1;
+                code = c as u16;
+            }
+            k += 1;
+        }
+        drop(local);
+        let ack = Hdr { magic: MAGIC_ACK, src: b.me.load(Ordering::Relaxed) as u32, n: h.n, errs, code, seq: h.seq };
+        self.send_ack(h.src as usize, ack);
     }
 
     fn send_ack(&self, pe: usize, h: Hdr) {

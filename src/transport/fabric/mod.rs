@@ -134,6 +134,9 @@ pub struct Options {
     /// Where non-fetching AMOs are batched: a put with a signal of up to
     /// `batch::PUT_INLINE_MAX` bytes travels inside a batch ([`Fabric::put_signal`]).
     pub put_signal_inline: bool,
+    /// Where non-fetching AMOs are batched: puts to other PEs of up to this many bytes (at
+    /// most `batch::PUT_BATCH_MAX`) travel inside batches ([`Fabric::put_batched`]; 0: never).
+    pub put_batch_max: usize,
 }
 
 impl Default for Options {
@@ -151,6 +154,7 @@ impl Default for Options {
             amo_fetch_msg: false,
             put_bounce_max: 64 << 10,
             put_signal_inline: true,
+            put_batch_max: batch::PUT_BATCH_MAX,
         }
     }
 }
@@ -536,6 +540,8 @@ pub struct Fabric {
     put_bounce_max: usize,
     /// `Options::put_signal_inline`.
     put_signal_inline: bool,
+    /// `Options::put_batch_max` (at most `batch::PUT_BATCH_MAX`).
+    put_batch_max: usize,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -748,6 +754,7 @@ impl Fabric {
             batch: None,
             put_bounce_max: if put_len > 0 { opts.put_bounce_max.min(put_len / 4) } else { 0 },
             put_signal_inline: opts.put_signal_inline,
+            put_batch_max: opts.put_batch_max.min(batch::PUT_BATCH_MAX),
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;

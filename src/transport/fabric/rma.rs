@@ -123,10 +123,31 @@ impl Fabric {
             .unwrap_or(true)
     }
 
-    /// Whether the calling thread has a fence pending on this Fabric (tests).
-    #[cfg(test)]
+    /// Whether the calling thread has a fence pending on this Fabric (thread-locals
+    /// destroyed: yes, as `take_fence`).
     pub(super) fn fence_pending(&self) -> bool {
-        FENCED.with(|f| f.borrow().contains(&self.id))
+        FENCED.try_with(|f| f.borrow().contains(&self.id)).unwrap_or(true)
+    }
+
+    /// Whether a write of the provider's (an RMA write or a provider atomic) may be in flight
+    /// since the last quiet or fence wait.
+    fn provider_writes_out(&self) -> bool {
+        self.classes.load(Ordering::SeqCst) & CLASS_BITS != 0
+    }
+
+    /// Before a batched operation (AMO, put, put with signal): the calling thread's pending
+    /// fence. Where only batches can be outstanding, nothing to wait for: each target applies
+    /// one PE's batches in their order (`batch::InOrder`), so the operation lands after the
+    /// batched ones before the fence, to whichever PE, and the fence stays pending for the
+    /// next provider write (which waits for the batches). Else the earlier writes and batches
+    /// must be at their targets first (a message is ordered after no RMA write).
+    pub(super) fn batch_fence(&self) -> Result<(), String> {
+        if !self.fence_pending() || !self.provider_writes_out() {
+            return Ok(());
+        }
+        self.take_fence();
+        self.batch_settle(None)?;
+        self.complete_writes()
     }
 
     /// Orders the puts and AMOs the calling thread issued before it before those it issues
@@ -141,7 +162,8 @@ impl Fabric {
         // Batched AMOs are messages, applied when the target reads them: whatever the provider
         // orders, a later put or AMO could overtake them, so the next write waits until they
         // are applied (`fence_flags`).
-        let batched = self.batch.as_ref().is_some_and(|b| b.unsettled_now());
+        // Provider writes before the fence and batched operations after it: those wait too.
+        let batched = self.batch.as_ref().is_some_and(|b| b.unsettled_now() || self.provider_writes_out());
         if self.info.msg_order & FI_ORDER_WAW == 0 || batched {
             // (Thread-locals destroyed: `take_fence` fences every write then.)
             let _ = FENCED.try_with(|f| {
@@ -361,16 +383,39 @@ impl Fabric {
         let (_, addr, key) = self.target(&t, pe, at, len)?;
         let (_, saddr, skey) = self.target(&t, pe, sig_at, 8)?;
         drop(t);
-        // A pending fence: the earlier writes must be at their targets first (a message is
-        // ordered after no RMA write; two batches may be applied at once).
-        if self.take_fence() {
-            self.batch_settle(None)?;
-            self.complete_writes()?;
-        }
+        self.batch_fence()?;
         let op = if add { AtomicOp::Sum } else { AtomicOp::Write };
         let sig = batch::Entry { addr: saddr, key: skey, operand: signal, op: op as u8, dt: Dtype::U64 as u8, _pad: [0; 6] };
         // SAFETY: src is readable for len bytes (at most PUT_INLINE_MAX, checked above).
         unsafe { self.batch_put_signal(pe, src, len, addr, key, sig)? };
+        Ok(true)
+    }
+
+    /// A put of `len` bytes from `src` to `at` on PE `pe` inside a batch, where non-fetching
+    /// AMOs are batched and `len` is at most `Options::put_batch_max` (`batch.rs`): the data
+    /// travels in the batch's message with the AMOs and puts collected for `pe`, and a stream
+    /// of small puts costs one message per batch instead of one provider write each. `src` is
+    /// free on return; complete at quiet (the batch's acknowledgement); a later get from `pe`
+    /// waits for it. `Ok(false)`: not sent (the caller puts through the provider): too long,
+    /// inside a context, or a fence pending with provider writes outstanding (the provider's
+    /// write-after-write order then keeps the fence for free).
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes until return.
+    pub unsafe fn put_batched(&self, pe: usize, src: *const u8, len: usize, at: Remote) -> Result<bool, String> {
+        if len == 0
+            || len > self.put_batch_max
+            || tracking().is_some()
+            || !self.batch_for(pe, AtomicOp::Write, Dtype::U64)
+            || (self.fence_pending() && self.provider_writes_out())
+        {
+            return Ok(false);
+        }
+        let t = self.tables();
+        let (_, addr, key) = self.target(&t, pe, at, len)?;
+        drop(t);
+        // SAFETY: src is readable for len bytes (1..=put_batch_max <= PUT_BATCH_MAX).
+        unsafe { self.batch_put(pe, src, len, addr, key)? };
         Ok(true)
     }
 
@@ -623,6 +668,7 @@ impl Fabric {
         if len == 0 {
             return Ok(());
         }
+        self.batch_puts_settle(pe)?;
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, len)?;
         let desc = self.local_desc(&t, dst, len);
@@ -650,6 +696,7 @@ impl Fabric {
         if len == 0 {
             return Ok(());
         }
+        self.batch_puts_settle(pe)?;
         let t = self.tables();
         let (dest, addr, key) = self.target(&t, pe, at, len)?;
         let desc = self.local_desc(&t, dst, len);

@@ -420,6 +420,7 @@ fn many_small_puts_with_bounded_inflight() {
 }
 
 mod amo;
+mod put_batch;
 use amo::bad_key;
 
 /// Quiet means the data is at the target: with a manual-progress provider, quiet cannot
