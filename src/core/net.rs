@@ -198,8 +198,11 @@ impl Net {
         // most 2,016 B).
         let put_batch_max =
             std::env::var("ISHMEMI_OFI_PUT_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(Options::default().put_batch_max);
+        // ISHMEMI_OFI_PUT_LONE_PROVIDER=0 (a measuring aid): a lone put goes in a batch too.
+        let batch_lone_puts = !crate::env::aid_on("ISHMEMI_OFI_PUT_LONE_PROVIDER");
         let opts = Options {
             amo_batch,
+            batch_lone_puts,
             delivery_lone,
             amo_fetch_msg,
             put_bounce_max,

@@ -20,7 +20,17 @@
 //! reports every rejected entry back (quiet's error). `ISHMEMI_OFI_AMO_BATCH=0` (or
 //! `Options::amo_batch`) sends every AMO through the provider's atomics instead (an A/B aid).
 //!
-//! Two more uses of the same messages (issue 31, third round):
+//! A target applies one PE's batches in the order they were sent ([`InOrder`]): two threads
+//! reading its CQ may take two of them at once, and the later waits (copied) until the earlier
+//! is applied. A fence between two batched operations to one PE then waits for nothing
+//! (`Fabric::batch_fence`); one between a provider write and a batched operation still waits.
+//!
+//! More uses of the same messages (issue 31, third and ninth rounds):
+//! - **A put** of up to [`PUT_BATCH_MAX`] bytes (`Fabric::put_batched`): a put entry (address,
+//!   key, length) and the data in the entries after it, copied at the call. A stream of small
+//!   puts then costs one message per batch instead of one provider write (and, on tcp;ofi_rxm,
+//!   one acknowledgement message) each. It completes with the batch's acknowledgement; a get
+//!   from the PE first waits for the batched puts to it (`Fabric::batch_puts_settle`).
 //! - **A put with a signal** of up to [`PUT_INLINE_MAX`] bytes is one group of entries in a
 //!   batch: a put entry (address, key, length), the data in the entries after it, then the
 //!   signal's entry (a set or an add). The target copies the data, then applies the signal
@@ -534,6 +544,16 @@ impl Fabric {
         self.batch_add_group(pe, &group[..nd + 1], true)?;
         self.batches().puts.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Whether nothing to PE `pe` is collected or unacknowledged in the batches (no batches:
+    /// yes).
+    pub(super) fn batch_idle(&self, pe: usize) -> bool {
+        let Some(b) = &self.batch else { return true };
+        if !b.unsettled_now() {
+            return true;
+        }
+        lock(&b.senders).pes.get(pe).is_none_or(|p| p.entries.is_empty() && p.unacked() == 0)
     }
 
     /// Puts sent inside batches so far.

@@ -137,6 +137,9 @@ pub struct Options {
     /// Where non-fetching AMOs are batched: puts to other PEs of up to this many bytes (at
     /// most `batch::PUT_BATCH_MAX`) travel inside batches ([`Fabric::put_batched`]; 0: never).
     pub put_batch_max: usize,
+    /// Lone puts (nothing of the PE's outstanding) in batches too ([`Fabric::put_batched`];
+    /// default off: they go through the provider, whose lone write completes sooner).
+    pub batch_lone_puts: bool,
 }
 
 impl Default for Options {
@@ -155,6 +158,7 @@ impl Default for Options {
             put_bounce_max: 64 << 10,
             put_signal_inline: true,
             put_batch_max: batch::PUT_BATCH_MAX,
+            batch_lone_puts: false,
         }
     }
 }
@@ -542,6 +546,8 @@ pub struct Fabric {
     put_signal_inline: bool,
     /// `Options::put_batch_max` (at most `batch::PUT_BATCH_MAX`).
     put_batch_max: usize,
+    /// `Options::batch_lone_puts`.
+    batch_lone_puts: bool,
 }
 
 // SAFETY: every libfabric object is opened from an FI_THREAD_SAFE domain, so its calls may be
@@ -755,6 +761,7 @@ impl Fabric {
             put_bounce_max: if put_len > 0 { opts.put_bounce_max.min(put_len / 4) } else { 0 },
             put_signal_inline: opts.put_signal_inline,
             put_batch_max: opts.put_batch_max.min(batch::PUT_BATCH_MAX),
+            batch_lone_puts: opts.batch_lone_puts,
         };
         // The scratch area is local memory only (operands, results, bounce data).
         let len = f.scratch.mem.len() * 8;

@@ -397,8 +397,13 @@ impl Fabric {
     /// of small puts costs one message per batch instead of one provider write each. `src` is
     /// free on return; complete at quiet (the batch's acknowledgement); a later get from `pe`
     /// waits for it. `Ok(false)`: not sent (the caller puts through the provider): too long,
-    /// inside a context, or a fence pending with provider writes outstanding (the provider's
-    /// write-after-write order then keeps the fence for free).
+    /// inside a context, a fence pending with provider writes outstanding (the provider's
+    /// write-after-write order then keeps the fence for free), or a lone put (nothing of this
+    /// PE's outstanding, to `pe` or through the provider: its quiet is one round trip either
+    /// way, and the provider's lone write with delivery completion is the shorter one, 10.5 vs
+    /// 14.5 us for `p` + quiet in docs/PERFORMANCE.md's ninth round). A stream's first put
+    /// then goes through the provider and the ones after it, while it is outstanding, in
+    /// batches.
     ///
     /// # Safety
     /// `src` is readable for `len` bytes until return.
@@ -408,6 +413,9 @@ impl Fabric {
             || tracking().is_some()
             || !self.batch_for(pe, AtomicOp::Write, Dtype::U64)
             || (self.fence_pending() && self.provider_writes_out())
+            || (!self.batch_lone_puts
+                && self.issued_w.load(Ordering::Acquire) == self.done_w.load(Ordering::Acquire)
+                && self.batch_idle(pe))
         {
             return Ok(false);
         }

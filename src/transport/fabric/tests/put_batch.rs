@@ -6,6 +6,13 @@
 use super::batch::{Arrival, InOrder};
 use super::*;
 
+/// A group of `n` PEs over tcp;ofi_rxm whose lone puts go in batches too (so that every put
+/// these tests make is batched).
+fn group_b(n: usize, len: usize) -> Group {
+    let o = Options { provider: Some(TCP.into()), npes_hint: n, batch_lone_puts: true, ..Options::default() };
+    group_with(&o, n, len, true)
+}
+
 /// Sends `src` to `to` on `pe` inside a batch; panics where it was declined.
 fn put_b(f: &Fabric, pe: usize, src: &[u8], to: Remote) {
     // SAFETY: src is readable for its length until return.
@@ -20,7 +27,7 @@ fn put_b(f: &Fabric, pe: usize, src: &[u8], to: Remote) {
 fn put_batched_tcp() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("put_batched_tcp", 180);
-    let g = group(TCP, 3, 1 << 16);
+    let g = group_b(3, 1 << 16);
     let b = g.fabs[1].clone();
     let heap0 = g.heaps[0].0.as_ptr() as usize;
     let mut off = 0;
@@ -76,7 +83,7 @@ fn put_batched_tcp() {
     // SAFETY: big is readable for 8 bytes.
     assert!(!unsafe { b.put_batched(1, big.as_ptr(), 8, at(0)) }.unwrap(), "a put to itself went in a batch");
     // With the option 0 nothing goes in a batch.
-    let o = Options { provider: Some(TCP.into()), npes_hint: 2, put_batch_max: 0, ..Options::default() };
+    let o = Options { provider: Some(TCP.into()), npes_hint: 2, put_batch_max: 0, batch_lone_puts: true, ..Options::default() };
     let g2 = group_with(&o, 2, 4096, true);
     // SAFETY: big is readable for 8 bytes.
     assert!(!unsafe { g2.fabs[1].put_batched(0, big.as_ptr(), 8, at(0)) }.unwrap(), "batched with the option 0");
@@ -93,7 +100,7 @@ fn put_batched_tcp() {
 fn put_batched_fence_tcp() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("put_batched_fence_tcp", 240);
-    let g = group(TCP, 3, 1 << 16);
+    let g = group_b(3, 1 << 16);
     let heap0 = g.heaps[0].0.as_ptr() as usize;
     let stop = Arc::new(AtomicBool::new(false));
     // The readers stop however the test ends (a failed assertion too).
@@ -192,7 +199,7 @@ fn put_batched_fence_tcp() {
 fn put_batched_refused_tcp() {
     let Some(_g) = setup() else { return };
     let _w = watchdog("put_batched_refused_tcp", 60);
-    let g = group(TCP, 2, 8192);
+    let g = group_b(2, 8192);
     let b = &g.fabs[1];
     let t = b.tables();
     let (_, addr, key) = b.target(&t, 0, at(8192 - 64), 64).unwrap();
@@ -207,6 +214,35 @@ fn put_batched_refused_tcp() {
     assert_eq!(&g.heaps[0].bytes()[..32], &[[5u8; 16], [6u8; 16]].concat()[..], "the puts beside the refused one");
     assert!(g.heaps[0].bytes()[8192 - 64..].iter().all(|&x| x == 0), "the refused put wrote");
     assert_eq!(b.quiet(), Ok(()));
+}
+
+/// With the default options a lone put (nothing outstanding) goes through the provider, and
+/// the puts after it, while something is outstanding, in batches: put through the provider
+/// what was declined, then quiet; every value lands.
+#[test]
+fn put_lone_declined_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("put_lone_declined_tcp", 60);
+    let g = group(TCP, 2, 8192);
+    let b = &g.fabs[1];
+    for round in 1..=50u64 {
+        let v = round.to_ne_bytes();
+        // SAFETY: v is readable for 8 bytes.
+        let batched = unsafe { b.put_batched(0, v.as_ptr(), 8, at(0)) }.unwrap();
+        assert!(!batched, "round {round}: a lone put went in a batch");
+        put(b, 0, &v, at(0)).unwrap();
+        // A 64-byte put, its provider write (a round trip) not complete: batched. (A
+        // completion read before this call makes it lone again: count, do not require.)
+        let w = [round as u8; 64];
+        // SAFETY: w is readable for 64 bytes.
+        if !unsafe { b.put_batched(0, w.as_ptr(), 64, at(64)) }.unwrap() {
+            put(b, 0, &w, at(64)).unwrap();
+        }
+        b.quiet().unwrap();
+        assert_eq!(&g.heaps[0].bytes()[..8], &v[..], "round {round}: the lone put");
+        assert!(g.heaps[0].bytes()[64..128].iter().all(|&x| x == round as u8), "round {round}: the put after it");
+    }
+    assert!(b.puts_batched() > 0, "no put after a lone one went in a batch");
 }
 
 /// `InOrder`: batches of one PE applied in sequence order whatever order they arrive in;
