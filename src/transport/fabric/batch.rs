@@ -193,6 +193,28 @@ pub(super) fn batchable(op: AtomicOp, dt: Dtype) -> bool {
     }
 }
 
+/// A put's group of entries: its entry (`op`: [`OP_PUT`] or [`OP_PUT_DATA`]), the `len` bytes
+/// of `src` in the entries after it, then `sig` if any; returns the entries and how many of
+/// them the group uses.
+///
+/// # Safety
+/// `src` is readable for `len` bytes.
+unsafe fn put_group(src: *const u8, len: usize, addr: u64, key: u64, op: u8, sig: Option<Entry>) -> ([Entry; BATCH_MAX], usize) {
+    let nd = len.div_ceil(ENTRY_BYTES);
+    assert!(1 + nd + sig.is_some() as usize <= BATCH_MAX, "a batched put of {len} bytes does not fit a message");
+    let mut group = [Entry::default(); BATCH_MAX];
+    group[0] = Entry { addr, key, operand: len as u64, op, dt: 0, _pad: [0; 6] };
+    // SAFETY: group[1..1+nd] holds nd * ENTRY_BYTES >= len bytes of plain data (1 + nd <=
+    // BATCH_MAX, checked above); src is readable for len bytes (the caller's contract).
+    unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
+    let mut k = 1 + nd;
+    if let Some(e) = sig {
+        group[k] = e;
+        k += 1;
+    }
+    (group, k)
+}
+
 #[derive(Default)]
 struct PeState {
     entries: Vec<Entry>,
@@ -516,14 +538,9 @@ impl Fabric {
         key: u64,
         sig: Entry,
     ) -> Result<(), String> {
-        let nd = len.div_ceil(ENTRY_BYTES);
-        let mut group = vec![Entry::default(); nd + 2];
-        group[0] = Entry { addr, key, operand: len as u64, op: OP_PUT, dt: 0, _pad: [0; 6] };
-        // SAFETY: group[1..1+nd] holds nd * ENTRY_BYTES >= len bytes of plain data; src is
-        // readable for len bytes (the caller's contract).
-        unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
-        group[nd + 1] = sig;
-        self.batch_add_group(pe, &group, true)?;
+        // SAFETY: src is readable for len bytes (the caller's contract), at most PUT_INLINE_MAX.
+        let (group, k) = unsafe { put_group(src, len, addr, key, OP_PUT, Some(sig)) };
+        self.batch_add_group(pe, &group[..k], true)?;
         self.batches().put_signals.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -535,13 +552,9 @@ impl Fabric {
     /// `src` is readable for `len` bytes (1 to [`PUT_BATCH_MAX`]).
     pub(super) unsafe fn batch_put(&self, pe: usize, src: *const u8, len: usize, addr: u64, key: u64) -> Result<(), String> {
         debug_assert!((1..=PUT_BATCH_MAX).contains(&len));
-        let nd = len.div_ceil(ENTRY_BYTES);
-        let mut group = [Entry::default(); BATCH_MAX];
-        group[0] = Entry { addr, key, operand: len as u64, op: OP_PUT_DATA, dt: 0, _pad: [0; 6] };
-        // SAFETY: group[1..1+nd] holds nd * ENTRY_BYTES >= len bytes of plain data (nd <
-        // BATCH_MAX as len <= PUT_BATCH_MAX); src is readable for len bytes (the contract).
-        unsafe { ptr::copy_nonoverlapping(src, group[1..].as_mut_ptr().cast::<u8>(), len) };
-        self.batch_add_group(pe, &group[..nd + 1], true)?;
+        // SAFETY: src is readable for len bytes (the contract), at most PUT_BATCH_MAX.
+        let (group, k) = unsafe { put_group(src, len, addr, key, OP_PUT_DATA, None) };
+        self.batch_add_group(pe, &group[..k], true)?;
         self.batches().puts.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
