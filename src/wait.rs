@@ -30,7 +30,7 @@ static PROGRESS: OnceLock<fn()> = OnceLock::new();
 static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
 
 /// Threads of this process in the polling phases (spinning, yielding) of a library wait that
-/// drives the network's progress (`progress_on(true)`, `ISHMEM_WAIT_SPIN` > 0). While there is
+/// drives the network's progress (`progress_on(true)`, not block mode). While there is
 /// one, the PE's progress thread stays out of the provider and off its wait fd
 /// (`Fabric::progress_wait`): the waiter reads the provider itself many times per microsecond
 /// of network latency, and a progress thread woken by every arrival and every local send
@@ -40,10 +40,10 @@ static BUSY: OnceLock<fn() -> bool> = OnceLock::new();
 /// thread serves arrivals at once again; traffic that brings it back to polling counts it again.
 static LIB_WAITERS: AtomicUsize = AtomicUsize::new(0);
 
-/// Whether this process's waits spin (`ISHMEM_WAIT_SPIN` > 0 after the oversubscription
-/// check, `set_spinning`): only then does a recent wait keep the progress thread aside
+/// Whether this process's waits poll (spin or yield) before they sleep: not in block mode
+/// (`set_polling`). Only then does a recent wait keep the progress thread aside
 /// (`drove_within`).
-static SPINNING: AtomicBool = AtomicBool::new(false);
+static POLLING: AtomicBool = AtomicBool::new(false);
 
 /// When (microseconds since `epoch()`, 0: never) a thread of this process last drove the
 /// network in a wait: a counted library wait that returned, or a network wait
@@ -55,20 +55,20 @@ fn epoch() -> Instant {
     *E.get_or_init(Instant::now)
 }
 
-/// Sets whether the waits of this process spin (at init, from the effective
-/// `ISHMEM_WAIT_SPIN`).
-pub fn set_spinning(on: bool) {
-    SPINNING.store(on, Relaxed);
+/// Sets whether the waits of this process poll before they sleep (at init: all but block
+/// mode).
+pub fn set_polling(on: bool) {
+    POLLING.store(on, Relaxed);
 }
 
-/// Notes that a thread drove the network in a wait just now (where waits spin).
+/// Notes that a thread drove the network in a wait just now (where waits poll).
 pub fn note_drove() {
-    if SPINNING.load(Relaxed) {
+    if POLLING.load(Relaxed) {
         DROVE_US.store((epoch().elapsed().as_micros() as u64).max(1), Relaxed);
     }
 }
 
-/// Whether a thread of this process drove the network in a wait within `d` (and waits spin).
+/// Whether a thread of this process drove the network in a wait within `d` (and waits poll).
 /// The PE is then most likely in a loop of communicating and waiting, and drives the
 /// provider again sooner than a progress thread would help: `Fabric::progress_wait` keeps
 /// the progress thread aside. Issue 31: between two waits of a barrier loop the progress
@@ -76,7 +76,7 @@ pub fn note_drove() {
 /// from the waiter (1.15 context switches per barrier and PE; barrier_all 33-41 -> 17-24 us).
 pub fn drove_within(d: Duration) -> bool {
     let t = DROVE_US.load(Relaxed);
-    SPINNING.load(Relaxed) && t != 0 && (epoch().elapsed().as_micros() as u64).saturating_sub(t) < d.as_micros() as u64
+    POLLING.load(Relaxed) && t != 0 && (epoch().elapsed().as_micros() as u64).saturating_sub(t) < d.as_micros() as u64
 }
 
 /// Held by the tests that turn the network progress on (it is one switch for the process).
@@ -263,14 +263,18 @@ pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl
             }
         }
     }
-    // Not where the machine has more PEs than CPUs (spin 0): there a waiter that yields may
-    // wait long for a core, and a progress thread woken by the arrival is scheduled sooner.
-    let countable = spin > 0 && NET_PROGRESS.load(Relaxed);
+    // Counted also where the machine has more PEs than CPUs (spin 0: the waiter yields from
+    // its first poll on). Issue 31: uncounted there, every arrival and send completion woke
+    // the progress threads of 4 PEs on 2 cores, which took the cores from the PEs moving the
+    // traffic (3.3 million context switches in a 9 s barrier run); counted, the 4-PE rows
+    // across 2 pretend nodes went barrier_all 75 -> 15 us, broadcast 8 B 16-32 -> 6 us,
+    // fcollect 8 B 132 -> 27 us. Not in block mode, whose waits sleep from the first poll on.
+    let mut b = Backoff::new(spin, max_sleep_us);
+    let countable = !b.block && NET_PROGRESS.load(Relaxed);
     let mut counted = Counted(countable);
     if counted.0 {
         LIB_WAITERS.fetch_add(1, Relaxed);
     }
-    let mut b = Backoff::new(spin, max_sleep_us);
     let period = Duration::from_millis(check_ms);
     let mut next: Option<Instant> = None;
     while !done() {
@@ -311,11 +315,27 @@ mod tests {
         let flag = Arc::new(AtomicBool::new(false));
         let f2 = flag.clone();
         let t0 = Instant::now();
-        // Spin 0 (more PEs than CPUs): never counted, though the network progress is on.
+        // Block mode (far more PEs than CPUs: the wait sleeps from its first poll on): never
+        // counted, though the network progress is on.
         progress_on(true);
+        set_blocking(true);
         let t = std::thread::spawn(move || until(0, 50, || f2.load(Ordering::Acquire)));
         std::thread::sleep(Duration::from_millis(5));
-        assert_eq!(library_waiters(), 0, "a wait that does not spin is not counted");
+        let in_block_mode = library_waiters();
+        flag.store(true, Ordering::Release);
+        t.join().unwrap();
+        set_blocking(false);
+        assert_eq!(in_block_mode, 0, "a wait in block mode is not counted");
+        // Spin 0 (more PEs than CPUs: the wait yields from its first poll on): counted while it
+        // yields (issue 31: uncounted, the PEs' progress threads were woken by every arrival
+        // and took the cores from the PEs moving the traffic).
+        flag.store(false, Ordering::Release);
+        let f1 = flag.clone();
+        let t = std::thread::spawn(move || until(0, 50, || f1.load(Ordering::Acquire)));
+        while library_waiters() == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(20), "a yielding network wait (spin 0) was never counted");
+            std::thread::yield_now();
+        }
         flag.store(true, Ordering::Release);
         t.join().unwrap();
         // Spinning: counted while it polls, uncounted at return.

@@ -89,7 +89,7 @@ pub(super) fn bootstrap(func: &str, req: InitRequest) -> Joined {
         _ => crate::wait::block_mode_for(nodes.host_size[info.rank], super::usable_cpus()),
     };
     crate::wait::set_blocking(block);
-    crate::wait::set_spinning(cfg.wait_spin > 0 && !block);
+    crate::wait::set_polling(!block);
     if info.rank == 0 {
         for w in &warnings {
             crate::ffi::warn(func, w);

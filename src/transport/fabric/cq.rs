@@ -394,9 +394,10 @@ impl Fabric {
     /// progress thread back up within `max`. So does a library wait in its polling phases (a
     /// barrier, a collective's flag: `wait::library_waiters`; issue 31: woken by every
     /// arrival and by the provider's signal of every local send completion, the thread took
-    /// the core and the provider's locks from the waiter); not where the machine has more PEs
-    /// than CPUs (those waits yield at once: a thread woken by an arrival is scheduled sooner
-    /// than one that yields in a loop), nor once the waiter sleeps.
+    /// the core and the provider's locks from the waiter), also where the machine has more PEs
+    /// than CPUs and the waits yield from their first poll on (there the woken threads of
+    /// every PE took the cores from the PEs moving the traffic: 4 PEs on 2 cores, barrier_all
+    /// 75 -> 15 us); not in block mode, nor once the waiter sleeps.
     pub fn progress_wait(&self, idle: Duration, max: Duration, aside: bool) {
         let fd = self.objs.wait_fd;
         // A library wait that polls drives the provider itself (`wait::library_waiters`).

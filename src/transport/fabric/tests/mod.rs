@@ -340,7 +340,7 @@ fn progress_thread_aside_after_a_recent_wait() {
         let after = f.wait_stats();
         after[3] == before[3] + 1
     };
-    crate::wait::set_spinning(true);
+    crate::wait::set_polling(true);
     crate::wait::note_drove();
     let aside = step(&f);
     // (The network waits of tests running beside this one note drives too: wait until none
@@ -357,11 +357,11 @@ fn progress_thread_aside_after_a_recent_wait() {
         }
     };
     crate::wait::note_drove();
-    crate::wait::set_spinning(false);
-    let not_spinning = step(&f);
+    crate::wait::set_polling(false);
+    let not_polling = step(&f);
     assert!(aside, "a wait that just ended sends the step aside");
     assert!(!later, "after max without a wait the step waits on the fd again");
-    assert!(!not_spinning, "where waits do not spin, a recent wait does not send the step aside");
+    assert!(!not_polling, "in block mode (waits do not poll), a recent wait does not send the step aside");
 }
 
 #[test]
