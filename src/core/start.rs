@@ -171,6 +171,8 @@ pub(super) struct Heap {
     pub area_base: usize,
     /// Jobs across nodes: the heap offset of finalize's sync area (0 on one node).
     pub fin_area: usize,
+    /// Jobs across nodes on the CPU heap: the broadcast rings (`State::bcast_rings`).
+    pub bcast_rings: Option<super::BcastRings>,
     pub teams: team::TeamPool,
 }
 
@@ -199,7 +201,11 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
         },
     };
     let gpu = gpu.as_deref();
+    // The rings before the team areas, so that the areas stay right before the first user
+    // block (as on one node).
+    let rings = bcast_rings(j, gpu.is_some(), &mut alloc, &mut lib_blocks);
     let (area_base, fin_area) = sync_areas(func, j, &region, &mut alloc, &mut lib_blocks, gpu);
+    let bcast_rings = rings.map(|(base, teams)| super::BcastRings { area_base, base, teams });
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, j.info.rank, j.info.size, &j.members);
     // SAFETY: region is this PE's heap (on gpu when given) with the team areas (and the GPU
     // heap's sync area) reserved and zeroed above; no team is in use yet, and on the GPU heap no
@@ -212,7 +218,27 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
         (Some((base, len)), Some(bases)) => Some(Region { base, len, peers: by_world(j.info.size, &j.members, bases) }),
         _ => None,
     };
-    Heap { region, data, alloc, lib_blocks, area_base, fin_area, teams }
+    Heap { region, data, alloc, lib_blocks, area_base, fin_area, bcast_rings, teams }
+}
+
+/// Reserves the broadcast rings of the first `team::NET_RING_TEAMS` team slots (jobs across
+/// nodes on the CPU heap, where the heap is large enough: `team::NET_RING_HEAP_MIN`). The heap
+/// file starts zeroed, as the rings must (`ll.rs`); `coll::reset_area` zeroes a slot's ring
+/// again for each new team. Returns the heap offset of slot 0's ring and the slots that have
+/// one.
+fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec<(usize, usize, &'static str)>) -> Option<(usize, usize)> {
+    let teams = j.cfg.teams_max.min(team::NET_RING_TEAMS);
+    let len = teams * team::NET_RING_BYTES;
+    // ISHMEMI_BCAST_RING=0: none (a measuring aid: the team area's slots, as before).
+    if !j.multi || gpu || j.cfg.symmetric_size < team::NET_RING_HEAP_MIN * len || !crate::env::aid_on("ISHMEMI_BCAST_RING") {
+        return None;
+    }
+    // Every PE makes the same calls in the same order, so the offset is the same everywhere;
+    // a heap too full for it (impossible this early at the size checked above) does without.
+    let base = alloc.alloc(len, SymAlloc::MIN_ALIGN).ok()?;
+    crate::heap::reserve::reserve("the broadcast rings across nodes", base, len).ok()?;
+    lib_blocks.push((base, len, "broadcast rings across nodes (64 teams x 16 KiB)"));
+    Some((base, teams))
 }
 
 /// The teams' sync areas and, across nodes, finalize's (apart from the world team's, so that a
@@ -340,7 +366,7 @@ pub(super) fn assemble(
     net: Option<net::Net>,
     ring: Option<usize>,
 ) -> State {
-    let Heap { region, data, alloc, lib_blocks, area_base: _, fin_area, teams } = heap;
+    let Heap { region, data, alloc, lib_blocks, area_base: _, fin_area, bcast_rings, teams } = heap;
     let slots = teams.max();
     State {
         me: j.info.rank,
@@ -364,6 +390,7 @@ pub(super) fn assemble(
         team_name_hash: (0..slots).map(|_| AtomicU64::new(0)).collect(),
         world: teams.slot(0),
         fin_area,
+        bcast_rings,
         teams: Mutex::new(teams),
         split_lock: Mutex::new(()),
         sync_plans: Mutex::new(std::collections::HashMap::new()),

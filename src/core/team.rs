@@ -84,6 +84,15 @@ pub const PUSH_SCRATCH_BYTES: usize = 6144;
 /// of at most `BCAST_SLOT` bytes without waiting for the member to enter the call.
 pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 pub const BCAST_SLOT: usize = 1024;
+/// Jobs across nodes (CPU heap): each of the first `NET_RING_TEAMS` team slots also owns a
+/// broadcast ring of `NET_RING_BYTES` in a block of its own (`State::bcast_rings`, outside the
+/// team area, whose layout the GPU code shares), where a broadcast root stores blocks of up to
+/// a few KiB for members of other nodes several calls ahead (`core::coll::Team::ring_slot`).
+/// Reserved only where the heap is at least `NET_RING_HEAP_MIN` times their total, so that a
+/// small heap keeps its room for the program.
+pub const NET_RING_BYTES: usize = 16384;
+pub const NET_RING_TEAMS: usize = 64;
+pub const NET_RING_HEAP_MIN: usize = 16;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);
 const _: () = assert!(W_MEMCALL + 8 <= W_SPLIT && W_VALUE < W_HEAP_BASE && W_HEAP_BASE < W_ABORT);
 const _: () = assert!(W_SPLIT + SPLIT_WORDS <= W_PUSH_COUNT);

@@ -566,6 +566,44 @@ static void storm(const team_info *ti) {
     ishmem_team_sync(ti->t);
 }
 
+/* ------------------------------------------------------------------ broadcast runs
+ * Runs of 40 back-to-back broadcasts of one size (no barrier), the root changing every 7 calls,
+ * then a run whose size changes every call. Across nodes a root stays up to its ring's depth - 1
+ * calls ahead of a member (issue 31: slots of the block's flag-in-data message, 2-16 of them in
+ * 16 KiB), and the team's last PE lags now and then so that the root does run ahead: a root that
+ * wrote a slot before its member read it shows as a wrong block. Every call's data differs. */
+static const size_t bcast_run_bytes[] = {8, 512, 1000, 4096, 6000, 64, 2040, 7000};
+#define BCAST_RUN_SIZES (sizeof bcast_run_bytes / sizeof bcast_run_bytes[0])
+
+static char bcast_run_byte(int call, size_t b, int root) { return (char)(call * 31 + (int)b * 7 + root * 5 + 1); }
+
+static void bcast_runs(const team_info *ti) {
+    if (ti->t == ISHMEM_TEAM_INVALID)
+        return;
+    char *src = (char *)Ia, *dst = (char *)Ib;
+    int call = 0;
+    ishmem_team_sync(ti->t);
+    for (size_t k = 0; k <= BCAST_RUN_SIZES && !t_failures; k++) {
+        for (int i = 0; i < 40 && !t_failures; i++, call++) {
+            size_t nb = k == BCAST_RUN_SIZES ? bcast_run_bytes[(size_t)i % BCAST_RUN_SIZES] : bcast_run_bytes[k];
+            int root = (call / 7) % ti->n;
+            if (ti->me == root)
+                for (size_t b = 0; b < nb; b++)
+                    src[b] = bcast_run_byte(call, b, root);
+            if (ti->me == ti->n - 1 && call % 9 == 4)
+                usleep(2000);
+            CHECK_EQ(ishmem_broadcastmem(ti->t, dst, src, nb, root), 0);
+            for (size_t b = 0; b < nb; b++)
+                if (dst[b] != bcast_run_byte(call, b, root)) {
+                    CHECK(0, "%s: broadcast run %zu call %d (%zu B from root %d): byte %zu = %d, want %d", ti->name, k, call,
+                          nb, root, b, dst[b], bcast_run_byte(call, b, root));
+                    break;
+                }
+        }
+    }
+    ishmem_team_sync(ti->t);
+}
+
 int main(int argc, char **argv) {
     test_init();
     int storm_only = argc > 1 && (!strcmp(argv[1], "storm") || !strcmp(argv[1], "slow"));
@@ -580,6 +618,7 @@ int main(int argc, char **argv) {
     Cb = (char *)Ib;
     world_ti = (team_info){ISHMEM_TEAM_WORLD, "world", t_npes, t_me};
     storm(&world_ti);
+    bcast_runs(&world_ti);
     if (storm_only) {
         /* the same on a strided team (every PE but the last, reversed) */
         ishmem_team_t rev;
@@ -616,6 +655,8 @@ int main(int argc, char **argv) {
     back_to_back(&yti, &eti);
     storm(&eti);
     storm(&yti);
+    bcast_runs(&yti);
+    bcast_runs(&eti);
 
     ishmem_team_destroy(xt);
     ishmem_team_destroy(yt);

@@ -161,6 +161,9 @@ pub struct Team<'a> {
     gpu: Option<&'a Gpu>,
     /// Whether some member is on another node (reached through the network).
     spans: bool,
+    /// Teams across nodes whose slot has a broadcast ring (`State::bcast_rings`): its address
+    /// here (0: none).
+    ring: usize,
     /// Whether a network put since the last `release_sources` reads its source until it
     /// completes locally (longer than the provider's inject size).
     lent: Cell<bool>,
@@ -245,6 +248,10 @@ impl<'a> Team<'a> {
         let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
         let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
+        let ring = match st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
+            Some(r) if spans => st.heap.base + r,
+            _ => 0,
+        };
         let (lent, flush_flags) = (Cell::new(false), Cell::new(false));
         Team {
             st,
@@ -259,6 +266,7 @@ impl<'a> Team<'a> {
             area,
             gpu: st.gpu_heap(area),
             spans,
+            ring,
             lent,
             flush_flags,
         }
@@ -554,6 +562,11 @@ pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
         // SAFETY: the area lies in this PE's mapped heap (reserved at init); no PE uses it
         // (its slot is free on every PE of the new team until the split's last sync).
         None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
+    }
+    if let Some(r) = st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
+        // SAFETY: the slot's broadcast ring, reserved at init in this PE's (CPU) heap; no PE
+        // uses it, as the area above.
+        unsafe { std::ptr::write_bytes((st.heap.base + r) as *mut u8, 0, team::NET_RING_BYTES) };
     }
     // SAFETY: as above: st.heap is this PE's heap, holding d's area, which no PE uses yet.
     unsafe { publish_desc(func, st.heap.base, st.gpu_heap(a), d) };

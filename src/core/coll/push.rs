@@ -116,7 +116,10 @@ impl<'a> Team<'a> {
     /// A ring slot and a parity slot overlap, so each PE records the last count that used
     /// the ring and the last that used a parity slot (`W_BCAST_RING`, `W_BCAST_PAR`: every PE
     /// sees the same sequence of sizes), and the root also waits until the member entered the
-    /// count after the last use of the other kind.
+    /// count after the last use of the other kind. Where the team's slot has a broadcast ring
+    /// of its own (`State::bcast_rings`: jobs across nodes on the CPU heap, the first team
+    /// slots), blocks up to 7 KiB go to that ring instead, in 2 to `RING` slots cut to the
+    /// block's size (`ring_slot`).
     ///
     /// # Safety
     /// As `broadcast`.
@@ -125,8 +128,14 @@ impl<'a> Team<'a> {
         let fw = Self::flag_word(team::PUSH_BCAST, root);
         let base = self.area + team::BCAST_SCRATCH;
         let ring = self.spans && nb <= RING_SLOT;
-        // The count each member must have entered before the root writes this call's slot.
-        let (slot, need) = if ring {
+        // The count each member must have entered before the root writes this call's slot,
+        // and the window of counts in which a member announces at least twice.
+        let (mut window, mut slot_len) = (RING, if ring { RING_SLOT } else { team::BCAST_SLOT });
+        let (slot, need) = if self.ring != 0 {
+            let (slot, need, len, depth) = self.ring_slot(c, nb);
+            (window, slot_len) = (depth, len);
+            (slot, need)
+        } else if ring {
             let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
             self.set_own(team::W_BCAST_RING, c);
             (Some(base + (c as usize % RING) * RING_SLOT), need)
@@ -142,7 +151,6 @@ impl<'a> Team<'a> {
         // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
         // parity) goes to a member of another node as that message, one write instead of data
         // and flag.
-        let slot_len = if ring { RING_SLOT } else { team::BCAST_SLOT };
         let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && self.ll_on();
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
@@ -186,7 +194,7 @@ impl<'a> Team<'a> {
             self.release_sources();
             drop(msg);
         } else {
-            if self.must_announce(root, c, need) {
+            if self.must_announce(root, c, need, window) {
                 self.post_ready(team::PUSH_BCAST, root, c);
             }
             let (ll, used) = match (ll, slot) {
@@ -226,21 +234,52 @@ impl<'a> Team<'a> {
         }
     }
 
+    /// The slot of broadcast `c` of `nb` bytes in the team's broadcast ring across nodes
+    /// (`State::bcast_rings`, `self.ring` nonzero): (its address here, None for a block too
+    /// large for two slots; the count each member must have entered before the root writes
+    /// it; the slot's bytes; the ring's depth). The ring is cut into `depth` slots of the
+    /// block's flag-in-data message (`ll::wire_len`, rounded up to 64 bytes), at most `RING`;
+    /// count c goes to slot c mod depth, which count c-depth used last, so the root may write
+    /// it once the member entered count c-depth+1, and stays up to depth-1 calls ahead (a
+    /// 512 B block took one of the team area's two 1 KiB parity slots, and the root waited
+    /// for the member's entry into the previous call: about half a round trip per call). A
+    /// block of another size cuts the ring differently, over bytes that earlier counts used:
+    /// the first count of such a run (recorded in the own-use words `W_BCAST_RING`: slot
+    /// bytes, `W_BCAST_PAR`: the run's first count; every PE sees the same sizes) waits until
+    /// the member entered it, that is, read every earlier slot.
+    pub(super) fn ring_slot(&self, c: u64, nb: usize) -> (Option<usize>, u64, usize, usize) {
+        let len = ll::wire_len(nb).max(nb).next_multiple_of(64);
+        let depth = (team::NET_RING_BYTES / len).min(RING);
+        if depth < 2 {
+            return (None, c, 0, RING);
+        }
+        let run = if self.load(team::W_BCAST_RING) == len as u64 {
+            self.load(team::W_BCAST_PAR)
+        } else {
+            self.set_own(team::W_BCAST_RING, len as u64);
+            self.set_own(team::W_BCAST_PAR, c);
+            c
+        };
+        let need = (c + 1).saturating_sub(depth as u64).max(run);
+        (Some(self.ring + (c as usize % depth) * len), need, len, depth)
+    }
+
     /// Whether a member announces its entry into broadcast `c` to `root`, whose wait for it
     /// needs count `need` (computed alike on every PE). On one node: always. Across nodes,
     /// each announcement is a network message, so a member announces only when the root
     /// needs it (its last announcement to this root is below `need`) or when its last one
-    /// is RING/2 counts old: in a run of ring broadcasts from one root (need = c-RING+1)
-    /// every RING/2 calls, which keeps the root from waiting, since every window of RING
-    /// counts the root may wait in holds an announcement. No deadlock: the root of count c
-    /// sent every earlier count, so the member reaches every count up to c and announces by
-    /// then. The last announcement (root + 1, count) is in own-use words of the team area.
-    pub(super) fn must_announce(&self, root: usize, c: u64, need: u64) -> bool {
+    /// is `window`/2 counts old: in a run of ring broadcasts from one root (need =
+    /// c-window+1) every window/2 calls, which keeps the root from waiting, since every
+    /// window of counts the root may wait in holds an announcement. No deadlock: the root of
+    /// count c sent every earlier count, so the member reaches every count up to c and
+    /// announces by then. The last announcement (root + 1, count) is in own-use words of the
+    /// team area.
+    pub(super) fn must_announce(&self, root: usize, c: u64, need: u64, window: usize) -> bool {
         if !self.spans {
             return true;
         }
         let last = if self.load(team::W_BCAST_ANN_ROOT) == root as u64 + 1 { self.load(team::W_BCAST_ANN_COUNT) } else { 0 };
-        if last >= need && c - last < RING as u64 / 2 {
+        if last >= need && c - last < window as u64 / 2 {
             return false;
         }
         self.set_own(team::W_BCAST_ANN_ROOT, root as u64 + 1);
