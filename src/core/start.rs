@@ -237,7 +237,7 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     // a heap too full for it (impossible this early at the size checked above) does without.
     let base = alloc.alloc(len, SymAlloc::MIN_ALIGN).ok()?;
     crate::heap::reserve::reserve("the broadcast rings across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings across nodes (64 teams x 16 KiB)"));
+    lib_blocks.push((base, len, "broadcast rings across nodes (16 KiB for each of the first 64 teams)"));
     Some((base, teams))
 }
 

@@ -61,18 +61,20 @@ const GROUP_MASK: u64 = (1 << (8 * GROUP)) - 1;
 
 /// The message of `tag` and `data` into `out` (cleared first; `wire_len(data.len())` bytes).
 pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
-    let words = wire_len(data.len()) / 8;
-    // The tag and the data, then zeros: group q is bytes 7q..7q+7, read as one word (its 8th
-    // byte masked off), so the stream has one byte more than the groups.
-    let mut stream = vec![0u8; GROUP * words + 1];
-    stream[..8].copy_from_slice(&tag.to_le_bytes());
-    stream[8..8 + data.len()].copy_from_slice(data);
+    let tag = tag.to_le_bytes();
+    // Byte i of the stream the groups are cut from: the tag, the data, then zeros.
+    let byte = |i: usize| if i < 8 { tag[i] } else { data.get(i - 8).copied().unwrap_or(0) };
     out.clear();
-    out.reserve(8 * words);
-    for q in 0..words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&stream[GROUP * q..GROUP * q + 8]);
-        out.extend_from_slice(&spread(u64::from_le_bytes(b) & GROUP_MASK).to_le_bytes());
+    out.reserve(wire_len(data.len()));
+    for q in 0..wire_len(data.len()) / 8 {
+        // Group q is stream bytes s..s+7: one 8-byte read where the data holds stream bytes
+        // s..s+8 (the 8th masked off), byte by byte at the tag and at the end.
+        let s = GROUP * q;
+        let v = match data.get(s.wrapping_sub(8)..s) {
+            Some(w) if s >= 8 => u64::from_le_bytes(w.try_into().unwrap_or_default()),
+            _ => (0..GROUP).fold(0, |v, k| v | (byte(s + k) as u64) << (8 * k)),
+        };
+        out.extend_from_slice(&spread(v & GROUP_MASK).to_le_bytes());
     }
 }
 
@@ -100,20 +102,32 @@ pub unsafe fn take(slot: usize, nb: usize, seen: &mut usize) -> Option<u64> {
     }
     // Every byte arrived: what the loads saw is what the bytes hold.
     fence(Acquire);
-    // Decoded into a stream of the tag and the data (one spare byte: each group is stored
-    // as a whole word), then the data copied to the slot's start.
-    let mut stream = vec![0u8; GROUP * words + 1];
-    for q in 0..words {
-        // SAFETY: word q < words of the slot, aligned; complete (seen above).
-        let v = gather(u64::from_le(unsafe { (slot as *const u64).add(q).read() }));
-        stream[GROUP * q..GROUP * q + 8].copy_from_slice(&v.to_le_bytes());
+    let word = |q: usize| {
+        // SAFETY: each q passed below is < words of the slot, aligned; complete (seen above).
+        gather(u64::from_le(unsafe { (slot as *const u64).add(q).read() }))
+    };
+    // Words 0 and 1 (there are always 2) hold the tag and data bytes 0..5: decoded first.
+    let mut head = [0u8; 16];
+    head[..8].copy_from_slice(&word(0).to_le_bytes());
+    head[GROUP..GROUP + 8].copy_from_slice(&word(1).to_le_bytes());
+    let p = slot as *mut u8;
+    // Group q >= 2 holds data bytes 7q-8.., decoded in place: they lie before word q (7q-1 <
+    // 8q), which is read before they are written, and every later word is read later.
+    for q in 2..words {
+        let v = word(q);
+        let at = GROUP * q - 8;
+        if at + 8 <= nb {
+            // (Its 8th byte, zero, is the next group's first: written again by that group.)
+            // SAFETY: bytes at..at+8 < nb of the slot.
+            unsafe { (p.add(at) as *mut u64).write_unaligned(v.to_le()) };
+        } else {
+            // SAFETY: bytes at..nb (fewer than 8) of the slot.
+            unsafe { std::ptr::copy_nonoverlapping(v.to_le_bytes().as_ptr(), p.add(at), nb.saturating_sub(at)) };
+        }
     }
-    // SAFETY: the slot holds at least wire_len(nb) > nb + 8 bytes (the caller's contract);
-    // stream is a separate buffer of 7 * words + 1 >= nb + 8 bytes.
-    unsafe { std::ptr::copy_nonoverlapping(stream.as_ptr().add(8), slot as *mut u8, nb) };
-    let mut tag = [0u8; 8];
-    tag.copy_from_slice(&stream[..8]);
-    Some(u64::from_le_bytes(tag))
+    // SAFETY: the slot's first min(nb, 6) bytes (inside word 0, read above).
+    unsafe { std::ptr::copy_nonoverlapping(head.as_ptr().add(8), p, nb.min(2 * GROUP - 8)) };
+    Some(u64::from_le_bytes(head[..8].try_into().unwrap_or_default()))
 }
 
 #[cfg(test)]

@@ -128,25 +128,22 @@ impl<'a> Team<'a> {
         let fw = Self::flag_word(team::PUSH_BCAST, root);
         let base = self.area + team::BCAST_SCRATCH;
         let ring = self.spans && nb <= RING_SLOT;
-        // The count each member must have entered before the root writes this call's slot,
-        // and the window of counts in which a member announces at least twice.
-        let (mut window, mut slot_len) = (RING, if ring { RING_SLOT } else { team::BCAST_SLOT });
-        let (slot, need) = if self.ring != 0 {
-            let (slot, need, len, depth) = self.ring_slot(c, nb);
-            (window, slot_len) = (depth, len);
-            (slot, need)
+        // The slot, the count each member must have entered before the root writes it, the
+        // slot's bytes, and the window of counts in which a member announces at least twice.
+        let (slot, need, slot_len, window) = if self.ring != 0 {
+            self.ring_slot(c, nb)
         } else if ring {
             let need = c.saturating_sub(RING as u64 - 1).max(self.load(team::W_BCAST_PAR) + 1);
             self.set_own(team::W_BCAST_RING, c);
-            (Some(base + (c as usize % RING) * RING_SLOT), need)
+            (Some(base + (c as usize % RING) * RING_SLOT), need, RING_SLOT, RING)
         } else if nb <= team::BCAST_SLOT {
             let need = (c - 1).max(if self.spans { self.load(team::W_BCAST_RING) + 1 } else { 0 });
             if self.spans {
                 self.set_own(team::W_BCAST_PAR, c);
             }
-            (Some(base + (c as usize & 1) * team::BCAST_SLOT), need)
+            (Some(base + (c as usize & 1) * team::BCAST_SLOT), need, team::BCAST_SLOT, RING)
         } else {
-            (None, c)
+            (None, c, team::BCAST_SLOT, RING)
         };
         // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
         // parity) goes to a member of another node as that message, one write instead of data
