@@ -196,7 +196,7 @@ impl<'a> Team<'a> {
             }
             let (ll, used) = match (ll, slot) {
                 (true, Some(slot)) if self.net_member(root).is_some() => {
-                    let mut seen = 0;
+                    let mut seen = ll::Seen::default();
                     let mut tag = 0;
                     self.wait(|| {
                         // SAFETY: the slot of count c (8-byte aligned, wire_len(nb) <=
@@ -216,9 +216,16 @@ impl<'a> Team<'a> {
             }
             if let Some(slot) = slot {
                 // The slot holds the root's block of count c (its flag or whole message seen)
-                // until this PE enters count c+1.
-                // SAFETY: as just said; dst is this PE's checked dest of nb bytes.
-                unsafe { self.put_local(dst, slot as *const u8, nb) };
+                // until this PE enters count c+1; a message is decoded from it (never in
+                // place: `ll.rs`, rule 1).
+                if ll {
+                    // SAFETY: as just said; dst is this PE's checked dest of nb bytes, outside
+                    // the team area.
+                    unsafe { ll::decode(slot, nb, dst as *mut u8) };
+                } else {
+                    // SAFETY: as just said; dst is this PE's checked dest of nb bytes.
+                    unsafe { self.put_local(dst, slot as *const u8, nb) };
+                }
                 if self.spans {
                     // Across nodes a slot must be zero before a flag-in-data message may land
                     // in it (`ll.rs`), whichever root wrote what here: zeroed before this PE
@@ -294,7 +301,15 @@ impl<'a> Team<'a> {
         let block = |j: usize| if all { src + j * nb } else { src };
         // SAFETY: block(j) lies in this PE's checked source (nb bytes each).
         let c = unsafe { self.reduce_push(nb, block) };
+        let ll = self.ll_ok(nb);
         for j in 0..self.n {
+            if j != self.me && ll && self.net_member(j).is_some() {
+                // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
+                // until this PE's next call of the class; block j of this PE's checked dest
+                // (n * nb bytes, outside the team area).
+                unsafe { ll::decode(self.slot_at(c, j), nb, (dst + j * nb) as *mut u8) };
+                continue;
+            }
             let from = if j == self.me { block(j) } else { self.slot_at(c, j) };
             // from: this PE's checked source (disjoint from dst, checked), or PE j's slot of
             // count c, filled before its flag (seen by reduce_push) and not rewritten before
@@ -376,14 +391,16 @@ impl<'a> Team<'a> {
             return c;
         }
         // As wait_all, with the members of other nodes' blocks seen whole in their slots.
-        let (mut j, mut seen) = (0, vec![0usize; self.n]);
+        let (mut j, mut seen) = (0, Vec::new());
+        seen.resize_with(self.n, ll::Seen::default);
         self.wait(|| {
             while j < self.n {
                 if j != self.me {
                     if self.net_member(j).is_some() {
                         // SAFETY: PE j's slot of count c (16-byte aligned, wire_len(nb) <=
-                        // slot_bytes), which only PE j's message writes until this PE zeroes
-                        // it at its next call of the class (`reduce_begin`).
+                        // slot_bytes), which only PE j's message (and late stores of its
+                        // earlier ones: `ll.rs`) writes until this PE zeroes it at its next
+                        // call of the class (`reduce_begin`). Read with ll::decode.
                         match unsafe { ll::take(self.slot_at(c, j), nb, &mut seen[j]) } {
                             None => return false,
                             Some(t) if t != self.tag(c) => self.mismatch(j),
@@ -467,6 +484,9 @@ impl<'a> Team<'a> {
         comb: fn(&mut [T], &[T]),
     ) {
         let mut buf = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
+        // Where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
+        let mut msg = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
+        let ll = self.ll_ok(nelem * size_of::<T>());
         debug_assert!(nelem * size_of::<T>() <= size_of_val(&buf) && align_of::<T>() <= 8);
         // In place (dst = src), this PE's own vector is read after the first writes: combine in
         // a buffer. Otherwise straight into dst (this PE's memory, which no PE reads here).
@@ -480,10 +500,20 @@ impl<'a> Team<'a> {
             acc.fill(T::default());
         }
         for j in 0..upto {
-            let p = if j == self.me { src } else { self.slot_at(c, j) } as *const T;
-            // SAFETY: p is this PE's checked, aligned source, or the scratch slot PE j filled
-            // with nelem T before its flag (seen by wait_all); slots are 16-byte aligned. No
-            // PE writes either until this PE's next push of the class; neither overlaps acc
+            let p = if j == self.me {
+                src
+            } else if ll && self.net_member(j).is_some() {
+                // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push);
+                // msg has room for nelem T (as buf).
+                unsafe { ll::decode(self.slot_at(c, j), nelem * size_of::<T>(), msg.as_mut_ptr().cast()) };
+                msg.as_ptr() as usize
+            } else {
+                self.slot_at(c, j)
+            } as *const T;
+            // SAFETY: p is this PE's checked, aligned source, the scratch slot PE j filled
+            // with nelem T before its flag (seen by wait_all; slots are 16-byte aligned), or
+            // msg, where PE j's message was just decoded (nelem T, 8-byte aligned). No PE
+            // writes any of them until this PE's next push of the class; none overlaps acc
             // (in place, acc is buf).
             let v = unsafe { std::slice::from_raw_parts(p, nelem) };
             if j == 0 {
