@@ -305,7 +305,7 @@ pub fn until_checked(spin: u64, max_sleep_us: u64, check_ms: u64, mut done: impl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::time::Instant;
 
@@ -329,15 +329,22 @@ mod tests {
         // Spin 0 (more PEs than CPUs: the wait yields from its first poll on): counted while it
         // yields (issue 31: uncounted, the PEs' progress threads were woken by every arrival
         // and took the cores from the PEs moving the traffic).
+        // The waiter itself records the count at each poll: watched from this thread, the
+        // yielding phase (YIELD_PHASE, then the wait sleeps uncounted) could pass unseen on a
+        // loaded machine (the test failed so in a parallel `cargo test`).
         flag.store(false, Ordering::Release);
-        let f1 = flag.clone();
-        let t = std::thread::spawn(move || until(0, 50, || f1.load(Ordering::Acquire)));
-        while library_waiters() == 0 {
-            assert!(t0.elapsed() < Duration::from_secs(20), "a yielding network wait (spin 0) was never counted");
-            std::thread::yield_now();
-        }
+        let (f1, seen) = (flag.clone(), Arc::new(AtomicUsize::new(0)));
+        let s1 = seen.clone();
+        let t = std::thread::spawn(move || {
+            until(0, 50, || {
+                s1.fetch_max(library_waiters(), Ordering::Relaxed);
+                f1.load(Ordering::Acquire)
+            })
+        });
+        std::thread::sleep(Duration::from_millis(5));
         flag.store(true, Ordering::Release);
         t.join().unwrap();
+        assert!(seen.load(Ordering::Relaxed) > 0, "a yielding network wait (spin 0) was never counted");
         // Spinning: counted while it polls, uncounted at return.
         flag.store(false, Ordering::Release);
         let f3 = flag.clone();
