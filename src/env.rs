@@ -86,7 +86,7 @@ pub const VARS: &[Var] = &[
     Var { name: "ISHMEM_SYMMETRIC_SIZE", kind: Kind::Bytes, default: "1G",
           doc: "Bytes of symmetric heap per PE (suffixes K, M, G, T). Address space is reserved, memory is used only as it is touched. Every PE must use the same value." },
     Var { name: "ISHMEM_TEAMS_MAX", kind: Kind::Count, default: "64",
-          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 12 KiB of symmetric heap: its synchronization words and the scratch of the small (push) collectives; in a job across nodes the first 64 also reserve a 16 KiB broadcast ring each (where the heap is at least 16 times their total). A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID. Every PE must use the same value." },
+          doc: "Teams a PE can hold at once, the 3 predefined ones (world, shared, node) included; 3 to 4096. Each reserves 12 KiB of symmetric heap: its synchronization words and the scratch of the small (push) collectives; in a job across nodes the first 16 also reserve 80 KiB each, a broadcast ring and larger scratch for the small collectives across nodes (where the heap is at least 16 times their total: 20 MiB). A split that finds no slot free on every PE of the parent team returns nonzero and gives ISHMEM_TEAM_INVALID. Every PE must use the same value." },
     Var { name: "ISHMEM_WAIT_SLEEP_MAX_US", kind: Kind::Count, default: "100",
           doc: "Longest sleep in microseconds of an idle `wait_until`/barrier after it stopped spinning; the sleep doubles from 1 us up to this." },
     Var { name: "ISHMEM_WAIT_SPIN", kind: Kind::Count, default: "20000",

@@ -113,7 +113,7 @@ fn footprint_line(st: &State) -> String {
     };
     let areas = st.cfg.teams_max * super::team::AREA_BYTES
         + if st.net.is_some() { super::team::AREA_BYTES } else { 0 }
-        + st.bcast_rings.map_or(0, |r| r.teams * super::team::NET_RING_BYTES);
+        + st.bcast_rings.map_or(0, |r| r.teams * super::team::NET_BLOCK_BYTES);
     format!(
         "footprint: registered_bytes={bytes} registered_regions={regions} av_entries={av} av_name_bytes={name} key_entries={keys} \
          team_area_bytes={areas} live_conns={}\n",

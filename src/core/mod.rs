@@ -91,7 +91,8 @@ pub struct State {
     pub world: team::TeamDesc,
     /// Jobs across nodes: the heap offset of finalize's sync area (`final_barrier`).
     pub fin_area: usize,
-    /// Jobs across nodes on the CPU heap: the team slots' broadcast rings (`team::NET_RING_BYTES`).
+    /// Jobs across nodes on the CPU heap: the team slots' broadcast rings and all-send scratch
+    /// (`team::NET_BLOCK_BYTES`).
     pub bcast_rings: Option<BcastRings>,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
@@ -387,24 +388,26 @@ pub fn fence(func: &str) {
     std::sync::atomic::fence(SeqCst);
 }
 
-/// Where the broadcast rings of the team slots lie (`team::NET_RING_BYTES`): heap offsets.
+/// Where the blocks of the team slots across nodes lie (`team::NET_BLOCK_BYTES`: the broadcast
+/// ring, then the all-send scratch): heap offsets.
 #[derive(Clone, Copy, Debug)]
 pub struct BcastRings {
     /// The heap offset of the team areas (slot t's at `area_base + t * team::AREA_BYTES`).
     pub area_base: usize,
-    /// The heap offset of slot 0's ring (slot t's at `base + t * team::NET_RING_BYTES`).
+    /// The heap offset of slot 0's block (slot t's at `base + t * team::NET_BLOCK_BYTES`).
     pub base: usize,
     /// Slots that have a ring (the first ones).
     pub teams: usize,
 }
 
 impl BcastRings {
-    /// The heap offset of the ring of the team whose sync area is at heap offset `sync_offset`
-    /// (None: a slot without a ring, or an area that is no slot's, as finalize's).
+    /// The heap offset of the block (its ring first) of the team whose sync area is at heap
+    /// offset `sync_offset` (None: a slot without one, or an area that is no slot's, as
+    /// finalize's).
     pub fn of(&self, sync_offset: usize) -> Option<usize> {
         let rel = sync_offset.checked_sub(self.area_base)?;
         let t = rel / team::AREA_BYTES;
-        (rel % team::AREA_BYTES == 0 && t < self.teams).then(|| self.base + t * team::NET_RING_BYTES)
+        (rel % team::AREA_BYTES == 0 && t < self.teams).then(|| self.base + t * team::NET_BLOCK_BYTES)
     }
 }
 

@@ -221,14 +221,14 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
     Heap { region, data, alloc, lib_blocks, area_base, fin_area, bcast_rings, teams }
 }
 
-/// Reserves the broadcast rings of the first `team::NET_RING_TEAMS` team slots (jobs across
-/// nodes on the CPU heap, where the heap is large enough: `team::NET_RING_HEAP_MIN`). The heap
-/// file starts zeroed, as the rings must (`ll.rs`); `coll::reset_area` zeroes a slot's ring
-/// again for each new team. Returns the heap offset of slot 0's ring and the slots that have
-/// one.
+/// Reserves the blocks across nodes (broadcast ring and all-send scratch,
+/// `team::NET_BLOCK_BYTES`) of the first `team::NET_RING_TEAMS` team slots (jobs across nodes on
+/// the CPU heap, where the heap is large enough: `team::NET_RING_HEAP_MIN`). The heap file
+/// starts zeroed, as they must (`ll.rs`); `coll::reset_area` zeroes a slot's block again for
+/// each new team. Returns the heap offset of slot 0's block and the slots that have one.
 fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec<(usize, usize, &'static str)>) -> Option<(usize, usize)> {
     let teams = j.cfg.teams_max.min(team::NET_RING_TEAMS);
-    let len = teams * team::NET_RING_BYTES;
+    let len = teams * team::NET_BLOCK_BYTES;
     // ISHMEMI_BCAST_RING=0: none (a measuring aid: the team area's slots, as before).
     if !j.multi || gpu || j.cfg.symmetric_size < team::NET_RING_HEAP_MIN * len || !crate::env::aid_on("ISHMEMI_BCAST_RING") {
         return None;
@@ -236,8 +236,8 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     // Every PE makes the same calls in the same order, so the offset is the same everywhere;
     // a heap too full for it (impossible this early at the size checked above) does without.
     let base = alloc.alloc(len, SymAlloc::MIN_ALIGN).ok()?;
-    crate::heap::reserve::reserve("the broadcast rings across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings across nodes (16 KiB for each of the first 64 teams)"));
+    crate::heap::reserve::reserve("the broadcast rings and scratch across nodes", base, len).ok()?;
+    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (80 KiB per team slot)"));
     Some((base, teams))
 }
 

@@ -67,6 +67,10 @@ pub const W_TREE_TOTAL: usize = 140;
 pub const W_TREE_UP: usize = 141;
 pub const W_TREE_SIZE: usize = 165;
 pub const W_TREE_BCAST: usize = 189;
+/// Own use, the all-send class (`core::coll::Team::reduce_begin`): the bytes of each scratch
+/// slot that members of other nodes wrote at this PE's last call of the class, zeroed at the
+/// next.
+pub const W_RED_USED: usize = 190;
 pub const W_PUSH_FLAGS: usize = 192;
 /// Words `W_PUSH_READY + 64 * class + j` (classes `PUSH_BCAST`, `PUSH_MOVE`): the count of that
 /// class team PE j has entered, so that this PE may store into j's dest (written only by j).
@@ -85,13 +89,18 @@ pub const PUSH_SCRATCH_BYTES: usize = 6144;
 pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 pub const BCAST_SLOT: usize = 1024;
 /// Jobs across nodes (CPU heap): each of the first `NET_RING_TEAMS` team slots also owns a
-/// broadcast ring of `NET_RING_BYTES` in a block of its own (`State::bcast_rings`, outside the
-/// team area, whose layout the GPU code shares), where a broadcast root stores blocks of up to
-/// a few KiB for members of other nodes several calls ahead (`core::coll::Team::ring_slot`).
-/// Reserved only where the heap is at least `NET_RING_HEAP_MIN` times their total, so that a
-/// small heap keeps its room for the program.
+/// block of `NET_BLOCK_BYTES` of its own (`State::bcast_rings`, outside the team area, whose
+/// layout the GPU code shares): a broadcast ring of `NET_RING_BYTES`, where a broadcast root
+/// stores blocks of up to a few KiB for members of other nodes several calls ahead
+/// (`core::coll::Team::ring_slot`), then `NET_SCRATCH_BYTES` of scratch slots for the all-send
+/// class in place of the team area's `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`:
+/// reductions, scans, fcollect and alltoall of up to 14 KiB per PE as one message per member
+/// at 2 PEs, 7 KiB at 4). Reserved only where the heap is at least `NET_RING_HEAP_MIN` times
+/// their total, so that a small heap keeps its room for the program.
 pub const NET_RING_BYTES: usize = 16384;
-pub const NET_RING_TEAMS: usize = 64;
+pub const NET_SCRATCH_BYTES: usize = 65536;
+pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES;
+pub const NET_RING_TEAMS: usize = 16;
 pub const NET_RING_HEAP_MIN: usize = 16;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);
 const _: () = assert!(W_MEMCALL + 8 <= W_SPLIT && W_VALUE < W_HEAP_BASE && W_HEAP_BASE < W_ABORT);
@@ -102,7 +111,8 @@ const _: () = assert!(
         && W_BCAST_PAR < W_BCAST_ANN_ROOT
         && W_BCAST_ANN_COUNT < W_TREE_COUNT
         && W_TREE_TOTAL < W_TREE_UP
-        && W_TREE_BCAST < W_PUSH_FLAGS
+        && W_TREE_BCAST < W_RED_USED
+        && W_RED_USED < W_PUSH_FLAGS
 );
 const _: () = assert!(W_PUSH_COUNT + PUSH_CLASSES <= W_PUSH_FLAGS && W_PUSH_FLAGS + PUSH_CLASSES * PUSH_PES <= W_PUSH_READY);
 const _: () = assert!((W_PUSH_READY + 2 * PUSH_PES) * 8 <= PUSH_SCRATCH && PUSH_BCAST < 2 && PUSH_MOVE < 2);

@@ -81,26 +81,36 @@ fn term(q: usize, w: u64) -> u64 {
 
 /// The message of `tag` and `data` into `out` (cleared first; `wire_len(data.len())` bytes).
 pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
-    let tag = tag.to_le_bytes();
-    // Byte i of the stream the groups are cut from: the tag, the data, then zeros.
-    let byte = |i: usize| if i < 8 { tag[i] } else { data.get(i - 8).copied().unwrap_or(0) };
+    let nb = data.len();
+    let groups = wire_len(nb) / 8 - 1;
     out.clear();
-    out.reserve(wire_len(data.len()));
-    let groups = wire_len(data.len()) / 8 - 1;
+    out.resize(wire_len(nb), 0);
     let mut sum = 0u64;
-    for q in 0..groups {
-        // Group q is stream bytes s..s+7: one 8-byte read where the data holds stream bytes
-        // s..s+8 (the 8th masked off), byte by byte at the tag and at the end.
-        let s = GROUP * q;
-        let v = match data.get(s.wrapping_sub(8)..s) {
-            Some(w) if s >= 8 => u64::from_le_bytes(w.try_into().unwrap_or_default()),
-            _ => (0..GROUP).fold(0, |v, k| v | (byte(s + k) as u64) << (8 * k)),
-        };
-        let w = spread(v & GROUP_MASK);
-        sum = sum.wrapping_add(term(q, w));
-        out.extend_from_slice(&w.to_le_bytes());
+    let mut put = |q: usize, v: u64| {
+        let x = spread(v & GROUP_MASK);
+        sum = sum.wrapping_add(term(q, x));
+        out[8 * q..8 * q + 8].copy_from_slice(&x.to_le_bytes());
+    };
+    // Group q holds stream bytes 7q..7q+7 of the tag, the data, then zeros.
+    // Groups 0 and 1: the tag and data bytes 0..6.
+    let mut head = [0u8; 16];
+    head[..8].copy_from_slice(&tag.to_le_bytes());
+    head[8..8 + nb.min(8)].copy_from_slice(&data[..nb.min(8)]);
+    put(0, u64::from_le_bytes(head[..8].try_into().unwrap_or_default()));
+    put(1, u64::from_le_bytes(head[GROUP..GROUP + 8].try_into().unwrap_or_default()));
+    // Groups 2.. where the data holds the 8 bytes from 7q-8 on (7q <= nb): one 8-byte read
+    // each (the 8th masked off).
+    let whole = (nb / GROUP + 1).clamp(2, groups);
+    for q in 2..whole {
+        // SAFETY: bytes 7q-8..7q of data (7q <= nb).
+        put(q, unsafe { data.as_ptr().add(GROUP * q - 8).cast::<u64>().read_unaligned() }.to_le());
     }
-    out.extend_from_slice(&spread(sum & GROUP_MASK).to_le_bytes());
+    // The rest (the last group, and any group past the data: zeros), byte by byte.
+    for q in whole..groups {
+        let at = GROUP * q - 8;
+        put(q, (at..nb.min(at + GROUP)).fold(0, |v, i| v | (data[i] as u64) << (8 * (i - at))));
+    }
+    out[8 * groups..].copy_from_slice(&spread(sum & GROUP_MASK).to_le_bytes());
 }
 
 /// What `take` has seen of a message so far (start from `Seen::default()` for each message).
@@ -160,29 +170,29 @@ pub unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
 /// `nb` bytes and does not overlap the slot.
 pub unsafe fn decode(slot: usize, nb: usize, out: *mut u8) {
     let groups = wire_len(nb) / 8 - 1;
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let words = slot as *const u64;
+    // Word q of the slot. Plain loads, which the compiler may widen to vector loads (a 4 KiB
+    // block is 587 words): a late second store of a copy (the module's rule 1) writes the
+    // same bytes, so any load sees the message's value.
     let word = |q: usize| {
-        // SAFETY: each q passed below is < groups of the slot (the caller's contract),
-        // aligned; loaded atomically, as a late second store of the same bytes may be landing.
-        let w = unsafe { AtomicU64::from_ptr((slot + 8 * q) as *mut u64) };
-        gather(u64::from_le(w.load(Relaxed)))
+        // SAFETY: every q passed below is < groups of the slot (the caller's contract); aligned.
+        gather(u64::from_le(unsafe { words.add(q).read() }))
     };
     // Group 1 holds the tag's last byte and data bytes 0..6.
     let head = (word(1) >> 8).to_le_bytes();
     // SAFETY: the first min(nb, 6) bytes of out.
     unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), out, nb.min(GROUP - 1)) };
-    // Group q >= 2 holds data bytes 7q-8 .. 7q-1.
-    for q in 2..groups {
-        let v = word(q);
+    // Group q >= 2 holds data bytes 7q-8 .. 7q-1, written as 8 bytes where 7q <= nb (the 8th,
+    // zero, is the next group's first, written again by that group), else the bytes up to nb.
+    let whole = (nb / GROUP + 1).clamp(2, groups);
+    for q in 2..whole {
+        // SAFETY: bytes 7q-8..7q of out, 7q <= nb.
+        unsafe { (out.add(GROUP * q - 8) as *mut u64).write_unaligned(word(q).to_le()) };
+    }
+    for q in whole..groups {
         let at = GROUP * q - 8;
-        if at + 8 <= nb {
-            // (Its 8th byte, zero, is the next group's first: written again by that group.)
-            // SAFETY: bytes at..at+8 < nb of out.
-            unsafe { (out.add(at) as *mut u64).write_unaligned(v.to_le()) };
-        } else {
-            // SAFETY: bytes at..nb (fewer than 8) of out.
-            unsafe { std::ptr::copy_nonoverlapping(v.to_le_bytes().as_ptr(), out.add(at), nb.saturating_sub(at)) };
-        }
+        // SAFETY: bytes at..nb (fewer than 8) of out.
+        unsafe { std::ptr::copy_nonoverlapping(word(q).to_le_bytes().as_ptr(), out.add(at), nb.saturating_sub(at)) };
     }
 }
 

@@ -85,10 +85,13 @@
 //! broadcast slots (ring or parity), where the block's message fits its slot and the provider
 //! applies each write once (`Net::flag_in_data_ok`: not sockets), send data and flag as one write, every byte carrying a mark bit; the receiver takes it once
 //! every byte shows its mark (no reliance on the byte order inside a write) and checks the tag
-//! it carries as it would a flag's. A slot must be zero before such a message: the reader
-//! zeroes the slots it read (broadcast: after copying out; all-send class: the previous
-//! count's slots at the start of the next call, `reduce_begin`) before the announcement or
-//! message after which a sender may write them again.
+//! it carries as it would a flag's, and a check word (late second stores of a copy: `ll.rs`);
+//! it decodes the data out of the slot, never in place. A slot must be zero before such a
+//! message: the reader zeroes what it read (broadcast: after decoding; all-send class: the
+//! bytes the previous count's messages used, at the start of the next call, `reduce_begin`)
+//! before the announcement or message after which a sender may write them again. Where the
+//! team's slot has a block across nodes (`State::bcast_rings`), the all-send class's scratch
+//! slots lie there, 64 KiB instead of the team area's 6 KiB (`slot_at`).
 //! A network put longer than the provider's inject size reads its source until it completes
 //! locally, so push collectives wait for that before they return (`release_sources`); the
 //! synchronized ones complete their puts in the sync's quiet. Waits poll local memory and
@@ -161,8 +164,8 @@ pub struct Team<'a> {
     gpu: Option<&'a Gpu>,
     /// Whether some member is on another node (reached through the network).
     spans: bool,
-    /// Teams across nodes whose slot has a broadcast ring (`State::bcast_rings`): its address
-    /// here (0: none).
+    /// Teams across nodes whose slot has a block of its own (`State::bcast_rings`): the address
+    /// here of its broadcast ring, which the all-send scratch follows (0: none).
     ring: usize,
     /// Whether a network put since the last `release_sources` reads its source until it
     /// completes locally (longer than the provider's inject size).
@@ -564,9 +567,9 @@ pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
         None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
     }
     if let Some(r) = st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
-        // SAFETY: the slot's broadcast ring, reserved at init in this PE's (CPU) heap; no PE
-        // uses it, as the area above.
-        unsafe { std::ptr::write_bytes((st.heap.base + r) as *mut u8, 0, team::NET_RING_BYTES) };
+        // SAFETY: the slot's block (ring and scratch), reserved at init in this PE's (CPU)
+        // heap; no PE uses it, as the area above.
+        unsafe { std::ptr::write_bytes((st.heap.base + r) as *mut u8, 0, team::NET_BLOCK_BYTES) };
     }
     // SAFETY: as above: st.heap is this PE's heap, holding d's area, which no PE uses yet.
     unsafe { publish_desc(func, st.heap.base, st.gpu_heap(a), d) };

@@ -91,14 +91,21 @@ impl<'a> Team<'a> {
         });
     }
 
-    /// Bytes of one scratch slot of the reductions (`push_slot_bytes`).
+    /// Bytes of one scratch slot of the all-send class (`push_slot_bytes` of the team area's
+    /// scratch or, where the team's slot has a block across nodes, of its larger scratch).
     pub(super) fn slot_bytes(&self) -> usize {
-        push_slot_bytes(self.n)
+        if self.ring != 0 {
+            push_slot_bytes_of(team::NET_SCRATCH_BYTES, self.n)
+        } else {
+            push_slot_bytes(self.n)
+        }
     }
 
-    /// Byte offset in the team area of scratch slot (parity of `c`, sender `j`).
+    /// The address of scratch slot (parity of `c`, sender `j`): in the team area, or in the
+    /// block across nodes after the broadcast ring (every PE of the team has one or none).
     pub(super) fn slot_at(&self, c: u64, j: usize) -> usize {
-        self.area + team::PUSH_SCRATCH + ((c as usize & 1) * self.n + j) * self.slot_bytes()
+        let base = if self.ring != 0 { self.ring + team::NET_RING_BYTES } else { self.area + team::PUSH_SCRATCH };
+        base + ((c as usize & 1) * self.n + j) * self.slot_bytes()
     }
 
     /// Broadcast by the root's pushes; each member announces its entry to the root, waits for
@@ -355,9 +362,9 @@ impl<'a> Team<'a> {
     /// # Safety
     /// `block(j)` is readable for `nb` bytes (this PE's checked source), unchanged until return.
     pub(super) unsafe fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
-        let c = self.reduce_begin();
-        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         let ll = self.ll_ok(nb);
+        let c = self.reduce_begin(if ll { ll::wire_len(nb) } else { nb });
+        let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         // The flag-in-data messages to members on other nodes (one per distinct block), alive
         // until release_sources below.
         let mut msgs: Vec<(usize, Vec<u8>)> = Vec::new();
@@ -449,21 +456,24 @@ impl<'a> Team<'a> {
         *ON.get_or_init(|| crate::env::aid_on("ISHMEMI_COLL_LL")) && self.st.net.as_ref().is_some_and(|n| n.flag_in_data_ok())
     }
 
-    /// Starts a collective of the all-send class: its count. Across nodes it first zeroes the
-    /// scratch slots of count c-1 that members of other nodes write (`ll.rs`: a flag-in-data
-    /// message needs a zeroed slot): this PE is done reading them (its call of count c-1
-    /// returned), and their senders write them again (count c+1) only after seeing this PE's
-    /// message or flag of count c, sent after this.
-    pub(super) fn reduce_begin(&self) -> u64 {
+    /// Starts a collective of the all-send class in which members of other nodes write `used`
+    /// bytes of their scratch slots here (a message, a block, or a size and block): its count.
+    /// Across nodes it first zeroes what they wrote into the slots of count c-1
+    /// (`W_RED_USED`; `ll.rs`: a flag-in-data message needs a zeroed slot): this PE is done
+    /// reading them (its call of count c-1 returned), and their senders write them again
+    /// (count c+1) only after seeing this PE's message or flag of count c, sent after this.
+    pub(super) fn reduce_begin(&self, used: usize) -> u64 {
         let c = self.push_begin(team::PUSH_REDUCE);
         if self.spans {
+            let last = (self.load(team::W_RED_USED) as usize).min(self.slot_bytes());
             for j in 0..self.n {
-                if j != self.me && self.net_member(j).is_some() {
-                    // SAFETY: PE j's scratch slot of count c-1 in this PE's team area (as just
-                    // said, nobody reads or writes it now).
-                    unsafe { std::ptr::write_bytes(self.slot_at(c - 1, j) as *mut u8, 0, self.slot_bytes()) };
+                if last > 0 && j != self.me && self.net_member(j).is_some() {
+                    // SAFETY: the first `last` bytes of PE j's scratch slot of count c-1, here
+                    // (as just said, nobody reads or writes it now).
+                    unsafe { std::ptr::write_bytes(self.slot_at(c - 1, j) as *mut u8, 0, last) };
                 }
             }
+            self.set_own(team::W_RED_USED, used as u64);
         }
         c
     }
@@ -483,18 +493,33 @@ impl<'a> Team<'a> {
         upto: usize,
         comb: fn(&mut [T], &[T]),
     ) {
-        let mut buf = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
-        // Where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
-        let mut msg = std::mem::MaybeUninit::<[u64; team::PUSH_SCRATCH_BYTES / 4 / 8]>::uninit();
-        let ll = self.ll_ok(nelem * size_of::<T>());
-        debug_assert!(nelem * size_of::<T>() <= size_of_val(&buf) && align_of::<T>() <= 8);
+        let nb = nelem * size_of::<T>();
+        // Two buffers of nb bytes, 16-byte aligned (long double's alignment: a misaligned
+        // vector of it faulted in osh_types): `buf`, where an in-place call combines, and
+        // `msg`, where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
+        // On the stack up to a team area slot's size (every call of a team without a block
+        // across nodes); larger blocks (a team across nodes: up to 16 KiB) on the heap.
+        const UNITS: usize = team::PUSH_SCRATCH_BYTES / 4 / 16;
+        let mut small = std::mem::MaybeUninit::<[u128; 2 * UNITS]>::uninit();
+        let mut large: Vec<u128> = Vec::new();
+        let units = nb.div_ceil(16);
+        let (buf, msg): (*mut u128, *mut u128) = if units <= UNITS {
+            let p: *mut u128 = small.as_mut_ptr().cast();
+            (p, p.wrapping_add(UNITS))
+        } else {
+            large.resize(2 * units, 0);
+            let p = large.as_mut_ptr();
+            (p, p.wrapping_add(units))
+        };
+        let ll = self.ll_ok(nb);
+        debug_assert!(align_of::<T>() <= align_of::<u128>());
         // In place (dst = src), this PE's own vector is read after the first writes: combine in
         // a buffer. Otherwise straight into dst (this PE's memory, which no PE reads here).
-        let at: *mut T = if dst == src { buf.as_mut_ptr().cast() } else { dst as *mut T };
-        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (8-byte
-        // aligned, at least nelem T: nb <= slot_bytes <= PUSH_SCRATCH_BYTES / 4 for 2+ PEs); T
-        // is a plain C number type, valid for any bits, and every element is written below
-        // before it is read (fill, or the copy of PE 0's vector).
+        let at: *mut T = if dst == src { buf.cast() } else { dst as *mut T };
+        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (16-byte
+        // aligned, at least nb bytes, above); T is a plain C number type, valid for any bits,
+        // and every element is written below before it is read (fill, or the copy of PE 0's
+        // vector).
         let acc = unsafe { std::slice::from_raw_parts_mut(at, nelem) };
         if upto == 0 {
             acc.fill(T::default());
@@ -504,15 +529,15 @@ impl<'a> Team<'a> {
                 src
             } else if ll && self.net_member(j).is_some() {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push);
-                // msg has room for nelem T (as buf).
-                unsafe { ll::decode(self.slot_at(c, j), nelem * size_of::<T>(), msg.as_mut_ptr().cast()) };
-                msg.as_ptr() as usize
+                // msg has room for nb bytes (above).
+                unsafe { ll::decode(self.slot_at(c, j), nb, msg.cast()) };
+                msg as usize
             } else {
                 self.slot_at(c, j)
             } as *const T;
             // SAFETY: p is this PE's checked, aligned source, the scratch slot PE j filled
             // with nelem T before its flag (seen by wait_all; slots are 16-byte aligned), or
-            // msg, where PE j's message was just decoded (nelem T, 8-byte aligned). No PE
+            // msg, where PE j's message was just decoded (nelem T, 16-byte aligned). No PE
             // writes any of them until this PE's next push of the class; none overlaps acc
             // (in place, acc is buf).
             let v = unsafe { std::slice::from_raw_parts(p, nelem) };
@@ -525,7 +550,7 @@ impl<'a> Team<'a> {
         if dst == src {
             // SAFETY: acc (buf) holds nelem T; dst is this PE's checked dest, which no PE
             // reads (the push path writes only into scratch).
-            unsafe { self.put_local(dst, acc.as_ptr().cast(), nelem * size_of::<T>()) };
+            unsafe { self.put_local(dst, acc.as_ptr().cast(), nb) };
         }
     }
 
@@ -545,7 +570,8 @@ impl<'a> Team<'a> {
     /// As `collect`.
     pub(super) unsafe fn collect_push(&self, dst: usize, src: usize, nb: usize, check_dest: impl Fn(usize)) -> usize {
         let cap = self.slot_bytes() - 8;
-        let c = self.reduce_begin();
+        // (Members of other nodes write a size and at most `cap` bytes.)
+        let c = self.reduce_begin(self.slot_bytes());
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
         let inline = if nb <= cap { nb } else { 0 };
         // What goes to members on other nodes: the size, then the inline block, in one put.
@@ -589,6 +615,12 @@ impl<'a> Team<'a> {
                 }
             })
             .collect();
+        if self.spans {
+            // What members wrote into the slots here (a size, and a block up to cap): zeroed
+            // at the next call of the class.
+            let most = sizes.iter().map(|&s| if s <= cap { s } else { 0 }).max().unwrap_or(0);
+            self.set_own(team::W_RED_USED, 8 + most as u64);
+        }
         let (offs, total) = prefix_offsets(&sizes);
         check_dest(total);
         for k in 0..self.n {
@@ -621,7 +653,12 @@ impl<'a> Team<'a> {
 /// PEs every reduction and scan left the push path for the synchronized one (every PE reading
 /// every member: the 31x jump of sum_reduce from 32 to 64 PEs in docs/SCALING.md).
 pub(super) fn push_slot_bytes(n: usize) -> usize {
-    let raw = team::PUSH_SCRATCH_BYTES / (2 * n);
+    push_slot_bytes_of(team::PUSH_SCRATCH_BYTES, n)
+}
+
+/// As `push_slot_bytes`, for a scratch of `bytes`.
+fn push_slot_bytes_of(bytes: usize, n: usize) -> usize {
+    let raw = bytes / (2 * n);
     if raw >= 64 {
         raw / 64 * 64
     } else {
