@@ -237,7 +237,7 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     // a heap too full for it (impossible this early at the size checked above) does without.
     let base = alloc.alloc(len, SymAlloc::MIN_ALIGN).ok()?;
     crate::heap::reserve::reserve("the broadcast rings and scratch across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (80 KiB per team slot)"));
+    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (144 KiB per team slot)"));
     Some((base, teams))
 }
 

@@ -94,11 +94,11 @@ pub const BCAST_SLOT: usize = 1024;
 /// stores blocks of up to a few KiB for members of other nodes several calls ahead
 /// (`core::coll::Team::ring_slot`), then `NET_SCRATCH_BYTES` of scratch slots for the all-send
 /// class in place of the team area's `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`:
-/// reductions, scans, fcollect and alltoall of up to 14 KiB per PE as one message per member
-/// at 2 PEs, 7 KiB at 4). Reserved only where the heap is at least `NET_RING_HEAP_MIN` times
+/// reductions, scans, fcollect and alltoall of up to 32 KiB per PE by one push per member at 2
+/// PEs, 16 KiB at 4, instead of two syncs around network gets). Reserved only where the heap is at least `NET_RING_HEAP_MIN` times
 /// their total, so that a small heap keeps its room for the program.
 pub const NET_RING_BYTES: usize = 16384;
-pub const NET_SCRATCH_BYTES: usize = 65536;
+pub const NET_SCRATCH_BYTES: usize = 131072;
 pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES;
 pub const NET_RING_TEAMS: usize = 16;
 pub const NET_RING_HEAP_MIN: usize = 16;

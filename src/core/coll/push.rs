@@ -498,7 +498,7 @@ impl<'a> Team<'a> {
         // vector of it faulted in osh_types): `buf`, where an in-place call combines, and
         // `msg`, where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
         // On the stack up to a team area slot's size (every call of a team without a block
-        // across nodes); larger blocks (a team across nodes: up to 16 KiB) on the heap.
+        // across nodes); larger blocks (a team across nodes: up to 32 KiB) on the heap.
         const UNITS: usize = team::PUSH_SCRATCH_BYTES / 4 / 16;
         let mut small = std::mem::MaybeUninit::<[u128; 2 * UNITS]>::uninit();
         let mut large: Vec<u128> = Vec::new();
