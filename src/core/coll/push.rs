@@ -494,11 +494,14 @@ impl<'a> Team<'a> {
         comb: fn(&mut [T], &[T]),
     ) {
         let nb = nelem * size_of::<T>();
-        // Two buffers of nb bytes, 16-byte aligned (long double's alignment: a misaligned
+        // Up to two buffers of nb bytes, 16-byte aligned (long double's alignment: a misaligned
         // vector of it faulted in osh_types): `buf`, where an in-place call combines, and
         // `msg`, where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
         // On the stack up to a team area slot's size (every call of a team without a block
-        // across nodes); larger blocks (a team across nodes: up to 32 KiB) on the heap.
+        // across nodes); larger blocks (a team across nodes: up to 32 KiB) in a heap block
+        // holding only the buffers this call uses, left uninitialized (each byte is written
+        // before it is read).
+        let ll = self.ll_ok(nb);
         const UNITS: usize = team::PUSH_SCRATCH_BYTES / 4 / 16;
         let mut small = std::mem::MaybeUninit::<[u128; 2 * UNITS]>::uninit();
         let mut large: Vec<u128> = Vec::new();
@@ -507,19 +510,19 @@ impl<'a> Team<'a> {
             let p: *mut u128 = small.as_mut_ptr().cast();
             (p, p.wrapping_add(UNITS))
         } else {
-            large.resize(2 * units, 0);
+            let (nbuf, nmsg) = (if dst == src { units } else { 0 }, if ll { units } else { 0 });
+            large.reserve_exact(nbuf + nmsg);
             let p = large.as_mut_ptr();
-            (p, p.wrapping_add(units))
+            (p, p.wrapping_add(nbuf))
         };
-        let ll = self.ll_ok(nb);
         debug_assert!(align_of::<T>() <= align_of::<u128>());
         // In place (dst = src), this PE's own vector is read after the first writes: combine in
         // a buffer. Otherwise straight into dst (this PE's memory, which no PE reads here).
         let at: *mut T = if dst == src { buf.cast() } else { dst as *mut T };
-        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (16-byte
-        // aligned, at least nb bytes, above); T is a plain C number type, valid for any bits,
-        // and every element is written below before it is read (fill, or the copy of PE 0's
-        // vector).
+        // SAFETY: at is dst (this PE's checked, aligned dest of nelem T) or buf (in place:
+        // 16-byte aligned, room for nb bytes, above); T is a plain C number type, valid for any
+        // bits, and every element is written below before it is read (fill, or the copy of PE
+        // 0's vector).
         let acc = unsafe { std::slice::from_raw_parts_mut(at, nelem) };
         if upto == 0 {
             acc.fill(T::default());
@@ -529,7 +532,7 @@ impl<'a> Team<'a> {
                 src
             } else if ll && self.net_member(j).is_some() {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push);
-                // msg has room for nb bytes (above).
+                // msg has room for nb bytes (above, as ll holds).
                 unsafe { ll::decode(self.slot_at(c, j), nb, msg.cast()) };
                 msg as usize
             } else {
