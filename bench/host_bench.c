@@ -16,10 +16,12 @@
  *   lib,version,backend,op,scope,npes,bytes,iters,value,unit,machine
  *
  * Usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]
- *                   [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]
+ *                   [--max-bytes N] [--sizes a,b,...] [--no-header] [--target-wait=sleep|barrier]
  * ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all
  *      broadcast fcollect alltoall sum_reduce   (collectives over all PEs,
  *      8 B .. 1 MiB per PE, time per call; every PE takes part)
+ * --sizes: these sizes (bytes, at most 16) for put/get and collectives instead
+ *   of the x8 steps; --max-bytes still caps them.
  * --target-wait=sleep (default): passive PEs wait for the end of a one-sided
  *   row in a sleep/poll loop of this program, not in the library's barrier.
  *
@@ -679,7 +681,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: host_bench [--quick] [--ops a,b,...] [--reps N] [--target-ms X]\n"
-            "                  [--max-bytes N] [--no-header] [--target-wait=sleep|barrier]\n"
+            "                  [--max-bytes N] [--sizes a,b,...] [--no-header]\n"
+            "                  [--target-wait=sleep|barrier]\n"
             "ops: putmem getmem p g fetch_add compare_swap add put_signal barrier_all\n"
             "     broadcast fcollect alltoall sum_reduce\n");
 }
@@ -689,6 +692,7 @@ int main(int argc, char **argv)
     int quick = 0, header = 1;
     const char *ops = NULL;
     size_t max_bytes = (size_t)64 << 20;
+    const char *sizes_arg = NULL; /* --sizes 4096,8192: these sizes instead of the x8 steps */
     int bad_args = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -701,6 +705,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--target-wait=sleep")) g_target_sleep = 1;
         else if (!strcmp(argv[i], "--target-wait=barrier")) g_target_sleep = 0;
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes_arg = argv[++i];
         else bad_args = 1;
     }
     if (quick) {
@@ -747,6 +752,17 @@ int main(int argc, char **argv)
     const size_t *sizes = quick ? quick_sizes : full_sizes;
     size_t nsizes = quick ? sizeof quick_sizes / sizeof *quick_sizes
                           : sizeof full_sizes / sizeof *full_sizes;
+    static size_t given[16];
+    if (sizes_arg) {
+        size_t n = 0;
+        for (char *p = (char *)sizes_arg; *p && n < sizeof given / sizeof *given;) {
+            given[n++] = strtoull(p, &p, 0);
+            if (*p == ',') p++;
+            else if (*p) break;
+        }
+        sizes = given;
+        nsizes = n;
+    }
     size_t buf_bytes = 8;
     for (size_t k = 0; k < nsizes; k++)
         if (sizes[k] <= max_bytes && sizes[k] > buf_bytes) buf_bytes = sizes[k];
@@ -756,6 +772,10 @@ int main(int argc, char **argv)
     static const size_t coll_quick[] = {8, 4096, 262144};
     const size_t *csizes = quick ? coll_quick : coll_full;
     size_t ncsizes = quick ? sizeof coll_quick / sizeof *coll_quick : sizeof coll_full / sizeof *coll_full;
+    if (sizes_arg) {
+        csizes = sizes;
+        ncsizes = nsizes;
+    }
     size_t coll_max = 8;
     for (size_t k = 0; k < ncsizes; k++)
         if (csizes[k] <= max_bytes && csizes[k] > coll_max) coll_max = csizes[k];

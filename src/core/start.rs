@@ -235,9 +235,12 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     }
     // Every PE makes the same calls in the same order, so the offset is the same everywhere;
     // a heap too full for it (impossible this early at the size checked above) does without.
-    let base = alloc.alloc(len, SymAlloc::MIN_ALIGN).ok()?;
+    // At the heap's top: the low offsets stay as they were for the program's large aligned
+    // allocations (`memory`'s 2^22..2^29 blocks all fit only while the library's blocks below
+    // 4 MiB stay small).
+    let base = alloc.alloc_top(len).ok()?;
     crate::heap::reserve::reserve("the broadcast rings and scratch across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (144 KiB per team slot)"));
+    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (192 KiB per team slot)"));
     Some((base, teams))
 }
 

@@ -178,6 +178,28 @@ impl SymAlloc {
         Ok(start)
     }
 
+    /// Allocates `size` bytes (rounded up to a multiple of [`Self::MIN_ALIGN`]) at the end of
+    /// the highest free range that holds them: for the library's own blocks reserved at start,
+    /// which then leave the low offsets (where a program's large aligned allocations land
+    /// first) as they were. Returns the offset. On error the allocator is unchanged.
+    pub fn alloc_top(&mut self, size: usize) -> Result<usize, AllocError> {
+        if size == 0 {
+            return Err(AllocError::ZeroSize);
+        }
+        let rsize = size.checked_add(Self::MIN_ALIGN - 1).ok_or(AllocError::Overflow)? & !(Self::MIN_ALIGN - 1);
+        let Some((off, len)) = self.free.iter().rev().find(|&(_, &len)| len >= rsize).map(|(&o, &l)| (o, l)) else {
+            return Err(AllocError::Exhausted { requested: size, largest_free: self.largest_free() });
+        };
+        self.remove_free(off, len);
+        if len > rsize {
+            self.insert_free(off, len - rsize);
+        }
+        let start = off + len - rsize;
+        self.live.insert(start, rsize);
+        self.used += rsize;
+        Ok(start)
+    }
+
     /// Frees the live block starting exactly at `offset` and returns its
     /// (rounded) size. The freed range is merged with free neighbours. On
     /// error the allocator is unchanged.
@@ -340,6 +362,30 @@ mod tests {
         assert_eq!(a.free(o), Ok(64));
         assert_eq!(a.free(o2), Ok(128));
         assert_eq!(a.used(), 0);
+        assert_eq!(a.largest_free(), 1 << 20);
+        a.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn alloc_top_takes_the_end_of_the_highest_free_range() {
+        let mut a = SymAlloc::new(1 << 20);
+        let low = a.alloc(100, 1).unwrap();
+        let top = a.alloc_top(1000).unwrap();
+        assert_eq!(top, (1 << 20) - 1024, "the block ends at the heap's end");
+        assert_eq!(a.size_of(top), Some(1024));
+        // A large aligned block still lands at the lowest aligned offset.
+        assert_eq!(a.alloc(64, 1 << 18), Ok(1 << 18));
+        // The next top block sits just below the first; one too large for any range fails
+        // and leaves the allocator as it was.
+        assert_eq!(a.alloc_top(64), Ok((1 << 20) - 1088));
+        let used = a.used();
+        assert!(matches!(a.alloc_top(1 << 20), Err(AllocError::Exhausted { .. })));
+        assert_eq!(a.alloc_top(0), Err(AllocError::ZeroSize));
+        assert_eq!(a.used(), used);
+        a.check_invariants().unwrap();
+        for o in [low, top, 1 << 18, (1 << 20) - 1088] {
+            a.free(o).unwrap();
+        }
         assert_eq!(a.largest_free(), 1 << 20);
         a.check_invariants().unwrap();
     }

@@ -39,6 +39,18 @@ pub const fn wire_len(nb: usize) -> usize {
     ((8 + nb).div_ceil(GROUP) + 1) * 8
 }
 
+/// Groups (data words, the tag's included) of a message of `nb` data bytes: every word but
+/// the check word.
+const fn groups(nb: usize) -> usize {
+    wire_len(nb) / 8 - 1
+}
+
+/// The first group from 2 on that does not lie wholly in the data (groups 2.. below it hold
+/// data bytes 7q-8..7q, 7q <= nb, moved as one 8-byte access each).
+fn whole(nb: usize) -> usize {
+    (nb / GROUP + 1).clamp(2, groups(nb))
+}
+
 /// The most data bytes whose message fits `slot` bytes.
 pub const fn fits(slot: usize) -> usize {
     ((slot / 8).saturating_sub(1) * GROUP).saturating_sub(8)
@@ -82,14 +94,16 @@ fn term(q: usize, w: u64) -> u64 {
 /// The message of `tag` and `data` into `out` (cleared first; `wire_len(data.len())` bytes).
 pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
     let nb = data.len();
-    let groups = wire_len(nb) / 8 - 1;
+    let groups = groups(nb);
     out.clear();
-    out.resize(wire_len(nb), 0);
+    out.reserve(wire_len(nb));
     let mut sum = 0u64;
+    // Words are appended in order, q = 0, 1, ..., groups - 1 (no zero fill first).
     let mut put = |q: usize, v: u64| {
+        debug_assert_eq!(out.len(), 8 * q);
         let x = spread(v & GROUP_MASK);
         sum = sum.wrapping_add(term(q, x));
-        out[8 * q..8 * q + 8].copy_from_slice(&x.to_le_bytes());
+        out.extend_from_slice(&x.to_le_bytes());
     };
     // Group q holds stream bytes 7q..7q+7 of the tag, the data, then zeros.
     // Groups 0 and 1: the tag and data bytes 0..6.
@@ -100,7 +114,7 @@ pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
     put(1, u64::from_le_bytes(head[GROUP..GROUP + 8].try_into().unwrap_or_default()));
     // Groups 2.. where the data holds the 8 bytes from 7q-8 on (7q <= nb): one 8-byte read
     // each (the 8th masked off).
-    let whole = (nb / GROUP + 1).clamp(2, groups);
+    let whole = whole(nb);
     for q in 2..whole {
         // SAFETY: bytes 7q-8..7q of data (7q <= nb).
         put(q, unsafe { data.as_ptr().add(GROUP * q - 8).cast::<u64>().read_unaligned() }.to_le());
@@ -110,7 +124,7 @@ pub fn pack(tag: u64, data: &[u8], out: &mut Vec<u8>) {
         let at = GROUP * q - 8;
         put(q, (at..nb.min(at + GROUP)).fold(0, |v, i| v | (data[i] as u64) << (8 * (i - at))));
     }
-    out[8 * groups..].copy_from_slice(&spread(sum & GROUP_MASK).to_le_bytes());
+    out.extend_from_slice(&spread(sum & GROUP_MASK).to_le_bytes());
 }
 
 /// What `take` has seen of a message so far (start from `Seen::default()` for each message).
@@ -134,7 +148,7 @@ pub struct Seen {
 /// stores of the slot's earlier messages touch it meanwhile.
 pub unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
     use std::sync::atomic::{fence, AtomicU64, Ordering::*};
-    let groups = wire_len(nb) / 8 - 1;
+    let groups = groups(nb);
     // SAFETY: word q <= groups of the slot (the caller's contract), aligned, loaded atomically
     // while the network may be writing it.
     let load = |q: usize| unsafe { AtomicU64::from_ptr((slot + 8 * q) as *mut u64) }.load(Relaxed);
@@ -169,7 +183,7 @@ pub unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
 /// saw complete (the bytes stored again meanwhile are the same bytes); `out` is writable for
 /// `nb` bytes and does not overlap the slot.
 pub unsafe fn decode(slot: usize, nb: usize, out: *mut u8) {
-    let groups = wire_len(nb) / 8 - 1;
+    let groups = groups(nb);
     let words = slot as *const u64;
     // Word q of the slot. Plain loads, which the compiler may widen to vector loads (a 4 KiB
     // block is 587 words): a late second store of a copy (the module's rule 1) writes the
@@ -184,7 +198,7 @@ pub unsafe fn decode(slot: usize, nb: usize, out: *mut u8) {
     unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), out, nb.min(GROUP - 1)) };
     // Group q >= 2 holds data bytes 7q-8 .. 7q-1, written as 8 bytes where 7q <= nb (the 8th,
     // zero, is the next group's first, written again by that group), else the bytes up to nb.
-    let whole = (nb / GROUP + 1).clamp(2, groups);
+    let whole = whole(nb);
     for q in 2..whole {
         // SAFETY: bytes 7q-8..7q of out, 7q <= nb.
         unsafe { (out.add(GROUP * q - 8) as *mut u64).write_unaligned(word(q).to_le()) };

@@ -125,7 +125,7 @@ impl<'a> Team<'a> {
     /// sees the same sequence of sizes), and the root also waits until the member entered the
     /// count after the last use of the other kind. Where the team's slot has a broadcast ring
     /// of its own (`State::bcast_rings`: jobs across nodes on the CPU heap, the first team
-    /// slots), blocks up to 7 KiB go to that ring instead, in 2 to `RING` slots cut to the
+    /// slots), blocks up to 18 KiB go to that ring instead, in 3 to `RING` slots cut to the
     /// block's size (`ring_slot`).
     ///
     /// # Safety
@@ -247,13 +247,17 @@ impl<'a> Team<'a> {
 
     /// The slot of broadcast `c` of `nb` bytes in the team's broadcast ring across nodes
     /// (`State::bcast_rings`, `self.ring` nonzero): (its address here, None for a block too
-    /// large for two slots; the count each member must have entered before the root writes
+    /// large for three slots; the count each member must have entered before the root writes
     /// it; the slot's bytes; the ring's depth). The ring is cut into `depth` slots of the
     /// block's flag-in-data message (`ll::wire_len`, rounded up to 64 bytes), at most `RING`;
     /// count c goes to slot c mod depth, which count c-depth used last, so the root may write
     /// it once the member entered count c-depth+1, and stays up to depth-1 calls ahead (a
     /// 512 B block took one of the team area's two 1 KiB parity slots, and the root waited
-    /// for the member's entry into the previous call: about half a round trip per call). A
+    /// for the member's entry into the previous call: about half a round trip per call). At
+    /// least 3 slots: with 2 the root waits for the member's entry into the previous call, and
+    /// a 24 KiB block took 18.2 us per call against 16.2 by the direct path (2 PEs on 2 nodes,
+    /// `bench/results/fabric-2026-12-07/ab-ring64-np2.txt`); with 3 or more a 16 KiB block took
+    /// 14.0 against 15.6 and a 4 KiB one 5.5 against 8.3 (its 16 KiB ring: 3 slots). A
     /// block of another size cuts the ring differently, over bytes that earlier counts used:
     /// the first count of such a run (recorded in the own-use words `W_BCAST_RING`: slot
     /// bytes, `W_BCAST_PAR`: the run's first count; every PE sees the same sizes) waits until
@@ -261,7 +265,7 @@ impl<'a> Team<'a> {
     pub(super) fn ring_slot(&self, c: u64, nb: usize) -> (Option<usize>, u64, usize, usize) {
         let len = ll::wire_len(nb).max(nb).next_multiple_of(64);
         let depth = (team::NET_RING_BYTES / len).min(RING);
-        if depth < 2 {
+        if depth < 3 {
             return (None, c, 0, RING);
         }
         let run = if self.load(team::W_BCAST_RING) == len as u64 {
