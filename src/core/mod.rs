@@ -333,7 +333,7 @@ pub fn finalize(func: &str) {
     if let Some(n) = st.net.as_ref().filter(|_| std::env::var("ISHMEMI_PROXY_PROFILE").is_ok_and(|v| v == "1")) {
         let [w, t, a, b] = n.fab.wait_stats();
         crate::ffi::emit(&format!(
-            "[PE {}] progress thread profile (waits ended): woken {w}, timed out {t}, pending work {a}, busy or no fd {b}",
+            "[PE {}] progress thread profile (waits ended): woken {w}, timed out or timer {t}, pending work {a}, aside or busy {b}",
             st.me
         ));
     }

@@ -313,6 +313,7 @@ pub(super) fn network(func: &str, j: &mut Joined, heap: &Heap, gpu_heap: bool) -
             heap: (heap.region.base, heap.region.len),
             data: heap.data.as_ref().map(|d| (d.base, d.len)),
             progress_us: cfg.ofi_progress_us,
+            wake_on_arrival: cfg.ofi_wake_on_arrival,
             watch: probe_targets(j.info.rank, &nodes.members, my_node),
             check_ms: cfg.peer_check_ms.max(100),
             peer_timeout: Duration::from_secs(cfg.peer_timeout_s),

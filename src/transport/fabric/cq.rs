@@ -363,8 +363,23 @@ impl Fabric {
             if unsafe { libc::poll(&mut p, 1, 0) } > 0 {
                 self.last_arrival_us.store(now, Ordering::Relaxed);
             }
+            self.progress();
+        } else if self.progress_served() {
+            self.last_arrival_us.store(now, Ordering::Relaxed);
         }
+    }
+
+    /// [`Fabric::progress`], and whether the step looks as if it served something: without a
+    /// wait fd nothing tells an arrival (a read or an AMO served at this target leaves no
+    /// completion here), so a step that took at least `SERVED_NS` (a receive and an answer
+    /// are system calls of a few microseconds; an idle step on tcp;ofi_rxm is one `epoll_wait`
+    /// of about half a microsecond) or that saw completions counts as one. A wrong guess only
+    /// changes how soon the progress thread or a waiter looks again.
+    fn progress_served(&self) -> bool {
+        let events = self.events.load(Ordering::Relaxed);
+        let t = Instant::now();
         self.progress();
+        t.elapsed().as_nanos() as u64 >= SERVED_NS || self.events.load(Ordering::Relaxed) != events
     }
 
     /// Whether traffic arrived for this PE within `window` (seen by the progress thread's
@@ -398,6 +413,13 @@ impl Fabric {
     /// than CPUs and the waits yield from their first poll on (there the woken threads of
     /// every PE took the cores from the PEs moving the traffic: 4 PEs on 2 cores, barrier_all
     /// 75 -> 15 us); not in block mode, nor once the waiter sleeps.
+    ///
+    /// Without a wait fd (`Options::wait_fd` off: the default outside block mode, since the
+    /// fd's signal costs every operation), the same rule sends the thread aside; otherwise it
+    /// takes a progress step and sleeps its period, which starts at `idle` and doubles up to
+    /// `max` while its steps serve nothing (`progress_served`), back to `idle` once one does:
+    /// a PE that computes while others read or update it is served every `idle`, an idle PE
+    /// costs a wakeup per `max`.
     pub fn progress_wait(&self, idle: Duration, max: Duration, aside: bool) {
         let fd = self.objs.wait_fd;
         // A library wait that polls drives the provider itself (`wait::library_waiters`).
@@ -406,12 +428,25 @@ impl Fabric {
         // likely communicates and waits in a loop and drives it again sooner than this
         // thread would help (`wait::drove_within`).
         let recent = wait_aside() && crate::wait::drove_within(max);
-        if aside && fd >= 0 && (self.waiting.load(Ordering::Relaxed) > 0 || lib || recent) {
+        if aside && (self.waiting.load(Ordering::Relaxed) > 0 || lib || recent) {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(max);
             return;
         }
-        if fd < 0 || self.waiting.load(Ordering::Relaxed) > 0 {
+        if fd < 0 {
+            self.wait_ends[1].fetch_add(1, Ordering::Relaxed);
+            let (lo, hi) = (idle.as_micros() as u64, (max.as_micros() as u64).max(idle.as_micros() as u64));
+            let period = if self.progress_served() {
+                self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
+                lo
+            } else {
+                (self.timer_us.load(Ordering::Relaxed).max(lo / 2) * 2).min(hi)
+            };
+            self.timer_us.store(period, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_micros(period));
+            return;
+        }
+        if self.waiting.load(Ordering::Relaxed) > 0 {
             self.wait_ends[3].fetch_add(1, Ordering::Relaxed);
             self.progress();
             std::thread::sleep(idle);
@@ -484,8 +519,9 @@ impl Fabric {
         FdSleep::Woke
     }
 
-    /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out,
-    /// slept for pending work, slept while another thread waited or without a wait fd).
+    /// How the progress thread's waits have ended so far: (woken by the wait fd, timed out or
+    /// a timer step without a wait fd, slept for pending work, slept aside while another
+    /// thread waited).
     pub fn wait_stats(&self) -> [u64; 4] {
         std::array::from_fn(|i| self.wait_ends[i].load(Ordering::Relaxed))
     }
@@ -564,6 +600,9 @@ fn lock_push(m: &Mutex<Vec<String>>, e: String) {
 
 /// `poll_in_wait` reads the counter and looks at the wait fd once in this many polls.
 const LEAN_EVERY: u32 = 16;
+
+/// A progress step at least this long served something (`Fabric::progress_served`).
+const SERVED_NS: u64 = 2_000;
 
 thread_local! {
     /// This thread's `poll_in_wait` calls.

@@ -216,7 +216,8 @@ pub(super) struct Objects {
 
 impl Objects {
     /// Opens everything for the chosen entry; on error, what was opened is closed again.
-    pub fn open(lib: &'static Lib, info: InfoList, av_count: usize) -> Result<Objects, String> {
+    /// `wait_fd`: give a manual-progress provider's CQ a wait fd (`Options::wait_fd`).
+    pub fn open(lib: &'static Lib, info: InfoList, av_count: usize, wait_fd: bool) -> Result<Objects, String> {
         let mut o = Objects {
             info,
             fabric: ptr::null_mut(),
@@ -228,7 +229,7 @@ impl Objects {
             ep: ptr::null_mut(),
             wait_fd: -1,
         };
-        match o.open_inner(lib, av_count) {
+        match o.open_inner(lib, av_count, wait_fd) {
             Ok(()) => Ok(o),
             Err(e) => {
                 o.close_all(lib);
@@ -237,7 +238,7 @@ impl Objects {
         }
     }
 
-    fn open_inner(&mut self, lib: &'static Lib, av_count: usize) -> Result<(), String> {
+    fn open_inner(&mut self, lib: &'static Lib, av_count: usize, wait_fd: bool) -> Result<(), String> {
         let info = self.info.head;
         // SAFETY: info is the live single entry we chose; every object pointer passed below
         // was returned by the previous open call; each ops member is checked by has_op!.
@@ -270,11 +271,12 @@ impl Objects {
             };
             let cq_open = has_op!(dops, fi_ops_domain, cq_open)?;
             // Manual progress: a CQ with a wait fd lets the progress thread sleep until the
-            // provider has work (fi_trywait, then poll) instead of polling on a timer; where
-            // the provider has no such CQ, the plain one.
+            // provider has work (fi_trywait, then poll) instead of polling on a timer, where
+            // the caller asks for one (`Options::wait_fd`: it costs every operation the
+            // provider's signal); where the provider has no such CQ, the plain one.
             let manual = (*(*info).domain_attr).data_progress == FI_PROGRESS_MANUAL;
             let mut waited = false;
-            if manual {
+            if manual && wait_fd {
                 let mut a = cq_attr(FI_WAIT_FD);
                 waited = cq_open(self.domain, &mut a, &mut self.cq, ptr::null_mut()) == 0;
                 if !waited {

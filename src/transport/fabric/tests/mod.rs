@@ -881,3 +881,72 @@ fn fabric_bench() {
         rate("add 8 B (nbi, one quiet)", n, t0.elapsed());
     }
 }
+
+/// Without a wait fd (`Options::wait_fd` off: `ISHMEM_OFI_PROGRESS_WAKE=timer`, the default
+/// outside block mode), the progress thread's step polls on a timer that backs off from `idle`
+/// to `max` while nothing arrives and returns to `idle` once a step serves a request (another
+/// endpoint's get, which only these steps serve here); while a library wait polls, the step
+/// stays aside as it does with a wait fd.
+#[test]
+fn progress_thread_on_a_timer_backs_off_serves_and_stays_aside() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("progress_thread_on_a_timer_backs_off_serves_and_stays_aside", 60);
+    let _one = crate::wait::PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    crate::wait::set_polling(false);
+    let opts = Options { provider: Some(TCP.into()), npes_hint: 2, wait_fd: false, ..Options::default() };
+    let mut g = group_with(&opts, 2, 4096, true);
+    g.pause_1.store(true, Ordering::Relaxed);
+    let t = g.fabs[1].clone();
+    assert!(!t.has_wait_fd(), "wait_fd: false opened a CQ with a wait fd");
+    let (idle, max) = (Duration::from_micros(20), Duration::from_micros(640));
+    // Nothing arrives: the period doubles up to max (a step slowed by the machine may count as
+    // served and start it again, hence up to 200 steps), each step counted as a timer step.
+    let mut steps = 0;
+    while t.timer_us.load(Ordering::Relaxed) != 640 {
+        let before = t.wait_stats();
+        t.progress_wait(idle, max, true);
+        let after = t.wait_stats();
+        assert_eq!((after[1], after[3]), (before[1] + 1, before[3]), "a timer step ({before:?} -> {after:?})");
+        steps += 1;
+        assert!(steps < 200, "the period never backed off to max: {} us", t.timer_us.load(Ordering::Relaxed));
+    }
+    // A get from endpoint 0: only t's steps serve it; the step that does goes back to idle.
+    let want = pattern(64, 7);
+    g.heaps[1].bytes_mut()[..64].copy_from_slice(&want);
+    let (f0, done) = (g.fabs[0].clone(), Arc::new(AtomicBool::new(false)));
+    let d2 = done.clone();
+    let reader = thread::spawn(move || {
+        let mut got = vec![0u8; 64];
+        let r = get(&f0, 1, &mut got, at(0));
+        d2.store(true, Ordering::Release);
+        r.map(|()| got)
+    });
+    let mut least = u64::MAX;
+    while !done.load(Ordering::Acquire) {
+        t.progress_wait(idle, max, true);
+        least = least.min(t.timer_us.load(Ordering::Relaxed));
+    }
+    assert_eq!(reader.join().unwrap().unwrap(), want, "the get served by the timer steps");
+    assert_eq!(least, 20, "the step that served the get did not take the period back to idle");
+    // A polling library wait sends the step aside (no timer step, no progress).
+    crate::wait::progress_on(true);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let waiter = thread::spawn(move || crate::wait::until_checked(u64::MAX, 100, 0, || s2.load(Ordering::Acquire), || {}));
+    let t0 = Instant::now();
+    while crate::wait::library_waiters() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the polling waiter was never counted");
+        thread::yield_now();
+    }
+    let before = t.wait_stats();
+    t.progress_wait(idle, max, true);
+    let after = t.wait_stats();
+    stop.store(true, Ordering::Release);
+    waiter.join().unwrap();
+    crate::wait::progress_on(false);
+    while crate::wait::library_waiters() != 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
+        thread::yield_now();
+    }
+    assert_eq!((after[1], after[3]), (before[1], before[3] + 1), "a polling library waiter sends the step aside ({before:?} -> {after:?})");
+}
