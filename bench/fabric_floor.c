@@ -186,7 +186,8 @@ int main(int argc, char **argv) {
     CHECK(fi_domain(fab, info, &dom, NULL));
     struct fi_atomic_attr aa;
     atomics = fi_query_atomic(dom, FI_UINT64, FI_SUM, &aa, FI_FETCH_ATOMIC) == 0;
-    /* FLOOR_WAIT_FD=1: a CQ with a wait fd, as ishmem opens for its progress thread */
+    /* FLOOR_WAIT_FD=1: a CQ with a wait fd, as ishmem opens for its progress thread with
+       ISHMEM_OFI_PROGRESS_WAKE=arrival (costs every operation the provider signal of it) */
     const char *wfd = getenv("FLOOR_WAIT_FD");
     struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = wfd && *wfd == '1' ? FI_WAIT_FD : FI_WAIT_NONE};
     CHECK(fi_cq_open(dom, &ca, &cq, NULL));
