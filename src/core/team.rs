@@ -94,13 +94,13 @@ pub const BCAST_SLOT: usize = 1024;
 /// stores blocks of up to 16 KiB for members of other nodes at least two calls ahead
 /// (`core::coll::Team::ring_slot`), then `NET_SCRATCH_BYTES` of scratch slots for the all-send
 /// class in place of the team area's `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`:
-/// reductions, scans, fcollect and alltoall of up to 32 KiB per PE by one push per member at 2
-/// PEs, 16 KiB at 4, instead of two syncs around network gets). Reserved only where the heap
+/// reductions, scans, fcollect and alltoall of up to 64 KiB per PE by one push per member at 2
+/// PEs, 32 KiB at 4, instead of two syncs around network gets). Reserved only where the heap
 /// is at least `NET_RING_HEAP_MIN` times their total, so that a small heap keeps its room for
 /// the program; placed at the heap's top (`SymAlloc::alloc_top`), away from the low offsets
 /// where a program's large aligned allocations land.
 pub const NET_RING_BYTES: usize = 65536;
-pub const NET_SCRATCH_BYTES: usize = 131072;
+pub const NET_SCRATCH_BYTES: usize = 262144;
 pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES;
 pub const NET_RING_TEAMS: usize = 16;
 pub const NET_RING_HEAP_MIN: usize = 16;

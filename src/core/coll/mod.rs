@@ -91,7 +91,7 @@
 //! bytes the previous count's messages used, at the start of the next call, `reduce_begin`)
 //! before the announcement or message after which a sender may write them again. Where the
 //! team's slot has a block across nodes (`State::bcast_rings`), the all-send class's scratch
-//! slots lie there, 128 KiB instead of the team area's 6 KiB (`slot_at`).
+//! slots lie there, 256 KiB instead of the team area's 6 KiB (`slot_at`).
 //! A network put longer than the provider's inject size reads its source until it completes
 //! locally, so push collectives wait for that before they return (`release_sources`); the
 //! synchronized ones complete their puts in the sync's quiet. Waits poll local memory and

@@ -125,8 +125,8 @@ impl<'a> Team<'a> {
     /// sees the same sequence of sizes), and the root also waits until the member entered the
     /// count after the last use of the other kind. Where the team's slot has a broadcast ring
     /// of its own (`State::bcast_rings`: jobs across nodes on the CPU heap, the first team
-    /// slots), blocks up to 18 KiB go to that ring instead, in 3 to `RING` slots cut to the
-    /// block's size (`ring_slot`).
+    /// slots), blocks up to 21 KiB go to that ring instead, in 3 to `RING` slots cut to the
+    /// block's size (`ring_slot`), as a flag-in-data message up to `ll_max` (8 KiB).
     ///
     /// # Safety
     /// As `broadcast`.
@@ -155,7 +155,7 @@ impl<'a> Team<'a> {
         // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
         // parity) goes to a member of another node as that message, one write instead of data
         // and flag.
-        let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && self.ll_on();
+        let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && nb <= ll_max() && self.ll_on();
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
@@ -263,7 +263,9 @@ impl<'a> Team<'a> {
     /// bytes, `W_BCAST_PAR`: the run's first count; every PE sees the same sizes) waits until
     /// the member entered it, that is, read every earlier slot.
     pub(super) fn ring_slot(&self, c: u64, nb: usize) -> (Option<usize>, u64, usize, usize) {
-        let len = ll::wire_len(nb).max(nb).next_multiple_of(64);
+        // A block sent as a flag-in-data message takes its wire length, a larger one
+        // (`ll_max`) its own.
+        let len = if nb <= ll_max() { ll::wire_len(nb) } else { nb }.next_multiple_of(64);
         let depth = (team::NET_RING_BYTES / len).min(RING);
         if depth < 3 {
             return (None, c, 0, RING);
@@ -450,7 +452,7 @@ impl<'a> Team<'a> {
     /// messages (`ll.rs`): a team across nodes, the message fitting a scratch slot
     /// (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
     pub(super) fn ll_ok(&self, nb: usize) -> bool {
-        self.spans && nb <= ll::fits(self.slot_bytes()) && self.ll_on()
+        self.spans && nb <= ll_max() && nb <= ll::fits(self.slot_bytes()) && self.ll_on()
     }
 
     /// Whether flag-in-data messages are on: where the provider applies each write once
@@ -659,6 +661,20 @@ impl<'a> Team<'a> {
 /// 16 (49 to 64 PEs: 48 bytes). Rounding down to 64 there gave 0-byte slots, so that from 49
 /// PEs every reduction and scan left the push path for the synchronized one (every PE reading
 /// every member: the 31x jump of sum_reduce from 32 to 64 PEs in docs/SCALING.md).
+/// The largest block sent as a flag-in-data message (`ll.rs`); larger ones go as the data
+/// then its flag: past 8 KiB the message's pack and decode and its eighth more bytes cost more
+/// than the flag's message they save (A/B, 2 PEs on 2 nodes: sum_reduce 16 KiB 18.8 -> 15.0 us,
+/// 48 KiB 41.2 -> 22.8, fcollect 16 KiB 18.2 -> 15.4; 4 PEs: sum_reduce 16 KiB 83 -> 62;
+/// `bench/results/fabric-2026-12-07/ab-llmax-*.txt`). `ISHMEMI_COLL_LL_MAX=<bytes>` (a measuring
+/// aid) sets another bound.
+pub(super) fn ll_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::env::var("ISHMEMI_COLL_LL_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(LL_MAX))
+}
+
+/// See `ll_max`.
+const LL_MAX: usize = 8192;
+
 pub(super) fn push_slot_bytes(n: usize) -> usize {
     push_slot_bytes_of(team::PUSH_SCRATCH_BYTES, n)
 }
