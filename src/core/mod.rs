@@ -717,3 +717,20 @@ mod spin_tests {
         assert_eq!(effective_spin(20000, 4, true, 2), 0);
     }
 }
+
+#[cfg(test)]
+mod wake_tests {
+    /// `ISHMEM_OFI_PROGRESS_WAKE=auto`: the timer up to 2 PEs per CPU, the wait fd beyond it,
+    /// in block mode and for a staged heap.
+    #[test]
+    fn auto_wake_takes_the_fd_when_crowded_or_staged() {
+        use super::start::wake_on_arrival;
+        assert!(!wake_on_arrival(false, false, 2, 2));
+        assert!(!wake_on_arrival(false, false, 4, 2));
+        assert!(wake_on_arrival(false, false, 5, 2));
+        assert!(wake_on_arrival(false, false, 8, 2));
+        assert!(wake_on_arrival(false, true, 2, 2));
+        assert!(wake_on_arrival(true, false, 1, 16));
+        assert!(!wake_on_arrival(false, false, 64, 0), "CPUs unknown: the timer");
+    }
+}

@@ -155,9 +155,9 @@ pub struct NetParams<'a> {
     pub heap: (usize, usize),
     pub data: Option<(usize, usize)>,
     pub progress_us: u64,
-    /// `ISHMEM_OFI_PROGRESS_WAKE`: None for auto (a wait fd in block mode or with a staged
-    /// heap), else whether the CQ gets a wait fd (`Options::wait_fd`).
-    pub wake_on_arrival: Option<bool>,
+    /// Whether the CQ gets a wait fd (`Options::wait_fd`; `ISHMEM_OFI_PROGRESS_WAKE`, whose
+    /// auto is decided by `core::start::wake_on_arrival`).
+    pub wake_on_arrival: bool,
     /// The PEs this PE probes every `check_ms` (a node leader: the next node's leader, see
     /// `core::start::probe_targets`; others: none, and no probe thread): one whose read completes nothing
     /// for `peer_timeout` has been silent that long, and the job ends saying so (deaths are
@@ -215,7 +215,7 @@ impl Net {
             npes_hint: p.npes,
             stall_timeout: p.peer_timeout,
             delivery_per_put,
-            wait_fd: p.wake_on_arrival.unwrap_or(crate::wait::blocking() || p.staged),
+            wait_fd: p.wake_on_arrival,
             ..Options::default()
         };
         let fab = Fabric::open_with(&opts)?;

@@ -221,6 +221,18 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
     Heap { region, data, alloc, lib_blocks, area_base, fin_area, bcast_rings, teams }
 }
 
+/// `ISHMEM_OFI_PROGRESS_WAKE=auto`: whether the progress thread sleeps in the CQ's wait fd
+/// (`arrival`) rather than polling on a timer: with a staged heap (its mailbox's requests are
+/// served by that thread), in block mode (whose waits sleep in that fd), and where the host
+/// runs more than 2 PEs per usable CPU (8 PEs on 2 CPUs: 8 progress threads polling every 20 us
+/// took the cores from the PEs: two concurrent `coll quick` runs of 8 PEs on 2 pretend nodes
+/// took 3.4-3.6 s against 2.0-2.1 with the fd; at 4 PEs on 2 CPUs the timer was still
+/// faster: barrier_all 17.1 -> 15.1 us). Elsewhere the timer, since the fd costs every
+/// operation the provider's signal of it (docs/PERFORMANCE.md, "Twelfth round").
+pub(super) fn wake_on_arrival(staged: bool, block: bool, host_pes: usize, cpus: usize) -> bool {
+    staged || block || (cpus > 0 && host_pes > 2 * cpus)
+}
+
 /// Reserves the blocks across nodes (broadcast ring and all-send scratch,
 /// `team::NET_BLOCK_BYTES`) of the first `team::NET_RING_TEAMS` team slots (jobs across nodes on
 /// the CPU heap, where the heap is large enough: `team::NET_RING_HEAP_MIN`). The heap file
@@ -313,7 +325,10 @@ pub(super) fn network(func: &str, j: &mut Joined, heap: &Heap, gpu_heap: bool) -
             heap: (heap.region.base, heap.region.len),
             data: heap.data.as_ref().map(|d| (d.base, d.len)),
             progress_us: cfg.ofi_progress_us,
-            wake_on_arrival: cfg.ofi_wake_on_arrival,
+            wake_on_arrival: cfg.ofi_wake_on_arrival.unwrap_or_else(|| {
+                let staged = gpu_heap || cfg.ofi_staging_always;
+                wake_on_arrival(staged, crate::wait::blocking(), nodes.host_size[j.info.rank], super::usable_cpus())
+            }),
             watch: probe_targets(j.info.rank, &nodes.members, my_node),
             check_ms: cfg.peer_check_ms.max(100),
             peer_timeout: Duration::from_secs(cfg.peer_timeout_s),
