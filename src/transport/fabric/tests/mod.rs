@@ -282,6 +282,30 @@ fn info_of_tcp_and_sockets() {
     println!("default: {}", d.info());
 }
 
+/// Runs `steps` while another thread is in a polling library wait (counted by
+/// `wait::library_waiters`), and returns once that wait ended and is no longer counted.
+fn beside_a_polling_library_wait<R>(steps: impl FnOnce() -> R) -> R {
+    crate::wait::progress_on(true);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let waiter = thread::spawn(move || crate::wait::until_checked(u64::MAX, 100, 0, || s2.load(Ordering::Acquire), || {}));
+    let t0 = Instant::now();
+    while crate::wait::library_waiters() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the polling waiter was never counted");
+        thread::yield_now();
+    }
+    let r = steps();
+    stop.store(true, Ordering::Release);
+    waiter.join().unwrap();
+    crate::wait::progress_on(false);
+    // (A wait of another module's test that started meanwhile may still be counted.)
+    while crate::wait::library_waiters() != 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
+        thread::yield_now();
+    }
+    r
+}
+
 /// While a library wait polls (`wait::library_waiters`), the progress thread's step stays out
 /// of the provider and off its wait fd; otherwise it waits on the fd (or for pending work).
 #[test]
@@ -296,27 +320,12 @@ fn progress_thread_aside_while_a_library_wait_polls() {
     f.progress_wait(idle, max, true);
     let alone = f.wait_stats();
     assert_eq!(alone[3], before[3], "no waiter: the step waits on the fd ({before:?} -> {alone:?})");
-    crate::wait::progress_on(true);
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let waiter = thread::spawn(move || crate::wait::until_checked(u64::MAX, 100, 0, || s2.load(Ordering::Acquire), || {}));
-    let t0 = Instant::now();
-    while crate::wait::library_waiters() == 0 {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the polling waiter was never counted");
-        thread::yield_now();
-    }
-    for _ in 0..3 {
-        f.progress_wait(idle, max, true);
-    }
-    let aside = f.wait_stats();
-    stop.store(true, Ordering::Release);
-    waiter.join().unwrap();
-    crate::wait::progress_on(false);
-    // (A wait of another module's test that started meanwhile may still be counted.)
-    while crate::wait::library_waiters() != 0 {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
-        thread::yield_now();
-    }
+    let aside = beside_a_polling_library_wait(|| {
+        for _ in 0..3 {
+            f.progress_wait(idle, max, true);
+        }
+        f.wait_stats()
+    });
     assert_eq!(aside[3], alone[3] + 3, "a polling library waiter sends the step aside ({alone:?} -> {aside:?})");
     assert_eq!(aside[..3], alone[..3], "aside, the step neither waits on the fd nor for work ({alone:?} -> {aside:?})");
 }
@@ -929,24 +938,10 @@ fn progress_thread_on_a_timer_backs_off_serves_and_stays_aside() {
     assert_eq!(reader.join().unwrap().unwrap(), want, "the get served by the timer steps");
     assert_eq!(least, 20, "the step that served the get did not take the period back to idle");
     // A polling library wait sends the step aside (no timer step, no progress).
-    crate::wait::progress_on(true);
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let waiter = thread::spawn(move || crate::wait::until_checked(u64::MAX, 100, 0, || s2.load(Ordering::Acquire), || {}));
-    let t0 = Instant::now();
-    while crate::wait::library_waiters() == 0 {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the polling waiter was never counted");
-        thread::yield_now();
-    }
-    let before = t.wait_stats();
-    t.progress_wait(idle, max, true);
-    let after = t.wait_stats();
-    stop.store(true, Ordering::Release);
-    waiter.join().unwrap();
-    crate::wait::progress_on(false);
-    while crate::wait::library_waiters() != 0 {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the waiter stayed counted after it returned");
-        thread::yield_now();
-    }
+    let (before, after) = beside_a_polling_library_wait(|| {
+        let before = t.wait_stats();
+        t.progress_wait(idle, max, true);
+        (before, t.wait_stats())
+    });
     assert_eq!((after[1], after[3]), (before[1], before[3] + 1), "a polling library waiter sends the step aside ({before:?} -> {after:?})");
 }
