@@ -414,8 +414,9 @@ impl Fabric {
     /// every PE took the cores from the PEs moving the traffic: 4 PEs on 2 cores, barrier_all
     /// 75 -> 15 us); not in block mode, nor once the waiter sleeps.
     ///
-    /// Without a wait fd (`Options::wait_fd` off: the default outside block mode, since the
-    /// fd's signal costs every operation), the same rule sends the thread aside; otherwise it
+    /// Without a wait fd (`Options::wait_fd` off: `ISHMEM_OFI_PROGRESS_WAKE=timer`, the default
+    /// with at most 2 PEs per CPU and no staged heap, since the fd's signal costs every
+    /// operation), the same rule sends the thread aside; otherwise it
     /// takes a progress step and sleeps its period, which starts at `idle` and doubles up to
     /// `max` while its steps serve nothing (`progress_served`), back to `idle` once one does:
     /// a PE that computes while others read or update it is served every `idle`, an idle PE
@@ -436,12 +437,13 @@ impl Fabric {
         if fd < 0 {
             self.wait_ends[1].fetch_add(1, Ordering::Relaxed);
             let (lo, hi) = (idle.as_micros() as u64, (max.as_micros() as u64).max(idle.as_micros() as u64));
-            let period = if self.progress_served() {
+            let served = self.progress_served();
+            if served {
                 self.last_arrival_us.store(self.now_us(), Ordering::Relaxed);
-                lo
-            } else {
-                (self.timer_us.load(Ordering::Relaxed).max(lo / 2) * 2).min(hi)
-            };
+            }
+            // Not `aside` (a staged heap, whose mailbox this thread serves after each step and
+            // whose requests the step does not see): the shortest period always.
+            let period = if served || !aside { lo } else { (self.timer_us.load(Ordering::Relaxed).max(lo / 2) * 2).min(hi) };
             self.timer_us.store(period, Ordering::Relaxed);
             std::thread::sleep(Duration::from_micros(period));
             return;
