@@ -155,7 +155,7 @@ impl<'a> Team<'a> {
         // Across nodes, a block whose flag-in-data message (`ll.rs`) fits its slot (ring or
         // parity) goes to a member of another node as that message, one write instead of data
         // and flag.
-        let ll = self.spans && slot.is_some() && nb <= ll::fits(slot_len) && nb <= ll_max() && self.ll_on();
+        let ll = slot.is_some() && self.ll_fits(nb, slot_len);
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
@@ -249,7 +249,8 @@ impl<'a> Team<'a> {
     /// (`State::bcast_rings`, `self.ring` nonzero): (its address here, None for a block too
     /// large for three slots; the count each member must have entered before the root writes
     /// it; the slot's bytes; the ring's depth). The ring is cut into `depth` slots of the
-    /// block's flag-in-data message (`ll::wire_len`, rounded up to 64 bytes), at most `RING`;
+    /// block's flag-in-data message (`ll::wire_len`; past `ll_max` the block itself), rounded
+    /// up to 64 bytes, at most `RING`;
     /// count c goes to slot c mod depth, which count c-depth used last, so the root may write
     /// it once the member entered count c-depth+1, and stays up to depth-1 calls ahead (a
     /// 512 B block took one of the team area's two 1 KiB parity slots, and the root waited
@@ -449,10 +450,16 @@ impl<'a> Team<'a> {
     }
 
     /// Whether the all-send class sends `nb` bytes to members of other nodes as flag-in-data
-    /// messages (`ll.rs`): a team across nodes, the message fitting a scratch slot
-    /// (`ISHMEMI_COLL_LL=0`, a measuring aid: never). Every PE decides alike.
+    /// messages (`ll.rs`): `ll_fits` in a scratch slot. Every PE decides alike.
     pub(super) fn ll_ok(&self, nb: usize) -> bool {
-        self.spans && nb <= ll_max() && nb <= ll::fits(self.slot_bytes()) && self.ll_on()
+        self.ll_fits(nb, self.slot_bytes())
+    }
+
+    /// Whether a block of `nb` bytes goes to members of other nodes as a flag-in-data message
+    /// in slots of `slot` bytes: a team across nodes, at most `ll_max`, the message fitting
+    /// the slot (`ISHMEMI_COLL_LL=0`, a measuring aid: never).
+    pub(super) fn ll_fits(&self, nb: usize, slot: usize) -> bool {
+        self.spans && nb <= ll_max() && nb <= ll::fits(slot) && self.ll_on()
     }
 
     /// Whether flag-in-data messages are on: where the provider applies each write once
@@ -504,9 +511,9 @@ impl<'a> Team<'a> {
         // vector of it faulted in osh_types): `buf`, where an in-place call combines, and
         // `msg`, where a member's flag-in-data message is decoded (`ll.rs`: never in its slot).
         // On the stack up to a team area slot's size (every call of a team without a block
-        // across nodes); larger blocks (a team across nodes: up to 32 KiB) in a heap block
-        // holding only the buffers this call uses, left uninitialized (each byte is written
-        // before it is read).
+        // across nodes); larger blocks (a team across nodes: up to a scratch slot, 64 KiB at 2
+        // PEs) in a heap block holding only the buffers this call uses, left uninitialized
+        // (each byte is written before it is read).
         let ll = self.ll_ok(nb);
         const UNITS: usize = team::PUSH_SCRATCH_BYTES / 4 / 16;
         let mut small = std::mem::MaybeUninit::<[u128; 2 * UNITS]>::uninit();
@@ -656,11 +663,6 @@ impl<'a> Team<'a> {
     }
 }
 
-/// Bytes of one scratch slot of the push reductions in a team of `n` PEs (2 x n slots share
-/// `PUSH_SCRATCH_BYTES`): whole cache lines where one fits (up to 48 PEs), else a multiple of
-/// 16 (49 to 64 PEs: 48 bytes). Rounding down to 64 there gave 0-byte slots, so that from 49
-/// PEs every reduction and scan left the push path for the synchronized one (every PE reading
-/// every member: the 31x jump of sum_reduce from 32 to 64 PEs in docs/SCALING.md).
 /// The largest block sent as a flag-in-data message (`ll.rs`); larger ones go as the data
 /// then its flag: past 8 KiB the message's pack and decode and its eighth more bytes cost more
 /// than the flag's message they save (A/B, 2 PEs on 2 nodes: sum_reduce 16 KiB 18.8 -> 15.0 us,
@@ -675,6 +677,11 @@ pub(super) fn ll_max() -> usize {
 /// See `ll_max`.
 const LL_MAX: usize = 8192;
 
+/// Bytes of one scratch slot of the push reductions in a team of `n` PEs (2 x n slots share
+/// `PUSH_SCRATCH_BYTES`): whole cache lines where one fits (up to 48 PEs), else a multiple of
+/// 16 (49 to 64 PEs: 48 bytes). Rounding down to 64 there gave 0-byte slots, so that from 49
+/// PEs every reduction and scan left the push path for the synchronized one (every PE reading
+/// every member: the 31x jump of sum_reduce from 32 to 64 PEs in docs/SCALING.md).
 pub(super) fn push_slot_bytes(n: usize) -> usize {
     push_slot_bytes_of(team::PUSH_SCRATCH_BYTES, n)
 }

@@ -500,7 +500,8 @@ pub struct Fabric {
     /// [`Fabric::wait_stats`] (`ISHMEMI_PROXY_PROFILE`).
     wait_ends: [AtomicU64; 4],
     /// Microseconds since `opened` at which traffic was last seen arriving (the wait fd
-    /// readable): see [`Fabric::recently_active`].
+    /// readable, or without one a progress step that served something): see
+    /// [`Fabric::recently_active`].
     last_arrival_us: AtomicU64,
     /// The progress thread's current period without a wait fd, in microseconds
     /// (`progress_wait`: from its `idle` up to `max` while its steps find nothing to do).

@@ -892,7 +892,7 @@ fn fabric_bench() {
 }
 
 /// Without a wait fd (`Options::wait_fd` off: `ISHMEM_OFI_PROGRESS_WAKE=timer`, the default
-/// outside block mode), the progress thread's step polls on a timer that backs off from `idle`
+/// with at most 2 PEs per CPU), the progress thread's step polls on a timer that backs off from `idle`
 /// to `max` while nothing arrives and returns to `idle` once a step serves a request (another
 /// endpoint's get, which only these steps serve here); while a library wait polls, the step
 /// stays aside as it does with a wait fd.
