@@ -294,6 +294,10 @@ endif()
 #   live.exit0*      PE 1 calls exit(0) (which finalizes) while the others wait in a barrier:
 #                    the job ends within seconds naming PE 1 and finalize
 #   live.global_exit*  PE 1 calls ishmem_global_exit(5): every PE of both nodes ends with 5
+#   live.global_exit_reaped*  the same, each PE of the second node SIGKILLed the moment PE 1's
+#                    process ends (as OpenMPI's mpirun ends a job): the second node must still say
+#                    why (before: PE 1 exited at once, so the line was lost whenever the launcher
+#                    was quicker than the relay; CI lost it once under mpirun)
 set(_live_env "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 set(_live_launchers ishmrun)
 if(MPIRUN_OPENMPI)
@@ -325,8 +329,13 @@ foreach(l ${_live_launchers})
     "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 15
     ${cmd} $<TARGET_FILE:live> global_exit)
   set_tests_properties(live.global_exit.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  add_test(NAME live.global_exit_reaped.fabric_tcp.${l}.4 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --status 5 --merge
+    --absent "FAIL|died|without calling ishmem_finalize"
+    "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 15
+    ${cmd} $<TARGET_FILE:live> global_exit_reaped)
+  set_tests_properties(live.global_exit_reaped.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
   set_tests_properties(live.silent.fabric_tcp.${l}.4 live.kill.fabric_tcp.${l}.4
-    live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
+    live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 live.global_exit_reaped.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "fabric;${l};negative")
 endforeach()
 

@@ -75,11 +75,12 @@ pub extern "C" fn ishmem_global_exit(status: c_int) {
     const F: &str = "ishmem_global_exit";
     guard(F, || {
         GLOBAL_EXIT.store(true, Release);
-        core::mark_global_exit(status);
         if core::is_running() {
-            // Before init only this process exits: nothing for the launcher to wait for.
+            // Before init only this process exits: nothing for the launcher to wait for. Told
+            // first: across nodes the other nodes' PEs may end before this one (below).
             crate::ffi::tell_launcher_global_exit(status);
         }
+        core::mark_global_exit(status);
         crate::ffi::exit_now(status)
     })
 }

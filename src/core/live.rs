@@ -17,7 +17,9 @@
 //! - `A pe`: PE `pe` failed (or died): the receiving leader marks its node's abort word and
 //!   ends, so every PE of its node ends naming `pe`;
 //! - `G pe status`: PE `pe` called `ishmem_global_exit(status)`: the receiver sets its node's
-//!   global-exit word (every PE of the node exits with `status`) and exits with it;
+//!   global-exit word (every PE of the node exits with `status`), passes the record on to the
+//!   other leaders and exits with it; the leader that sent it first waits until the others
+//!   left, and the calling PE until that leader is done (`tell_global_exit`);
 //! - `Z pe pid calls`: PE `pe` is in `ishmem_finalize` having made `calls` world collectives:
 //!   recorded in the receiver's node control segment, where a PE that waits for `pe` in a
 //!   world collective it never made finds it (`ShmJob::finalizing_peer`) and ends the job;
@@ -29,10 +31,11 @@
 //! Records are 24 bytes: kind (u32), PE (u32), two u64 values, little endian.
 
 use crate::bootstrap::Exchange;
+use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -55,6 +58,21 @@ struct Links {
 static LINKS: OnceLock<Links> = OnceLock::new();
 /// Set once this PE finalized: the ends of connections are no longer deaths.
 static DONE: AtomicBool = AtomicBool::new(false);
+/// Set once this leader told the other nodes of a global exit: the ends of their connections
+/// that follow are their leaders exiting with it, not deaths, and their relays of it are
+/// ignored (this PE exits once they have left, `tell_global_exit`).
+static LEAVING: AtomicBool = AtomicBool::new(false);
+/// The connections whose end the watch thread has seen.
+static CLOSED: AtomicUsize = AtomicUsize::new(0);
+/// How long a leader that told the other nodes of a global exit waits for their leaders to
+/// leave (each prints why and exits on reading it), so that a launcher which kills the job as
+/// soon as one process ends (OpenMPI's mpirun) does not kill them before they could say why.
+const GLOBAL_EXIT_WAIT: Duration = Duration::from_secs(2);
+
+thread_local! {
+    /// Whether this thread is the watch thread (which must not wait for its own reads).
+    static IN_WATCH: Cell<bool> = const { Cell::new(false) };
+}
 
 /// What `start` needs from init.
 pub struct Params<'a> {
@@ -278,9 +296,29 @@ pub fn tell_failed(cause: usize) {
     }
 }
 
-/// Tells the other nodes that PE `pe` called `ishmem_global_exit(status)`.
+/// Tells the other nodes that PE `pe` called `ishmem_global_exit(status)` (a leader; nothing
+/// on other PEs), waits (at most [`GLOBAL_EXIT_WAIT`]) until their leaders have left, then
+/// marks the node's word `global_exit_told`, for which the calling PE waits before it exits.
 pub fn tell_global_exit(pe: usize, status: i32) {
+    let Some(l) = LINKS.get() else { return };
+    if DONE.load(Acquire) {
+        return;
+    }
+    LEAVING.store(true, Release);
     send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+    if !IN_WATCH.get() {
+        let n = l.conns.lock().map_or(0, |c| c.len());
+        let deadline = Instant::now() + GLOBAL_EXIT_WAIT;
+        while CLOSED.load(Acquire) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    crate::transport::shm::mark_global_exit_told();
+}
+
+/// Whether this PE is a node leader of a job across nodes (it holds the liveness connections).
+pub fn is_leader() -> bool {
+    LINKS.get().is_some()
 }
 
 /// The liveness connections this PE holds (a node leader: one per other node; others: none).
@@ -314,6 +352,7 @@ fn watch(me: usize, node: &[usize], conns: Vec<(usize, Arc<TcpStream>)>, stop: &
     }
     let mut cs: Vec<C> = conns.into_iter().map(|(pe, s)| C { pe, s, buf: Vec::new(), clean: false, open: true }).collect();
     let mut told: Vec<usize> = Vec::new();
+    IN_WATCH.set(true);
     while !stop.load(Acquire) {
         let mut polls: Vec<libc::pollfd> =
             cs.iter().filter(|c| c.open).map(|c| libc::pollfd { fd: c.s.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
@@ -338,7 +377,7 @@ fn watch(me: usize, node: &[usize], conns: Vec<(usize, Arc<TcpStream>)>, stop: &
                 let (kind, pe, a, b) = parse(&r);
                 match kind {
                     K_FINALIZED => c.clean = true,
-                    K_GLOBAL_EXIT => global_exit(me, pe, a as u32 as i32),
+                    K_GLOBAL_EXIT if !LEAVING.load(Acquire) => global_exit(me, pe, a as u32 as i32),
                     K_FAILED => failed(me, pe, node.contains(&pe)),
                     K_FINALIZING => crate::transport::shm::record_remote_finalizing(pe, a as i32, b),
                     _ => {}
@@ -346,7 +385,8 @@ fn watch(me: usize, node: &[usize], conns: Vec<(usize, Arc<TcpStream>)>, stop: &
             }
             if eof {
                 c.open = false;
-                if !c.clean && !DONE.load(Acquire) {
+                CLOSED.fetch_add(1, AcqRel);
+                if !c.clean && !DONE.load(Acquire) && !LEAVING.load(Acquire) {
                     gone(me, c.pe);
                 }
             }
@@ -361,13 +401,18 @@ fn watch(me: usize, node: &[usize], conns: Vec<(usize, Arc<TcpStream>)>, stop: &
     }
 }
 
-/// `G`: every PE of this node exits with `status`.
+/// `G`: every PE of this node exits with `status`. The record is passed on to the other
+/// leaders first, so that a third node reads it before the end of this leader's connection
+/// (which would otherwise look like a death).
 fn global_exit(me: usize, pe: usize, status: i32) {
     crate::transport::shm::mark_global_exit(pe, status);
     crate::ffi::info(
         "ishmem_global_exit",
         &format!("PE {pe} (another node) called ishmem_global_exit({status}): PE {me} and its node exit with status {status}"),
     );
+    LEAVING.store(true, Release);
+    send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+    crate::ffi::tell_launcher(pe);
     crate::ffi::exit_now(status)
 }
 

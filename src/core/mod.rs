@@ -171,9 +171,15 @@ pub fn is_running() -> bool {
 pub fn mark_global_exit(status: i32) {
     if let Some(me) = my_pe_if_running() {
         shm::mark_global_exit(me, status);
-        // Across nodes: a node leader tells the other nodes itself; the others' leaders
-        // see the node's word and tell them (`live`).
+        // Across nodes: a node leader tells the other nodes itself and waits until their
+        // leaders left; another PE waits until its leader (whose watchdog sees the node's word)
+        // did so, so that the other nodes say why they end before a launcher that ends the job
+        // at the first process to exit (OpenMPI's mpirun) kills them.
         live::tell_global_exit(me, status);
+        if let Some(st) = running().filter(|st| st.net.is_some() && !live::is_leader()) {
+            let check = Duration::from_millis(st.cfg.peer_check_ms);
+            shm::wait_global_exit_told(check.saturating_mul(2).saturating_add(Duration::from_secs(3)));
+        }
     }
 }
 

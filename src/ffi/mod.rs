@@ -146,7 +146,7 @@ pub fn exit_after_peer(msg: &str, cause: usize) -> ! {
 /// (`ISHMRUN_REPORT=<fd>:<inode>`, checked against the descriptor so that a program that closed
 /// it and opened something else there is never written into). One write of a few bytes into a
 /// pipe: atomic, never interleaved with another PE's.
-fn tell_launcher(cause: usize) {
+pub fn tell_launcher(cause: usize) {
     if let Some(me) = my_pe() {
         report_line(&format!("peer {me} {cause}\n"));
     }
@@ -188,6 +188,10 @@ pub fn check_global_exit(flag: u64, me: usize) {
         return;
     }
     let (pe, status) = ((flag >> 32) & 0x7fff_ffff, flag as u32 as i32);
+    if pe as usize == me {
+        // This PE called it: the calling thread exits once the other nodes were told.
+        return;
+    }
     if debug_on() {
         emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
     }
@@ -196,9 +200,7 @@ pub fn check_global_exit(flag: u64, me: usize) {
     if let Some(h) = hooks() {
         (h.tell_global_exit)(pe as usize, status);
     }
-    if pe as usize != me {
-        tell_launcher(pe as usize);
-    }
+    tell_launcher(pe as usize);
     exit_now(status)
 }
 

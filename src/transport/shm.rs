@@ -53,6 +53,10 @@ struct Header {
     /// the world collectives that PE made. Written by this node's leader only.
     remote_fin_n: AtomicU64,
     remote_fin: [[AtomicU64; 2]; REMOTE_FIN],
+    /// Jobs across nodes: 1 once this node's leader told the other nodes of the global exit in
+    /// `global_exit` and saw their leaders leave (`core::live::tell_global_exit`); the PE that
+    /// called `ishmem_global_exit` waits for it before it exits.
+    global_exit_told: AtomicU64,
 }
 
 /// PEs of other nodes in finalize that a node records (`Header::remote_fin`); more are not
@@ -273,6 +277,27 @@ pub fn mark_global_exit(me: usize, status: i32) {
         let v = 1 << 63 | (me as u64 & 0x7fff_ffff) << 32 | status as u32 as u64;
         let _ = h.global_exit.compare_exchange(0, v, AcqRel, Acquire);
     }
+}
+
+/// Records that this node's leader told the other nodes of the global exit.
+pub fn mark_global_exit_told() {
+    if let Some(h) = header_if_running() {
+        h.global_exit_told.store(1, Release);
+    }
+}
+
+/// Waits until this node's leader told the other nodes of the global exit, or `limit` passed;
+/// whether it did.
+pub fn wait_global_exit_told(limit: Duration) -> bool {
+    let Some(h) = header_if_running() else { return false };
+    let deadline = Instant::now() + limit;
+    while h.global_exit_told.load(Acquire) == 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
 }
 
 impl ShmJob {

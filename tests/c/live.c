@@ -10,14 +10,51 @@
  *                       barrier: the job must end (nonzero) within seconds, naming PE 1
  *   live global_exit    PE 1 calls ishmem_global_exit(5) while the others wait in a barrier:
  *                       every PE of every node must end with status 5
+ *   live global_exit_reaped  the same, and each PE of the last node is SIGKILLed (by a child
+ *                       it forked) the moment PE 1's process ends, as OpenMPI's mpirun ends a
+ *                       job at the first process to exit: the other node must have said why it
+ *                       ends (PE 1 exits only after the other nodes were told and left)
  *   live kill           the last PE is killed (SIGKILL) while the others wait in a barrier */
 #include "test_util.h"
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static long target[4];
+static long pids[1];
+
+/* A child that SIGKILLs this process as soon as process `pid` ends (a launcher that ends the job
+ * at the first process to exit, only faster); it dies with this process. */
+static int reap_when_gone(pid_t pid) {
+    pid_t parent = getpid();
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0) {
+        fprintf(stderr, "FAIL: [PE %d] pidfd_open(%d) failed (another pid namespace?)\n", t_me, (int)pid);
+        return -1;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "FAIL: [PE %d] fork failed\n", t_me);
+        return -1;
+    }
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(0);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0) {
+        }
+        if (getppid() == parent)
+            kill(parent, SIGKILL);
+        _exit(0);
+    }
+    close(fd);
+    return 0;
+}
 
 static int others_wait(void) {
     ishmem_barrier_all();
@@ -27,7 +64,7 @@ static int others_wait(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "FAIL: usage: live stop SECONDS | exit0 | global_exit | kill\n");
+        fprintf(stderr, "FAIL: usage: live stop SECONDS | exit0 | global_exit | global_exit_reaped | kill\n");
         return 2;
     }
     const char *c = argv[1];
@@ -73,6 +110,21 @@ int main(int argc, char **argv) {
         return others_wait();
     }
     if (!strcmp(c, "global_exit")) {
+        ishmem_barrier_all();
+        if (t_me == 1) {
+            usleep(200000);
+            ishmem_global_exit(5);
+            fprintf(stderr, "FAIL: [PE %d] ishmem_global_exit returned\n", t_me);
+            return 4;
+        }
+        return others_wait();
+    }
+    if (!strcmp(c, "global_exit_reaped")) {
+        pids[0] = (long)getpid();
+        ishmem_barrier_all();
+        long pid1 = ishmem_long_g(&pids[0], 1);
+        if (t_me >= last_leader && reap_when_gone((pid_t)pid1) != 0)
+            return 1;
         ishmem_barrier_all();
         if (t_me == 1) {
             usleep(200000);
