@@ -156,10 +156,16 @@ impl<'a> Team<'a> {
         // parity) goes to a member of another node as that message, one write instead of data
         // and flag.
         let ll = slot.is_some() && self.ll_fits(nb, slot_len);
+        let relay = self.bcast_relay(root);
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
+                if relay.as_ref().is_some_and(|r| r.passes_on(j)) {
+                    // A member of another node that is not its node's first: that one passes
+                    // the block on.
+                    continue;
+                }
                 let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
                 match slot {
                     Some(slot) => {
@@ -198,11 +204,14 @@ impl<'a> Team<'a> {
             self.release_sources();
             drop(msg);
         } else {
-            if self.must_announce(root, c, need, window) {
-                self.post_ready(team::PUSH_BCAST, root, c);
+            // Who writes this PE's block: the root, or the first member of this node, which
+            // passes on what the root sent it.
+            let writer = relay.as_ref().and_then(|r| r.writer_of_me).unwrap_or(root);
+            if self.must_announce(writer, c, need, window) {
+                self.post_ready(team::PUSH_BCAST, writer, c);
             }
             let (ll, used) = match (ll, slot) {
-                (true, Some(slot)) if self.net_member(root).is_some() => {
+                (true, Some(slot)) if self.net_member(writer).is_some() => {
                     let mut seen = ll::Seen::default();
                     let mut tag = 0;
                     self.wait(|| {
@@ -233,6 +242,33 @@ impl<'a> Team<'a> {
                     // SAFETY: as just said; dst is this PE's checked dest of nb bytes.
                     unsafe { self.put_local(dst, slot as *const u8, nb) };
                 }
+            }
+            if let Some(r) = relay.as_ref().filter(|r| !r.node_mates.is_empty()) {
+                // This PE is its node's first member and the root is on another node: the
+                // other members of this node get the block from here, as the root would give it
+                // to a member of its own node.
+                for &m in &r.node_mates {
+                    let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + m;
+                    let to = match slot {
+                        Some(s) => {
+                            self.wait_tag_from(ready, need, c, m);
+                            // PE m's slot of this count: at the same place in its team area or
+                            // ring block as this PE's, read for an earlier count before PE m
+                            // entered count `need` (seen above).
+                            s
+                        }
+                        None => {
+                            self.wait_tag(ready, c, m);
+                            // PE m entered this call: its dest is the collective's.
+                            dst
+                        }
+                    };
+                    // SAFETY: as just said; dst is this PE's checked dest, holding the block.
+                    unsafe { self.push(to, dst as *const u8, m, nb) };
+                    self.store_at(fw, m, self.tag(c));
+                }
+            }
+            if let Some(slot) = slot {
                 if self.spans {
                     // Across nodes a slot must be zero before a flag-in-data message may land
                     // in it (`ll.rs`), whichever root wrote what here: zeroed before this PE
@@ -243,6 +279,37 @@ impl<'a> Team<'a> {
                 }
             }
         }
+    }
+
+    /// How a broadcast from `root` reaches the members of other nodes (None: the team is on
+    /// one node, or has one member per node): the root sends to the first member (in team
+    /// order) of every other node, which passes the block on to the other members of its node
+    /// by node-local copies, so each node takes one network message instead of one per
+    /// member. (4 PEs on 2 nodes: the root sent two network messages per call, and the
+    /// provider's work for each took the CPU that the other PEs needed.)
+    fn bcast_relay(&self, root: usize) -> Option<BcastRelay> {
+        if !self.spans {
+            return None;
+        }
+        let plan = self.sync_plan(self.n);
+        if plan.leaders.len() == self.n {
+            return None;
+        }
+        let node = |i: usize| self.st.nodes.node_of[self.d.world(i)];
+        let root_node = node(root);
+        let mut first = 0u64;
+        for &l in &plan.leaders {
+            first |= 1 << l;
+        }
+        let mine = self.st.my_node;
+        let (writer_of_me, node_mates) = if mine == root_node {
+            (None, Vec::new())
+        } else if plan.leader == self.me {
+            (None, (0..self.n).filter(|&i| i != self.me && node(i) == mine).collect())
+        } else {
+            (Some(plan.leader), Vec::new())
+        };
+        Some(BcastRelay { first, root_node, nodes: (0..self.n).map(node).collect(), writer_of_me, node_mates })
     }
 
     /// The slot of broadcast `c` of `nb` bytes in the team's broadcast ring across nodes
@@ -710,5 +777,26 @@ mod tests {
             assert!(2 * n * s <= team::PUSH_SCRATCH_BYTES, "team of {n} PEs: 2 x {n} slots of {s} bytes overflow the scratch");
             assert!(s <= team::PUSH_SCRATCH_BYTES / 4, "team of {n} PEs: slot of {s} bytes beyond combine_pushed's buffer");
         }
+    }
+}
+
+/// A broadcast's relays across nodes (`Team::bcast_relay`).
+pub(super) struct BcastRelay {
+    /// Team PEs that are the first of their node (bit i: team PE i; teams of at most 64).
+    first: u64,
+    /// The root's node, and each team PE's.
+    root_node: usize,
+    nodes: Vec<usize>,
+    /// Who writes this PE's block, where not the root: its node's first member.
+    writer_of_me: Option<usize>,
+    /// Where this PE passes the block on: the other members of its node (it is their node's
+    /// first member and the root is on another node).
+    node_mates: Vec<usize>,
+}
+
+impl BcastRelay {
+    /// Whether the root leaves member `j` to its node's first member.
+    fn passes_on(&self, j: usize) -> bool {
+        self.nodes[j] != self.root_node && self.first & (1 << j) == 0
     }
 }

@@ -160,7 +160,7 @@ impl<'a> Team<'a> {
     }
 
     /// The plan of `sync_nodes` for the first `n` PEs of this team (cached in the state).
-    fn sync_plan(&self, n: usize) -> std::sync::Arc<crate::core::SyncPlan> {
+    pub(super) fn sync_plan(&self, n: usize) -> std::sync::Arc<crate::core::SyncPlan> {
         let key = (self.d.start, self.d.stride, n);
         let mut plans = self.st.sync_plans.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = plans.get(&key) {
