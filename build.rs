@@ -57,6 +57,7 @@ const MUTATIONS: &[&str] = &[
     "team_sync_skip",
     "tree_skip_child",
     "tree_scan_prefix",
+    "bcast_relay_early",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

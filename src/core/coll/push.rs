@@ -251,6 +251,8 @@ impl<'a> Team<'a> {
                     let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + m;
                     let to = match slot {
                         Some(s) => {
+                            // The mutant: the slot is written without waiting for the member.
+                            #[cfg(not(ishmem_mutation = "bcast_relay_early"))]
                             self.wait_tag_from(ready, need, c, m);
                             // PE m's slot of this count: at the same place in its team area or
                             // ring block as this PE's, read for an earlier count before PE m
@@ -258,6 +260,7 @@ impl<'a> Team<'a> {
                             s
                         }
                         None => {
+                            #[cfg(not(ishmem_mutation = "bcast_relay_early"))]
                             self.wait_tag(ready, c, m);
                             // PE m entered this call: its dest is the collective's.
                             dst
