@@ -101,7 +101,10 @@ pub const BCAST_SLOT: usize = 1024;
 /// where a program's large aligned allocations land.
 pub const NET_RING_BYTES: usize = 65536;
 pub const NET_SCRATCH_BYTES: usize = 262144;
-pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES;
+/// After the scratch: one relay flag word per team PE (`core::coll::Team::relay_flag`).
+pub const NET_RELAY_BYTES: usize = 4096;
+pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES + NET_RELAY_BYTES;
+const _: () = assert!(NET_RELAY_BYTES >= 8 * PUSH_PES);
 pub const NET_RING_TEAMS: usize = 16;
 pub const NET_RING_HEAP_MIN: usize = 16;
 const _: () = assert!(W_ROUND + ROUNDS <= W_DESC && W_DESC + 4 <= W_ENTRY && W_ENTRY + ENTRY_WORDS <= W_MEMCALL);

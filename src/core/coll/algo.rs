@@ -232,7 +232,7 @@ impl<'a> Team<'a> {
         }
         if self.reduce_push_ok(nb) {
             // SAFETY: src is this PE's checked source of nb bytes (the caller's contract).
-            let c = unsafe { self.reduce_push(nb, |_| src) };
+            let c = unsafe { self.reduce_push(nb, |_| src, true) };
             // SAFETY: forwarded contract; c is the count reduce_push completed.
             return unsafe { self.combine_pushed(dst, src, nelem, c, self.n, comb) };
         }
@@ -296,7 +296,7 @@ impl<'a> Team<'a> {
         }
         if self.reduce_push_ok(nb) {
             // SAFETY: src is this PE's checked source of nb bytes (the caller's contract).
-            let c = unsafe { self.reduce_push(nb, |_| src) };
+            let c = unsafe { self.reduce_push(nb, |_| src, true) };
             let upto = if inclusive { self.me + 1 } else { self.me };
             // SAFETY: forwarded contract; c is the count reduce_push completed.
             return unsafe { self.combine_pushed(dst, src, nelem, c, upto, comb) };

@@ -172,6 +172,9 @@ pub struct Team<'a> {
     lent: Cell<bool>,
     /// Whether network flags must be known to have arrived at the next quiet (`sync_delivered`).
     flush_flags: Cell<bool>,
+    /// The last push of the all-send class (`reduce_push`) went to members of other nodes
+    /// through their nodes' first members: Some(whether this PE is its node's first member).
+    relayed: Cell<Option<bool>>,
 }
 
 /// Which host collective a PE entered (`Team::enter`); the record names it in a mismatch.
@@ -272,6 +275,7 @@ impl<'a> Team<'a> {
             ring,
             lent,
             flush_flags,
+            relayed: Cell::new(None),
         }
     }
 

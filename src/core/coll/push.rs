@@ -156,12 +156,12 @@ impl<'a> Team<'a> {
         // parity) goes to a member of another node as that message, one write instead of data
         // and flag.
         let ll = slot.is_some() && self.ll_fits(nb, slot_len);
-        let relay = self.bcast_relay(root);
+        let relay = self.node_relay();
         if self.me == root {
             let mut msg: Vec<u8> = Vec::new();
             for k in 1..self.n {
                 let j = (self.me + k) % self.n;
-                if relay.as_ref().is_some_and(|r| r.passes_on(j)) {
+                if relay.as_ref().is_some_and(|r| r.passes_on(j, root)) {
                     // A member of another node that is not its node's first: that one passes
                     // the block on.
                     continue;
@@ -206,7 +206,7 @@ impl<'a> Team<'a> {
         } else {
             // Who writes this PE's block: the root, or the first member of this node, which
             // passes on what the root sent it.
-            let writer = relay.as_ref().and_then(|r| r.writer_of_me).unwrap_or(root);
+            let writer = relay.as_ref().map_or(root, |r| r.writer(root));
             if self.must_announce(writer, c, need, window) {
                 self.post_ready(team::PUSH_BCAST, writer, c);
             }
@@ -243,11 +243,11 @@ impl<'a> Team<'a> {
                     unsafe { self.put_local(dst, slot as *const u8, nb) };
                 }
             }
-            if let Some(r) = relay.as_ref().filter(|r| !r.node_mates.is_empty()) {
+            if let Some(r) = relay.as_ref().filter(|r| r.passes_to_mates(root)) {
                 // This PE is its node's first member and the root is on another node: the
                 // other members of this node get the block from here, as the root would give it
                 // to a member of its own node.
-                for &m in &r.node_mates {
+                for &m in &r.mates {
                     let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + m;
                     let to = match slot {
                         Some(s) => {
@@ -284,14 +284,15 @@ impl<'a> Team<'a> {
         }
     }
 
-    /// How a broadcast from `root` reaches the members of other nodes (None: the team is on
-    /// one node, or has one member per node): the root sends to the first member (in team
-    /// order) of every other node, which passes the block on to the other members of its node
-    /// by node-local copies, so each node takes one network message instead of one per
-    /// member. (4 PEs on 2 nodes: the root sent two network messages per call, and the
-    /// provider's work for each took the CPU that the other PEs needed.)
-    fn bcast_relay(&self, root: usize) -> Option<BcastRelay> {
-        if !self.spans {
+    /// The team's nodes as the relays across nodes see them (None: the team is on one node,
+    /// or has one member per node): a block that goes from one PE to every member of another
+    /// node goes over the network to the first member (in team order) of that node only, which
+    /// passes it on to the other members of its node by node-local copies, so each node takes
+    /// one network message instead of one per member. (4 PEs on 2 nodes: a broadcast's root
+    /// sent two network messages per call, and the provider's work for each took the CPU that
+    /// the other PEs needed.)
+    pub(super) fn node_relay(&self) -> Option<NodeRelay> {
+        if !self.spans || self.n <= 2 {
             return None;
         }
         let plan = self.sync_plan(self.n);
@@ -299,20 +300,22 @@ impl<'a> Team<'a> {
             return None;
         }
         let node = |i: usize| self.st.nodes.node_of[self.d.world(i)];
-        let root_node = node(root);
         let mut first = 0u64;
         for &l in &plan.leaders {
             first |= 1 << l;
         }
         let mine = self.st.my_node;
-        let (writer_of_me, node_mates) = if mine == root_node {
-            (None, Vec::new())
-        } else if plan.leader == self.me {
-            (None, (0..self.n).filter(|&i| i != self.me && node(i) == mine).collect())
-        } else {
-            (Some(plan.leader), Vec::new())
-        };
-        Some(BcastRelay { first, root_node, nodes: (0..self.n).map(node).collect(), writer_of_me, node_mates })
+        let mates = if plan.leader == self.me { (0..self.n).filter(|&i| i != self.me && node(i) == mine).collect() } else { Vec::new() };
+        Some(NodeRelay { first, nodes: (0..self.n).map(node).collect(), me: self.me, leader: plan.leader, mates })
+    }
+
+    /// Whether the block of member `j` in the all-send class's slot here came from `j` itself
+    /// (not passed on by this node's first member, `reduce_push`).
+    pub(super) fn direct_from(&self, j: usize) -> bool {
+        match self.relayed.get() {
+            None => true,
+            Some(first) => first || !self.st.off_node(self.d.world(j)),
+        }
     }
 
     /// The slot of broadcast `c` of `nb` bytes in the team's broadcast ring across nodes
@@ -384,10 +387,10 @@ impl<'a> Team<'a> {
     pub(super) unsafe fn move_scratch(&self, dst: usize, src: usize, nb: usize, all: bool) {
         let block = |j: usize| if all { src + j * nb } else { src };
         // SAFETY: block(j) lies in this PE's checked source (nb bytes each).
-        let c = unsafe { self.reduce_push(nb, block) };
+        let c = unsafe { self.reduce_push(nb, block, !all) };
         let ll = self.ll_ok(nb);
         for j in 0..self.n {
-            if j != self.me && ll && self.net_member(j).is_some() {
+            if j != self.me && ll && self.net_member(j).is_some() && self.direct_from(j) {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
                 // until this PE's next call of the class; block j of this PE's checked dest
                 // (n * nb bytes, outside the team area).
@@ -436,17 +439,34 @@ impl<'a> Team<'a> {
     /// other member j's scratch, then the flag; wait for every member's. Returns the count,
     /// which names the slots to read (`slot_at`).
     ///
+    /// Where every member gets the same block (`same`) and some node of the team has several
+    /// members (`node_relay`), a block goes over the network only to the first member of each
+    /// other node, which, once it has every member's block, passes those of other nodes on to
+    /// its node-mates (their slots and flags, as their senders would have written them; a
+    /// flag-in-data message is decoded into the slot) and then returns (`direct_from` tells
+    /// the readers which slots hold messages). The slot rules hold through the relay: the
+    /// first member writes a mate's slot of count c for sender j only after j's block of c
+    /// arrived, which j sent after it saw the mate's block of c-1, which the mate sent after
+    /// it was done with its slots of c-2.
+    ///
     /// # Safety
     /// `block(j)` is readable for `nb` bytes (this PE's checked source), unchanged until return.
-    pub(super) unsafe fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize) -> u64 {
+    pub(super) unsafe fn reduce_push(&self, nb: usize, block: impl Fn(usize) -> usize, same: bool) -> u64 {
         let ll = self.ll_ok(nb);
         let c = self.reduce_begin(if ll { ll::wire_len(nb) } else { nb });
         let fw = Self::flag_word(team::PUSH_REDUCE, self.me);
+        // (Relayed blocks' flags need their own words: teams with a block across nodes.)
+        let relay = if same && self.ring != 0 { self.node_relay() } else { None };
+        self.relayed.set(relay.as_ref().map(|r| r.leader == self.me));
         // The flag-in-data messages to members on other nodes (one per distinct block), alive
         // until release_sources below.
         let mut msgs: Vec<(usize, Vec<u8>)> = Vec::new();
         for k in 1..self.n {
             let j = (self.me + k) % self.n;
+            if relay.as_ref().is_some_and(|r| r.passes_on(j, self.me)) {
+                // The first member of j's node passes this PE's block on to j.
+                continue;
+            }
             if let (true, Some((net, pe))) = (ll, self.net_member(j)) {
                 if msgs.last().is_none_or(|m| m.0 != block(j)) {
                     let mut m = Vec::new();
@@ -470,17 +490,26 @@ impl<'a> Team<'a> {
         }
         self.release_sources();
         drop(msgs);
-        if !ll {
+        if !ll && relay.is_none() {
             self.wait_all(team::PUSH_REDUCE, c);
             return c;
         }
-        // As wait_all, with the members of other nodes' blocks seen whole in their slots.
+        // As wait_all, with the members of other nodes' blocks seen whole in their slots, and
+        // the flags of blocks passed on here by this node's first member in their own words.
         let (mut j, mut seen) = (0, Vec::new());
         seen.resize_with(self.n, ll::Seen::default);
         self.wait(|| {
             while j < self.n {
                 if j != self.me {
-                    if self.net_member(j).is_some() {
+                    if !self.direct_from(j) {
+                        // SAFETY: this PE's relay flag word of PE j (aligned, in its team
+                        // slot's block), written by its node's first member.
+                        let got = unsafe { AtomicU64::from_ptr(self.relay_flag(j) as *mut u64) }.load(Acquire);
+                        if got < c << SIG_BITS {
+                            return false;
+                        }
+                        self.check_tag(got, c, j);
+                    } else if ll && self.net_member(j).is_some() {
                         // SAFETY: PE j's slot of count c (16-byte aligned, wire_len(nb) <=
                         // slot_bytes), which only PE j's message (and late stores of its
                         // earlier ones: `ll.rs`) writes until this PE zeroes it at its next
@@ -502,7 +531,45 @@ impl<'a> Team<'a> {
             }
             true
         });
+        self.pass_on(relay.as_ref(), c, nb, ll);
         c
+    }
+
+    /// The address here of this PE's relay flag word of sender `j` (`team::NET_RELAY_BYTES`,
+    /// in the team slot's block across nodes): the count of `j`'s last block that this node's
+    /// first member passed on here (`reduce_push`). A word of its own: `j` itself writes its
+    /// flag word of the class (collect, alltoall, calls not relayed), and a relayed flag of
+    /// count c stored there after `j`'s own of c+1 would let this PE read the slot of c
+    /// before its block was there (and then wait forever for c+1).
+    fn relay_flag(&self, j: usize) -> usize {
+        self.ring + team::NET_RING_BYTES + team::NET_SCRATCH_BYTES + 8 * j
+    }
+
+    /// `reduce_push`'s relay on a node's first member: every block of count `c` from a member
+    /// of another node (here whole: a flag-in-data message where `ll`, else data seen by its
+    /// flag) goes into the same slot of each other member of this node, then its flag.
+    fn pass_on(&self, relay: Option<&NodeRelay>, c: u64, nb: usize, ll: bool) {
+        let Some(r) = relay.filter(|r| !r.mates.is_empty()) else { return };
+        for j in (0..self.n).filter(|&j| !r.same_node(j, self.me)) {
+            let from = self.slot_at(c, j);
+            for &m in &r.mates {
+                if ll {
+                    let to = self.remote("team scratch", from, nb, m);
+                    // SAFETY: from is PE j's slot of count c here, holding its whole message
+                    // (seen by the wait); to is PE m's slot for PE j and count c (mapped: a PE
+                    // of this node), which PE m reads only after the flag below and was done
+                    // with (count c-2) before PE j could send count c (`reduce_push`).
+                    unsafe { ll::decode(from, nb, to as *mut u8) };
+                } else {
+                    // SAFETY: as above; from holds PE j's block (its flag seen).
+                    unsafe { self.push(from, from as *const u8, m, nb) };
+                }
+                let f = self.remote("team relay flag", self.relay_flag(j), 8, m);
+                // SAFETY: PE m's relay flag word of PE j (aligned, mapped: a PE of this node),
+                // written only by this PE, its node's first member.
+                unsafe { AtomicU64::from_ptr(f as *mut u64) }.store(self.tag(c), Release);
+            }
+        }
     }
 
     /// Sends the flag-in-data message `msg` (`ll.rs`) to `pe`, a member on another node
@@ -613,7 +680,7 @@ impl<'a> Team<'a> {
         for j in 0..upto {
             let p = if j == self.me {
                 src
-            } else if ll && self.net_member(j).is_some() {
+            } else if ll && self.net_member(j).is_some() && self.direct_from(j) {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push);
                 // msg has room for nb bytes (above, as ll holds).
                 unsafe { ll::decode(self.slot_at(c, j), nb, msg.cast()) };
@@ -783,23 +850,41 @@ mod tests {
     }
 }
 
-/// A broadcast's relays across nodes (`Team::bcast_relay`).
-pub(super) struct BcastRelay {
-    /// Team PEs that are the first of their node (bit i: team PE i; teams of at most 64).
+/// A team's nodes for the relays across nodes (`Team::node_relay`).
+pub(super) struct NodeRelay {
+    /// Team PEs that are the first of their node (bit i: team PE i; push teams have at most 64).
     first: u64,
-    /// The root's node, and each team PE's.
-    root_node: usize,
+    /// Each team PE's node.
     nodes: Vec<usize>,
-    /// Who writes this PE's block, where not the root: its node's first member.
-    writer_of_me: Option<usize>,
-    /// Where this PE passes the block on: the other members of its node (it is their node's
-    /// first member and the root is on another node).
-    node_mates: Vec<usize>,
+    /// This PE and the first member of its node.
+    me: usize,
+    leader: usize,
+    /// Where this PE is its node's first member: the other members of its node (else empty).
+    mates: Vec<usize>,
 }
 
-impl BcastRelay {
-    /// Whether the root leaves member `j` to its node's first member.
-    fn passes_on(&self, j: usize) -> bool {
-        self.nodes[j] != self.root_node && self.first & (1 << j) == 0
+impl NodeRelay {
+    fn same_node(&self, a: usize, b: usize) -> bool {
+        self.nodes[a] == self.nodes[b]
+    }
+
+    /// Whether a block from `from` to every member reaches member `j` through `j`'s node's
+    /// first member (not straight from `from`).
+    fn passes_on(&self, j: usize, from: usize) -> bool {
+        !self.same_node(j, from) && self.first & (1 << j) == 0
+    }
+
+    /// Who writes this PE's copy of a block that `from` sends to every member.
+    fn writer(&self, from: usize) -> usize {
+        if self.passes_on(self.me, from) {
+            self.leader
+        } else {
+            from
+        }
+    }
+
+    /// Whether this PE passes `from`'s block on to the other members of its node.
+    fn passes_to_mates(&self, from: usize) -> bool {
+        !self.mates.is_empty() && !self.same_node(self.me, from)
     }
 }
