@@ -58,6 +58,7 @@ const MUTATIONS: &[&str] = &[
     "tree_skip_child",
     "tree_scan_prefix",
     "bcast_relay_early",
+    "relay_class_flag",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

@@ -502,9 +502,7 @@ impl<'a> Team<'a> {
             while j < self.n {
                 if j != self.me {
                     if !self.direct_from(j) {
-                        // SAFETY: this PE's relay flag word of PE j (aligned, in its team
-                        // slot's block), written by its node's first member.
-                        let got = unsafe { AtomicU64::from_ptr(self.relay_flag(j) as *mut u64) }.load(Acquire);
+                        let got = self.load_relay_flag(j);
                         if got < c << SIG_BITS {
                             return false;
                         }
@@ -541,6 +539,7 @@ impl<'a> Team<'a> {
     /// flag word of the class (collect, alltoall, calls not relayed), and a relayed flag of
     /// count c stored there after `j`'s own of c+1 would let this PE read the slot of c
     /// before its block was there (and then wait forever for c+1).
+    #[cfg_attr(ishmem_mutation = "relay_class_flag", allow(dead_code))]
     fn relay_flag(&self, j: usize) -> usize {
         self.ring + team::NET_RING_BYTES + team::NET_SCRATCH_BYTES + 8 * j
     }
@@ -564,11 +563,32 @@ impl<'a> Team<'a> {
                     // SAFETY: as above; from holds PE j's block (its flag seen).
                     unsafe { self.push(from, from as *const u8, m, nb) };
                 }
-                let f = self.remote("team relay flag", self.relay_flag(j), 8, m);
-                // SAFETY: PE m's relay flag word of PE j (aligned, mapped: a PE of this node),
-                // written only by this PE, its node's first member.
-                unsafe { AtomicU64::from_ptr(f as *mut u64) }.store(self.tag(c), Release);
+                self.store_relay_flag(j, m, self.tag(c));
             }
+        }
+    }
+
+    /// This PE's relay flag of sender `j` (Acquire).
+    fn load_relay_flag(&self, j: usize) -> u64 {
+        // The mutant: relayed flags share the class's flag word with `j`'s own.
+        #[cfg(ishmem_mutation = "relay_class_flag")]
+        return self.load(Self::flag_word(team::PUSH_REDUCE, j));
+        // SAFETY: this PE's relay flag word of PE j (aligned, in its team slot's block),
+        // written by its node's first member.
+        #[cfg(not(ishmem_mutation = "relay_class_flag"))]
+        unsafe { AtomicU64::from_ptr(self.relay_flag(j) as *mut u64) }.load(Acquire)
+    }
+
+    /// Stores `v` into node-mate `m`'s relay flag of sender `j` (Release).
+    fn store_relay_flag(&self, j: usize, m: usize, v: u64) {
+        #[cfg(ishmem_mutation = "relay_class_flag")]
+        return self.store_at(Self::flag_word(team::PUSH_REDUCE, j), m, v);
+        #[cfg(not(ishmem_mutation = "relay_class_flag"))]
+        {
+            let f = self.remote("team relay flag", self.relay_flag(j), 8, m);
+            // SAFETY: PE m's relay flag word of PE j (aligned, mapped: a PE of this node),
+            // written only by this PE, its node's first member.
+            unsafe { AtomicU64::from_ptr(f as *mut u64) }.store(v, Release)
         }
     }
 
