@@ -98,7 +98,8 @@ pub const BCAST_SLOT: usize = 1024;
 /// PEs, 32 KiB at 4, instead of two syncs around network gets). Reserved only where the heap
 /// is at least `NET_RING_HEAP_MIN` times their total, so that a small heap keeps its room for
 /// the program; placed at the heap's top (`SymAlloc::alloc_top`), away from the low offsets
-/// where a program's large aligned allocations land.
+/// where a program's large aligned allocations land. Then `NET_RELAY_BYTES`: one relay flag
+/// word per team PE (`core::coll::Team::relay_flag`).
 pub const NET_RING_BYTES: usize = 65536;
 pub const NET_SCRATCH_BYTES: usize = 262144;
 /// After the scratch: one relay flag word per team PE (`core::coll::Team::relay_flag`).
