@@ -109,22 +109,14 @@ int main(int argc, char **argv) {
         }
         return others_wait();
     }
-    if (!strcmp(c, "global_exit")) {
-        ishmem_barrier_all();
-        if (t_me == 1) {
-            usleep(200000);
-            ishmem_global_exit(5);
-            fprintf(stderr, "FAIL: [PE %d] ishmem_global_exit returned\n", t_me);
-            return 4;
+    if (!strcmp(c, "global_exit") || !strcmp(c, "global_exit_reaped")) {
+        if (!strcmp(c, "global_exit_reaped")) {
+            pids[0] = (long)getpid();
+            ishmem_barrier_all();
+            long pid1 = ishmem_long_g(&pids[0], 1);
+            if (t_me >= last_leader && reap_when_gone((pid_t)pid1) != 0)
+                return 1;
         }
-        return others_wait();
-    }
-    if (!strcmp(c, "global_exit_reaped")) {
-        pids[0] = (long)getpid();
-        ishmem_barrier_all();
-        long pid1 = ishmem_long_g(&pids[0], 1);
-        if (t_me >= last_leader && reap_when_gone((pid_t)pid1) != 0)
-            return 1;
         ishmem_barrier_all();
         if (t_me == 1) {
             usleep(200000);
