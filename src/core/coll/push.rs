@@ -853,23 +853,6 @@ fn push_slot_bytes_of(bytes: usize, n: usize) -> usize {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every team size that takes the push paths (2..=PUSH_PES) has slots for a one-element
-    /// reduction of every type (up to 16 bytes, aligned to 16), inside the scratch.
-    #[test]
-    fn push_slots_fit_every_push_team() {
-        for n in 2..=team::PUSH_PES {
-            let s = push_slot_bytes(n);
-            assert!(s >= 16 && s % 16 == 0, "team of {n} PEs: push slot of {s} bytes, want a multiple of 16 of at least 16");
-            assert!(2 * n * s <= team::PUSH_SCRATCH_BYTES, "team of {n} PEs: 2 x {n} slots of {s} bytes overflow the scratch");
-            assert!(s <= team::PUSH_SCRATCH_BYTES / 4, "team of {n} PEs: slot of {s} bytes beyond combine_pushed's buffer");
-        }
-    }
-}
-
 /// A team's nodes for the relays across nodes (`Team::node_relay`).
 pub(super) struct NodeRelay {
     /// Team PEs that are the first of their node (bit i: team PE i; push teams have at most 64).
@@ -906,5 +889,22 @@ impl NodeRelay {
     /// Whether this PE passes `from`'s block on to the other members of its node.
     fn passes_to_mates(&self, from: usize) -> bool {
         !self.mates.is_empty() && !self.same_node(self.me, from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every team size that takes the push paths (2..=PUSH_PES) has slots for a one-element
+    /// reduction of every type (up to 16 bytes, aligned to 16), inside the scratch.
+    #[test]
+    fn push_slots_fit_every_push_team() {
+        for n in 2..=team::PUSH_PES {
+            let s = push_slot_bytes(n);
+            assert!(s >= 16 && s % 16 == 0, "team of {n} PEs: push slot of {s} bytes, want a multiple of 16 of at least 16");
+            assert!(2 * n * s <= team::PUSH_SCRATCH_BYTES, "team of {n} PEs: 2 x {n} slots of {s} bytes overflow the scratch");
+            assert!(s <= team::PUSH_SCRATCH_BYTES / 4, "team of {n} PEs: slot of {s} bytes beyond combine_pushed's buffer");
+        }
     }
 }
