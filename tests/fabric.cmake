@@ -294,10 +294,11 @@ endif()
 #   live.exit0*      PE 1 calls exit(0) (which finalizes) while the others wait in a barrier:
 #                    the job ends within seconds naming PE 1 and finalize
 #   live.global_exit*  PE 1 calls ishmem_global_exit(5): every PE of both nodes ends with 5
-#   live.global_exit_reaped*  the same, each PE of the second node SIGKILLed the moment PE 1's
-#                    process ends (as OpenMPI's mpirun ends a job): the second node must still say
-#                    why (before: PE 1 exited at once, so the line was lost whenever the launcher
-#                    was quicker than the relay; CI lost it once under mpirun)
+#   live.global_exit_reaped*  the same, each PE of the second node SIGKILLed the moment a PE of
+#                    the first node ends (as OpenMPI's mpirun ends a job): the second node must
+#                    still say why (before: PE 1 exited at once, so the line was lost whenever the
+#                    launcher was quicker than the relay; CI lost it once under mpirun); at 6 PEs
+#                    (3 per node) also PE 2, the caller's node-mate, waits for the relay
 set(_live_env "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 set(_live_launchers ishmrun)
 if(MPIRUN_OPENMPI)
@@ -334,6 +335,19 @@ foreach(l ${_live_launchers})
     "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 15
     ${cmd} $<TARGET_FILE:live> global_exit_reaped)
   set_tests_properties(live.global_exit_reaped.fabric_tcp.${l}.4 PROPERTIES ENVIRONMENT "${_live_env}")
+  # 3 PEs per node: PE 2, the caller's node-mate, must not exit before its leader told the
+  # other node either (before: it exited at once on seeing the node's word).
+  if(l STREQUAL "ishmrun")
+    set(cmd6 ${ISHMEM_RUN} --timeout 60 -n 6)
+  else()
+    set(cmd6 ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -np 6)
+  endif()
+  add_test(NAME live.global_exit_reaped.fabric_tcp.${l}.6 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --status 5 --merge
+    --absent "FAIL|died|without calling ishmem_finalize"
+    "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 20
+    ${cmd6} $<TARGET_FILE:live> global_exit_reaped)
+  set_tests_properties(live.global_exit_reaped.fabric_tcp.${l}.6 PROPERTIES ENVIRONMENT "${_live_env}"
+    TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;${l};negative")
   set_tests_properties(live.silent.fabric_tcp.${l}.4 live.kill.fabric_tcp.${l}.4
     live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 live.global_exit_reaped.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "fabric;${l};negative")

@@ -412,6 +412,8 @@ fn global_exit(me: usize, pe: usize, status: i32) {
     );
     LEAVING.store(true, Release);
     send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+    // This node's other PEs wait for this before they exit (`core::global_exit_told`).
+    crate::transport::shm::mark_global_exit_told();
     crate::ffi::tell_launcher(pe);
     crate::ffi::exit_now(status)
 }

@@ -175,11 +175,21 @@ pub fn mark_global_exit(status: i32) {
         // leaders left; another PE waits until its leader (whose watchdog sees the node's word)
         // did so, so that the other nodes say why they end before a launcher that ends the job
         // at the first process to exit (OpenMPI's mpirun) kills them.
-        live::tell_global_exit(me, status);
-        if let Some(st) = running().filter(|st| st.net.is_some() && !live::is_leader()) {
-            let check = Duration::from_millis(st.cfg.peer_check_ms);
-            shm::wait_global_exit_told(check.saturating_mul(2).saturating_add(Duration::from_secs(3)));
-        }
+        global_exit_told(me, status);
+    }
+}
+
+/// Before this PE exits for the global exit of PE `pe` (this one or another of its node), across
+/// nodes: a node leader tells the other nodes and waits until their leaders left
+/// (`live::tell_global_exit`); any other PE waits (bounded) until its leader did, or, on a node
+/// that was told, until its leader marked it: a PE that exits first would let a launcher that
+/// ends the job at the first process to exit (OpenMPI's mpirun) kill the leader before it told
+/// the other nodes.
+fn global_exit_told(pe: usize, status: i32) {
+    live::tell_global_exit(pe, status);
+    if let Some(st) = running().filter(|st| st.net.is_some() && !live::is_leader()) {
+        let check = Duration::from_millis(st.cfg.peer_check_ms);
+        shm::wait_global_exit_told(check.saturating_mul(2).saturating_add(Duration::from_secs(3)));
     }
 }
 
@@ -199,7 +209,7 @@ fn set_hooks() {
         debug: || running().map(|st| st.cfg.debug),
         abort: abort_job,
         tell_other_nodes,
-        tell_global_exit: live::tell_global_exit,
+        tell_global_exit: global_exit_told,
         before_exit: net::remove_provider_files,
     });
     crate::wait::set_progress(net_progress, net_busy, net_block);

@@ -11,9 +11,10 @@
  *   live global_exit    PE 1 calls ishmem_global_exit(5) while the others wait in a barrier:
  *                       every PE of every node must end with status 5
  *   live global_exit_reaped  the same, and each PE of the last node is SIGKILLed (by a child
- *                       it forked) the moment PE 1's process ends, as OpenMPI's mpirun ends a
- *                       job at the first process to exit: the other node must have said why it
- *                       ends (PE 1 exits only after the other nodes were told and left)
+ *                       it forked) the moment any PE of the first node ends, as OpenMPI's mpirun
+ *                       ends a job at the first process to exit: the other node must have said
+ *                       why it ends (no PE of the first node exits before the other nodes were
+ *                       told and their leaders left)
  *   live kill           the last PE is killed (SIGKILL) while the others wait in a barrier */
 #include "test_util.h"
 #include <poll.h>
@@ -25,16 +26,20 @@
 #include <unistd.h>
 
 static long target[4];
-static long pids[1];
+static long pids[64];
 
-/* A child that SIGKILLs this process as soon as process `pid` ends (a launcher that ends the job
- * at the first process to exit, only faster); it dies with this process. */
-static int reap_when_gone(pid_t pid) {
+/* A child that SIGKILLs this process as soon as any of the processes `pid[0..n)` ends (a launcher
+ * that ends the job at the first process to exit, only faster); it dies with this process. */
+static int reap_when_gone(const long *pid, int n) {
     pid_t parent = getpid();
-    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0) {
-        fprintf(stderr, "FAIL: [PE %d] pidfd_open(%d) failed (another pid namespace?)\n", t_me, (int)pid);
-        return -1;
+    struct pollfd p[64];
+    for (int i = 0; i < n; i++) {
+        p[i].fd = (int)syscall(SYS_pidfd_open, (pid_t)pid[i], 0);
+        p[i].events = POLLIN;
+        if (p[i].fd < 0) {
+            fprintf(stderr, "FAIL: [PE %d] pidfd_open(%ld) failed (another pid namespace?)\n", t_me, pid[i]);
+            return -1;
+        }
     }
     pid_t child = fork();
     if (child < 0) {
@@ -45,14 +50,13 @@ static int reap_when_gone(pid_t pid) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        while (poll(&p, 1, -1) < 0) {
+        while (poll(p, (nfds_t)n, -1) <= 0) {
         }
         if (getppid() == parent)
             kill(parent, SIGKILL);
         _exit(0);
     }
-    close(fd);
+    for (int i = 0; i < n; i++) close(p[i].fd);
     return 0;
 }
 
@@ -111,10 +115,12 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(c, "global_exit") || !strcmp(c, "global_exit_reaped")) {
         if (!strcmp(c, "global_exit_reaped")) {
+            /* the PEs of the last node watch every PE of the first */
+            long first[64];
             pids[0] = (long)getpid();
             ishmem_barrier_all();
-            long pid1 = ishmem_long_g(&pids[0], 1);
-            if (t_me >= last_leader && reap_when_gone((pid_t)pid1) != 0)
+            for (int i = 0; i < last_leader && i < 64; i++) first[i] = ishmem_long_g(&pids[0], i);
+            if (t_me >= last_leader && reap_when_gone(first, last_leader < 64 ? last_leader : 64) != 0)
                 return 1;
         }
         ishmem_barrier_all();
