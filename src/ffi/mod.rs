@@ -195,8 +195,9 @@ pub fn check_global_exit(flag: u64, me: usize) {
     if debug_on() {
         emit(&format!("[PE {me}] DEBUG: PE {pe} called ishmem_global_exit({status}); exiting with status {status}"));
     }
-    // Jobs across nodes: this node's leader tells the other nodes' (the core's `live`, a
-    // hook) before its connections close.
+    // Jobs across nodes: this node's leader tells the other nodes' before its connections
+    // close, and the node's other PEs wait until it did (the core's `global_exit_told`, a
+    // hook).
     if let Some(h) = hooks() {
         (h.tell_global_exit)(pe as usize, status);
     }

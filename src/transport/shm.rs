@@ -54,8 +54,8 @@ struct Header {
     remote_fin_n: AtomicU64,
     remote_fin: [[AtomicU64; 2]; REMOTE_FIN],
     /// Jobs across nodes: 1 once this node's leader told the other nodes of the global exit in
-    /// `global_exit` and saw their leaders leave (`core::live::tell_global_exit`); the PE that
-    /// called `ishmem_global_exit` waits for it before it exits.
+    /// `global_exit` and saw their leaders leave (`core::live::tell_global_exit`), or, on a node
+    /// that was told, at once; the node's other PEs wait for it before they exit.
     global_exit_told: AtomicU64,
 }
 
