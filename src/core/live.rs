@@ -304,8 +304,7 @@ pub fn tell_global_exit(pe: usize, status: i32) {
     if DONE.load(Acquire) {
         return;
     }
-    LEAVING.store(true, Release);
-    send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+    leave_telling(pe, status);
     if !IN_WATCH.get() {
         let n = l.conns.lock().map_or(0, |c| c.len());
         let deadline = Instant::now() + GLOBAL_EXIT_WAIT;
@@ -314,6 +313,13 @@ pub fn tell_global_exit(pe: usize, status: i32) {
         }
     }
     crate::transport::shm::mark_global_exit_told();
+}
+
+/// Marks this leader as leaving (the ends of the other leaders' connections are no deaths, their
+/// `G` records are ignored) and sends `G pe status` to every other leader.
+fn leave_telling(pe: usize, status: i32) {
+    LEAVING.store(true, Release);
+    send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
 }
 
 /// Whether this PE is a node leader of a job across nodes (it holds the liveness connections).
@@ -410,8 +416,7 @@ fn global_exit(me: usize, pe: usize, status: i32) {
         "ishmem_global_exit",
         &format!("PE {pe} (another node) called ishmem_global_exit({status}): PE {me} and its node exit with status {status}"),
     );
-    LEAVING.store(true, Release);
-    send_all(rec(K_GLOBAL_EXIT, pe, status as u32 as u64, 0));
+    leave_telling(pe, status);
     // This node's other PEs wait for this before they exit (`core::global_exit_told`).
     crate::transport::shm::mark_global_exit_told();
     crate::ffi::tell_launcher(pe);

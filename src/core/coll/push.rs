@@ -166,35 +166,25 @@ impl<'a> Team<'a> {
                     // the block on.
                     continue;
                 }
-                let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j;
-                match slot {
-                    Some(slot) => {
-                        self.wait_tag_from(ready, need, c, j);
-                        if let (true, Some((net, pe))) = (ll, self.net_member(j)) {
-                            if msg.is_empty() {
-                                // SAFETY: src is the root's checked source of nb bytes.
-                                ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(src as *const u8, nb) }, &mut msg);
-                            }
-                            // PE j's slot of this count, zeroed by PE j after it last read it
-                            // (before its entry into count `need`, seen above).
-                            // SAFETY: msg holds its bytes until release_sources below.
-                            unsafe { self.send_ll(net, pe, &msg, "team broadcast slot", slot) };
-                            continue;
-                        }
-                        // PE j's slot of this count (in its team area), which PE j last read
-                        // for an earlier count before it entered count `need` (seen above) and
-                        // reads again only after the flag below.
-                        // SAFETY: as just said; src is the root's checked source of nb bytes,
-                        // unchanged until release_sources below.
-                        unsafe { self.push(slot, src as *const u8, j, nb) };
+                let to = self.bcast_wait_member(j, slot, need, c, dst);
+                if let (true, Some((net, pe))) = (ll, self.net_member(j)) {
+                    if msg.is_empty() {
+                        // SAFETY: src is the root's checked source of nb bytes.
+                        ll::pack(self.tag(c), unsafe { std::slice::from_raw_parts(src as *const u8, nb) }, &mut msg);
                     }
-                    None => {
-                        self.wait_tag(ready, c, j);
-                        // SAFETY: PE j entered this call (its announcement, seen), so its dest
-                        // is the collective's until the flag below; src as above.
-                        unsafe { self.push(dst, src as *const u8, j, nb) };
-                    }
+                    // PE j's slot of this count (`ll` holds only with a slot), zeroed by PE j
+                    // after it last read it (before its entry into count `need`, seen above).
+                    // SAFETY: msg holds its bytes until release_sources below.
+                    unsafe { self.send_ll(net, pe, &msg, "team broadcast slot", to) };
+                    continue;
                 }
+                // PE j's slot of this count (in its team area or ring), which PE j last read for
+                // an earlier count before it entered count `need`, or (no slot) its dest, the
+                // collective's since PE j entered this call (both seen above); PE j reads it
+                // only after the flag below.
+                // SAFETY: as just said; src is the root's checked source of nb bytes, unchanged
+                // until release_sources below.
+                unsafe { self.push(to, src as *const u8, j, nb) };
                 self.store_at(fw, j, self.tag(c));
             }
             if dst != src {
@@ -248,25 +238,14 @@ impl<'a> Team<'a> {
                 // other members of this node get the block from here, as the root would give it
                 // to a member of its own node.
                 for &m in &r.mates {
-                    let ready = team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + m;
-                    let to = match slot {
-                        Some(s) => {
-                            // The mutant: the slot is written without waiting for the member.
-                            #[cfg(not(ishmem_mutation = "bcast_relay_early"))]
-                            self.wait_tag_from(ready, need, c, m);
-                            // PE m's slot of this count: at the same place in its team area or
-                            // ring block as this PE's, read for an earlier count before PE m
-                            // entered count `need` (seen above).
-                            s
-                        }
-                        None => {
-                            #[cfg(not(ishmem_mutation = "bcast_relay_early"))]
-                            self.wait_tag(ready, c, m);
-                            // PE m entered this call: its dest is the collective's.
-                            dst
-                        }
-                    };
-                    // SAFETY: as just said; dst is this PE's checked dest, holding the block.
+                    #[cfg(not(ishmem_mutation = "bcast_relay_early"))]
+                    let to = self.bcast_wait_member(m, slot, need, c, dst);
+                    // The mutant: the slot is written without waiting for the member.
+                    #[cfg(ishmem_mutation = "bcast_relay_early")]
+                    let to = slot.unwrap_or(dst);
+                    // SAFETY: PE m's slot or dest of this count, free for it (seen above, as the
+                    // root sees it for its own node); dst is this PE's checked dest, holding the
+                    // block.
                     unsafe { self.push(to, dst as *const u8, m, nb) };
                     self.store_at(fw, m, self.tag(c));
                 }
@@ -280,6 +259,23 @@ impl<'a> Team<'a> {
                     // which no PE writes until this PE's next announcement.
                     unsafe { std::ptr::write_bytes(slot as *mut u8, 0, used) };
                 }
+            }
+        }
+    }
+
+    /// Waits until member `j` may be given broadcast block `c`: it entered count `need` (the
+    /// block goes to `slot` of this count, whose earlier contents it has read by then) or, with
+    /// no slot, this call (the block goes to its `dst`). Returns where the block goes, as
+    /// addressed here.
+    fn bcast_wait_member(&self, j: usize, slot: Option<usize>, need: u64, c: u64, dst: usize) -> usize {
+        match slot {
+            Some(s) => {
+                self.wait_tag_from(team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j, need, c, j);
+                s
+            }
+            None => {
+                self.wait_ready(team::PUSH_BCAST, j, c);
+                dst
             }
         }
     }
@@ -316,6 +312,14 @@ impl<'a> Team<'a> {
             None => true,
             Some(first) => first || !self.st.off_node(self.d.world(j)),
         }
+    }
+
+    /// Whether member `j`'s slot of the all-send class holds a flag-in-data message (`ll`: the
+    /// call's blocks go as messages) sent by `j` itself over the network, read with `ll::take`
+    /// and `ll::decode`; otherwise the slot holds the block (a node-local push, or passed on by
+    /// this node's first member).
+    pub(super) fn message_from(&self, ll: bool, j: usize) -> bool {
+        ll && self.net_member(j).is_some() && self.direct_from(j)
     }
 
     /// The slot of broadcast `c` of `nb` bytes in the team's broadcast ring across nodes
@@ -390,7 +394,7 @@ impl<'a> Team<'a> {
         let c = unsafe { self.reduce_push(nb, block, !all) };
         let ll = self.ll_ok(nb);
         for j in 0..self.n {
-            if j != self.me && ll && self.net_member(j).is_some() && self.direct_from(j) {
+            if j != self.me && self.message_from(ll, j) {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
                 // until this PE's next call of the class; block j of this PE's checked dest
                 // (n * nb bytes, outside the team area).
@@ -507,7 +511,7 @@ impl<'a> Team<'a> {
                             return false;
                         }
                         self.check_tag(got, c, j);
-                    } else if ll && self.net_member(j).is_some() {
+                    } else if self.message_from(ll, j) {
                         // SAFETY: PE j's slot of count c (16-byte aligned, wire_len(nb) <=
                         // slot_bytes), which only PE j's message (and late stores of its
                         // earlier ones: `ll.rs`) writes until this PE zeroes it at its next
@@ -700,7 +704,7 @@ impl<'a> Team<'a> {
         for j in 0..upto {
             let p = if j == self.me {
                 src
-            } else if ll && self.net_member(j).is_some() && self.direct_from(j) {
+            } else if self.message_from(ll, j) {
                 // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push);
                 // msg has room for nb bytes (above, as ll holds).
                 unsafe { ll::decode(self.slot_at(c, j), nb, msg.cast()) };
