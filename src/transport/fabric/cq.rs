@@ -371,15 +371,37 @@ impl Fabric {
 
     /// [`Fabric::progress`], and whether the step looks as if it served something: without a
     /// wait fd nothing tells an arrival (a read or an AMO served at this target leaves no
-    /// completion here), so a step that took at least `SERVED_NS` (a receive and an answer
-    /// are system calls of a few microseconds; an idle step on tcp;ofi_rxm is one `epoll_wait`
-    /// of about half a microsecond) or that saw completions counts as one. A wrong guess only
-    /// changes how soon the progress thread or a waiter looks again.
+    /// completion here), so a step that saw completions counts as one, and so does a step that
+    /// took at least `SERVED_FLOOR_X` times an idle step (`step_floor_ns`) and at least
+    /// `SERVED_NS`: a receive and an answer are system calls of a few microseconds, an idle step
+    /// on tcp;ofi_rxm is one `epoll_wait`, measured at 0.5-1.9 us in release builds on
+    /// different days and 1.3-5 us under AddressSanitizer, where served steps took 5-7 and
+    /// 5-10 us (a fixed 2 us took every sanitized step for a served one, so the period never
+    /// backed off). A wrong guess only changes how soon the progress thread or a waiter looks
+    /// again.
     fn progress_served(&self) -> bool {
         let events = self.events.load(Ordering::Relaxed);
         let t = Instant::now();
         self.progress();
-        t.elapsed().as_nanos() as u64 >= SERVED_NS || self.events.load(Ordering::Relaxed) != events
+        #[cfg(test)]
+        while t.elapsed().as_nanos() < u128::from(self.step_spin_ns.load(Ordering::Relaxed)) {
+            std::hint::spin_loop();
+        }
+        let took = t.elapsed().as_nanos() as u64;
+        if self.events.load(Ordering::Relaxed) != events {
+            return true;
+        }
+        let floor = self.step_floor_ns.load(Ordering::Relaxed);
+        let served = took >= SERVED_NS.max(floor.saturating_mul(SERVED_FLOOR_X));
+        // The floor follows a low quantile of idle steps: down to any shorter step at once
+        // (the first step sets it), up by 1/64 per longer idle one (a machine that became
+        // slower), never up from a served step.
+        if floor == 0 || took < floor {
+            self.step_floor_ns.store(took.max(1), Ordering::Relaxed);
+        } else if !served {
+            self.step_floor_ns.store(floor + floor / 64 + 1, Ordering::Relaxed);
+        }
+        served
     }
 
     /// Whether traffic arrived for this PE within `window` (seen by the progress thread's
@@ -603,8 +625,12 @@ fn lock_push(m: &Mutex<Vec<String>>, e: String) {
 /// `poll_in_wait` reads the counter and looks at the wait fd once in this many polls.
 const LEAN_EVERY: u32 = 16;
 
-/// A progress step at least this long served something (`Fabric::progress_served`).
+/// A progress step shorter than this served nothing (`Fabric::progress_served`).
 const SERVED_NS: u64 = 2_000;
+
+/// A progress step at least this many times as long as an idle one (`step_floor_ns`) and at
+/// least `SERVED_NS` served something (`Fabric::progress_served`).
+const SERVED_FLOOR_X: u64 = 3;
 
 thread_local! {
     /// This thread's `poll_in_wait` calls.

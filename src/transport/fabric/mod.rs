@@ -506,6 +506,14 @@ pub struct Fabric {
     /// The progress thread's current period without a wait fd, in microseconds
     /// (`progress_wait`: from its `idle` up to `max` while its steps find nothing to do).
     timer_us: AtomicU64,
+    /// A low running estimate of an idle progress step's duration on this machine and build,
+    /// in nanoseconds (0 until the first step): `progress_served` counts a step as serving
+    /// something when it took `SERVED_FLOOR_X` times this and at least `SERVED_NS`.
+    step_floor_ns: AtomicU64,
+    /// Tests: nanoseconds every `progress_served` step spins on top of its work (a machine
+    /// whose idle step is slow).
+    #[cfg(test)]
+    step_spin_ns: AtomicU64,
     opened: Instant,
     tables: RwLock<Tables>,
     scratch: Scratch,
@@ -750,6 +758,9 @@ impl Fabric {
             wait_ends: Default::default(),
             last_arrival_us: AtomicU64::new(0),
             timer_us: AtomicU64::new(0),
+            step_floor_ns: AtomicU64::new(0),
+            #[cfg(test)]
+            step_spin_ns: AtomicU64::new(0),
             opened: Instant::now(),
             tables: RwLock::new(Tables { peers: Vec::new(), regions: Vec::new(), dirty: Vec::new() }),
             scratch,

@@ -891,6 +891,33 @@ fn fabric_bench() {
     }
 }
 
+/// Where an idle progress step itself takes longer than `SERVED_NS` (a slow machine, a
+/// sanitizer build: 1.3-5 us under AddressSanitizer), the timer still backs off: the step
+/// counts as serving something only against this machine's idle step (`step_floor_ns`). With a
+/// fixed 2 us every such step looked served and the period stayed at `idle` (this test, and the
+/// one below under `make check-asan`: "the period never backed off to max: 20 us").
+#[test]
+fn progress_timer_backs_off_where_idle_steps_are_slow() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("progress_timer_backs_off_where_idle_steps_are_slow", 60);
+    let _one = crate::wait::PROGRESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    crate::wait::set_polling(false);
+    let opts = Options { provider: Some(TCP.into()), npes_hint: 2, wait_fd: false, ..Options::default() };
+    let g = group_with(&opts, 2, 4096, true);
+    g.pause_1.store(true, Ordering::Relaxed);
+    let t = g.fabs[1].clone();
+    t.step_spin_ns.store(2_500, Ordering::Relaxed);
+    let (idle, max) = (Duration::from_micros(20), Duration::from_micros(640));
+    let mut steps = 0;
+    while t.timer_us.load(Ordering::Relaxed) != 640 {
+        t.progress_wait(idle, max, true);
+        steps += 1;
+        assert!(steps < 200, "the period never backed off to max with 2.5 us idle steps: {} us", t.timer_us.load(Ordering::Relaxed));
+    }
+    let floor = t.step_floor_ns.load(Ordering::Relaxed);
+    assert!(floor >= 2_500, "the idle step's floor {floor} ns is below the step's own spin");
+}
+
 /// Without a wait fd (`Options::wait_fd` off: `ISHMEM_OFI_PROGRESS_WAKE=timer`, the default
 /// with at most 2 PEs per CPU), the progress thread's step polls on a timer that backs off from `idle`
 /// to `max` while nothing arrives and returns to `idle` once a step serves a request (another
