@@ -28,7 +28,10 @@
 //! 4,645 of 20,000 blocks). (2) A second store held back long enough (its thread preempted)
 //! can land after the slot was zeroed for its next use, leaving marked bytes of the old
 //! message among the next one's: the check word, a weighted sum of the message's words, tells
-//! a whole message from such a mix (`take` keeps waiting until the sum holds).
+//! a whole message from such a mix (`take` keeps waiting until the sum holds). Where the late
+//! store is the whole old message (memcpy stores a 32-byte message twice, whole), its tag's
+//! earlier count tells it from this call's message (`take_for` keeps waiting until the
+//! sender's message replaces it).
 
 /// Bytes per group (one wire word).
 const GROUP: usize = 7;
@@ -199,7 +202,7 @@ pub struct Seen {
 /// `slot` is 8-byte aligned and readable for `wire_len(nb)` bytes; only this message's write
 /// (by another process or the provider, storing any byte any number of times) and late
 /// stores of the slot's earlier messages touch it meanwhile.
-pub unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
+unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
     use std::sync::atomic::{fence, AtomicU64, Ordering::*};
     let groups = groups(nb);
     // SAFETY: word q <= groups of the slot (the caller's contract), aligned, loaded atomically
@@ -226,6 +229,42 @@ pub unsafe fn take(slot: usize, nb: usize, seen: &mut Seen) -> Option<u64> {
     fence(Acquire);
     // The tag: stream bytes 0..8, in groups 0 and 1 (there are always 2).
     Some(gather(u64::from_le(load(0))) | (gather(u64::from_le(load(1))) & 0xFF) << (8 * GROUP))
+}
+
+/// What a slot holds for the call whose tag is `want` (`take_for`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// Not (yet) this call's whole message.
+    Pending,
+    /// This call's message, whole: read it with `decode`.
+    Ours,
+    /// A whole message of this call's count or a later one with another signature (the
+    /// sender is in another collective call): its tag.
+    Other(u64),
+}
+
+/// `take` for the call of tag `want` (its count above `SIG_BITS`, as `Team::tag`). A whole
+/// message of an earlier count is that of the slot's last use stored a second time after the
+/// slot was zeroed (the module's rule 2, when the late store holds the whole message: glibc's
+/// memcpy of 32 B, an 8-byte block's message, stores all 32 bytes twice, so a copier preempted
+/// between its two stores writes the old message back whole): not taken, and the look goes on
+/// until this call's message replaces it. Before, the collectives took it for a message of
+/// another call and ended the job ("collective call ... differs between PEs", both PEs in a
+/// broadcast of 8 bytes from root 0).
+///
+/// # Safety
+/// As `take`.
+pub unsafe fn take_for(slot: usize, nb: usize, seen: &mut Seen, want: u64) -> Taken {
+    // SAFETY: the caller's contract is take's.
+    match unsafe { take(slot, nb, seen) } {
+        None => Taken::Pending,
+        Some(t) if t == want => Taken::Ours,
+        Some(t) if t >> super::SIG_BITS < want >> super::SIG_BITS => {
+            *seen = Seen::default();
+            Taken::Pending
+        }
+        Some(t) => Taken::Other(t),
+    }
 }
 
 /// Writes the `nb` data bytes of the complete message in `slot` (`take` returned its tag) to
@@ -452,6 +491,40 @@ mod tests {
             // SAFETY: as above.
             assert_eq!(unsafe { take(s.as_ptr() as usize, nb, &mut seen) }, Some(5 << 20), "nb {nb}");
             assert_eq!(decoded(&s, nb), new);
+        }
+    }
+
+    /// Rule 2 where the late store is the whole old message (a 32-byte message, copied by
+    /// two full 32-byte stores): a whole message of an earlier count in the slot is not this
+    /// call's, nor another call's; this call's message replaces it and is taken. A message of
+    /// this count with another signature, or of a later count, is another call's.
+    #[test]
+    fn an_earlier_message_stored_again_whole_is_not_taken() {
+        let sig = 0x00ab_cdef;
+        let tag = |c: u64| c << crate::core::coll::SIG_BITS | sig;
+        let (old, new) = (data(8, 1), data(8, 2));
+        let (mut mo, mut mn) = (Vec::new(), Vec::new());
+        pack(tag(62305), &old, &mut mo);
+        pack(tag(62321), &new, &mut mn);
+        assert_eq!(mo.len(), 32);
+        let mut s = slot(mn.len() / 8);
+        let p = s.as_mut_ptr() as *mut u8;
+        // SAFETY: 32 bytes into the slot's 32.
+        unsafe { std::ptr::copy_nonoverlapping(mo.as_ptr(), p, mo.len()) };
+        let mut seen = Seen::default();
+        for _ in 0..3 {
+            // SAFETY: the slot holds wire_len(8) aligned bytes.
+            assert_eq!(unsafe { take_for(s.as_ptr() as usize, 8, &mut seen, tag(62321)) }, Taken::Pending, "the old message taken");
+        }
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(mn.as_ptr(), p, mn.len()) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { take_for(s.as_ptr() as usize, 8, &mut seen, tag(62321)) }, Taken::Ours);
+        assert_eq!(decoded(&s, 8), new);
+        for want in [tag(62321) ^ 1, tag(62320)] {
+            let mut seen = Seen::default();
+            // SAFETY: as above.
+            assert_eq!(unsafe { take_for(s.as_ptr() as usize, 8, &mut seen, want) }, Taken::Other(tag(62321)), "want {want:#x}");
         }
     }
 

@@ -203,16 +203,17 @@ impl<'a> Team<'a> {
             let (ll, used) = match (ll, slot) {
                 (true, Some(slot)) if self.net_member(writer).is_some() => {
                     let mut seen = ll::Seen::default();
-                    let mut tag = 0;
                     self.wait(|| {
                         // SAFETY: the slot of count c (8-byte aligned, wire_len(nb) <=
                         // slot_len), zeroed since its last use, which only the root's message
-                        // of this count writes until this PE enters count c+1.
-                        unsafe { ll::take(slot, nb, &mut seen) }.map(|t| tag = t).is_some()
+                        // of this count (and late stores of its earlier ones: `ll.rs`) writes
+                        // until this PE enters count c+1.
+                        match unsafe { ll::take_for(slot, nb, &mut seen, self.tag(c)) } {
+                            ll::Taken::Pending => false,
+                            ll::Taken::Ours => true,
+                            ll::Taken::Other(_) => self.mismatch(root),
+                        }
                     });
-                    if tag != self.tag(c) {
-                        self.mismatch(root);
-                    }
                     (true, ll::wire_len(nb))
                 }
                 _ => (false, nb),
@@ -315,7 +316,7 @@ impl<'a> Team<'a> {
     }
 
     /// Whether member `j`'s slot of the all-send class holds a flag-in-data message (`ll`: the
-    /// call's blocks go as messages) sent by `j` itself over the network, read with `ll::take`
+    /// call's blocks go as messages) sent by `j` itself over the network, read with `ll::take_for`
     /// and `ll::decode`; otherwise the slot holds the block (a node-local push, or passed on by
     /// this node's first member).
     pub(super) fn message_from(&self, ll: bool, j: usize) -> bool {
@@ -516,10 +517,10 @@ impl<'a> Team<'a> {
                         // slot_bytes), which only PE j's message (and late stores of its
                         // earlier ones: `ll.rs`) writes until this PE zeroes it at its next
                         // call of the class (`reduce_begin`). Read with ll::decode.
-                        match unsafe { ll::take(self.slot_at(c, j), nb, &mut seen[j]) } {
-                            None => return false,
-                            Some(t) if t != self.tag(c) => self.mismatch(j),
-                            Some(_) => {}
+                        match unsafe { ll::take_for(self.slot_at(c, j), nb, &mut seen[j], self.tag(c)) } {
+                            ll::Taken::Pending => return false,
+                            ll::Taken::Other(_) => self.mismatch(j),
+                            ll::Taken::Ours => {}
                         }
                     } else {
                         let got = self.load(Self::flag_word(team::PUSH_REDUCE, j));
