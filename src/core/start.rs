@@ -252,7 +252,7 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     // 4 MiB stay small).
     let base = alloc.alloc_top(len).ok()?;
     crate::heap::reserve::reserve("the broadcast rings and scratch across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (320 KiB per team slot)"));
+    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (388 KiB per team slot)"));
     Some((base, teams))
 }
 

@@ -91,7 +91,7 @@ pub const BCAST_SLOT: usize = 1024;
 /// Jobs across nodes (CPU heap): each of the first `NET_RING_TEAMS` team slots also owns a
 /// block of `NET_BLOCK_BYTES` of its own (`State::bcast_rings`, outside the team area, whose
 /// layout the GPU code shares): a broadcast ring of `NET_RING_BYTES`, where a broadcast root
-/// stores blocks of up to 21 KiB for members of other nodes up to two or more calls ahead
+/// stores blocks of up to 42 KiB for members of other nodes up to two or more calls ahead
 /// (`core::coll::Team::ring_slot`), then `NET_SCRATCH_BYTES` of scratch slots for the all-send
 /// class in place of the team area's `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`:
 /// reductions, scans, fcollect and alltoall of up to 64 KiB per PE by one push per member at 2
@@ -100,7 +100,7 @@ pub const BCAST_SLOT: usize = 1024;
 /// the program; placed at the heap's top (`SymAlloc::alloc_top`), away from the low offsets
 /// where a program's large aligned allocations land. Then `NET_RELAY_BYTES`: one relay flag
 /// word per team PE (`core::coll::Team::relay_flag`).
-pub const NET_RING_BYTES: usize = 65536;
+pub const NET_RING_BYTES: usize = 131072;
 pub const NET_SCRATCH_BYTES: usize = 262144;
 /// After the scratch: one relay flag word per team PE (`core::coll::Team::relay_flag`).
 pub const NET_RELAY_BYTES: usize = 4096;

@@ -125,7 +125,7 @@ impl<'a> Team<'a> {
     /// sees the same sequence of sizes), and the root also waits until the member entered the
     /// count after the last use of the other kind. Where the team's slot has a broadcast ring
     /// of its own (`State::bcast_rings`: jobs across nodes on the CPU heap, the first team
-    /// slots), blocks up to 21 KiB go to that ring instead, in 3 to `RING` slots cut to the
+    /// slots), blocks up to 42 KiB go to that ring instead, in 3 to `RING` slots cut to the
     /// block's size (`ring_slot`), as a flag-in-data message up to `ll_max` (8 KiB).
     ///
     /// # Safety
