@@ -348,6 +348,16 @@ foreach(l ${_live_launchers})
     ${cmd6} $<TARGET_FILE:live> global_exit_reaped)
   set_tests_properties(live.global_exit_reaped.fabric_tcp.${l}.6 PROPERTIES ENVIRONMENT "${_live_env}"
     TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;${l};negative")
+  # The caller lingers 300 ms after its node was told (ISHMEMI_GLOBAL_EXIT_LINGER_MS, a test
+  # aid: a preempted thread), so its node-mates end first: its watchdog must not call their
+  # ends failures (before: `[PE 1] ERROR: PE 2 (pid p) died or exited without calling
+  # ishmem_finalize`, seen once under ctest -j2 without the aid).
+  add_test(NAME live.global_exit_linger.fabric_tcp.${l}.6 COMMAND ${SH_PROGRAM} ${EXPECT_FAIL} --status 5 --merge
+    --absent "FAIL|died|without calling ishmem_finalize"
+    "PE 1 \\(another node\\) called ishmem_global_exit\\(5\\)" 20
+    ${cmd6} $<TARGET_FILE:live> global_exit)
+  set_tests_properties(live.global_exit_linger.fabric_tcp.${l}.6 PROPERTIES
+    ENVIRONMENT "${_live_env};ISHMEMI_GLOBAL_EXIT_LINGER_MS=300" TIMEOUT ${TEST_TIMEOUT} LABELS "fabric;${l};negative")
   set_tests_properties(live.silent.fabric_tcp.${l}.4 live.kill.fabric_tcp.${l}.4
     live.exit0.fabric_tcp.${l}.4 live.global_exit.fabric_tcp.${l}.4 live.global_exit_reaped.fabric_tcp.${l}.4 PROPERTIES TIMEOUT ${TEST_TIMEOUT}
     LABELS "fabric;${l};negative")

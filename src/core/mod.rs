@@ -191,6 +191,13 @@ fn global_exit_told(pe: usize, status: i32) {
         let check = Duration::from_millis(st.cfg.peer_check_ms);
         shm::wait_global_exit_told(check.saturating_mul(2).saturating_add(Duration::from_secs(3)));
     }
+    // A test aid: the calling PE lingers this long before it exits, as a preempted thread
+    // would, so that its node-mates end first (tests/fabric.cmake, live.global_exit_linger).
+    if Some(pe) == my_pe_if_running() {
+        if let Some(ms) = std::env::var("ISHMEMI_GLOBAL_EXIT_LINGER_MS").ok().and_then(|v| v.parse::<u64>().ok()) {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+    }
 }
 
 /// Tells the other PEs that this one failed (best effort, never blocks).

@@ -734,6 +734,18 @@ fn alive(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM }
 }
 
+/// Whether this PE leaves the job by its own `ishmem_global_exit` (the node's word names it);
+/// another PE's call ends the process here (`ffi::check_global_exit`). The caller's thread
+/// exits once its node leader told the other nodes (bounded), and its node-mates, told at the
+/// same moment, may exit first: their ends are the global exit, not failures (6 PEs on 2
+/// nodes under ctest -j2: the caller's watchdog saw its mate PE 2 end first and printed
+/// `PE 2 ... died or exited without calling ishmem_finalize`; `live.global_exit_linger`).
+fn leaving_globally(job: &ShmJob) -> bool {
+    let flag = job.header().global_exit.load(Acquire);
+    crate::ffi::check_global_exit(flag, job.me);
+    flag != 0
+}
+
 /// The watchdog loop: polls the peers' pidfds (or their pids where pidfds are unavailable) and
 /// the job's abort flag every `period`.
 fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duration) {
@@ -744,10 +756,9 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
             fds.iter().filter(|f| f.2 >= 0).map(|f| libc::pollfd { fd: f.2, events: libc::POLLIN, revents: 0 }).collect();
         // SAFETY: polls is a valid array of pollfd of the given length.
         unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, ms) };
-        if stop.load(Acquire) {
+        if stop.load(Acquire) || leaving_globally(job) {
             break;
         }
-        crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
         let failed = job.header().abort_pe.load(Acquire);
         if failed - 1 == job.me as i64 {
             // (Across nodes only: there finalize does not use this node's `fin_count`; on one
@@ -782,10 +793,9 @@ fn watch(job: &ShmJob, pids: &[(usize, i32)], stop: &AtomicBool, period: Duratio
                 gone.push(i);
                 continue;
             }
-            if stop.load(Acquire) {
+            if stop.load(Acquire) || leaving_globally(job) {
                 return;
             }
-            crate::ffi::check_global_exit(job.header().global_exit.load(Acquire), job.me);
             crate::ffi::exit_after_peer(
                 &format!(
                     "[PE {}] ERROR: PE {} (pid {pid}) died or exited without calling ishmem_finalize; ending the job",
