@@ -59,6 +59,7 @@ const MUTATIONS: &[&str] = &[
     "tree_scan_prefix",
     "bcast_relay_early",
     "relay_class_flag",
+    "reduce_chunk_src",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

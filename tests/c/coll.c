@@ -371,8 +371,11 @@ static void test_scans(const team_info *ti, size_t n) {
 }
 
 static void run_all(const team_info *ti) {
-    size_t sizes[3] = {1, 37, big};
-    for (int s = 0; s < 3; s++) {
+    /* 20000 ints (80 KB): across nodes above one scratch slot of the push path (64 KiB at 2
+     * PEs, 32 KiB at 4), so reductions go chunk by chunk through it; big: reduce-scatter at
+     * 3+ PEs, chunks at 2 */
+    size_t sizes[4] = {1, 37, big < 20000 ? big : 20000, big};
+    for (int s = 0; s < 4; s++) {
         size_t n = sizes[s];
         test_broadcast(ti, n);
         test_int_reductions(ti, n);

@@ -236,6 +236,27 @@ impl<'a> Team<'a> {
             // SAFETY: forwarded contract; c is the count reduce_push completed.
             return unsafe { self.combine_pushed(dst, src, nelem, c, self.n, comb) };
         }
+        if let Some(chunk) = self.reduce_push_chunk(nb, es) {
+            // Chunk by chunk through the scratch slots, each chunk a push reduction of its own
+            // (a count of the all-send class; every PE cuts alike).
+            let mut off = 0;
+            while off < nelem {
+                let l = chunk.min(nelem - off);
+                #[cfg(not(ishmem_mutation = "reduce_chunk_src"))]
+                let from = src + off * es;
+                // The mutant: every chunk sends the first chunk's elements.
+                #[cfg(ishmem_mutation = "reduce_chunk_src")]
+                let from = src;
+                // SAFETY: elements off..off+l of this PE's checked source; in place, this PE's
+                // chunks of dst = src before off were written after they were sent (each push
+                // completed locally before it returned), the rest not yet.
+                let c = unsafe { self.reduce_push(l * es, |_| from, true) };
+                // SAFETY: forwarded contract for the chunk; c is the count reduce_push completed.
+                unsafe { self.combine_pushed(dst + off * es, src + off * es, l, c, self.n, comb) };
+                off += l;
+            }
+            return;
+        }
         self.sync();
         self.check_neighbour();
         if self.n >= 3 && nb >= self.st.cfg.reduce_scatter_min && nelem >= self.n {

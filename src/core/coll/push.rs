@@ -737,6 +737,17 @@ impl<'a> Team<'a> {
         self.push_ok(nb) && nb <= self.slot_bytes()
     }
 
+    /// Elements of `es` bytes per chunk where a reduction of `nb` bytes, too large for one
+    /// scratch slot, goes chunk by chunk through the push path (None: it syncs and reads the
+    /// members' sources instead): a team across nodes on the push path whose slots hold at
+    /// least a few elements, at 2 PEs any size, otherwise up to `REDUCE_PUSH_CHUNKS` slots.
+    /// Every PE decides alike.
+    pub(super) fn reduce_push_chunk(&self, nb: usize, es: usize) -> Option<usize> {
+        let slot = self.slot_bytes();
+        let fits = self.spans && self.ring != 0 && self.push_ok(nb) && slot >= 64 * es;
+        (fits && nb > slot && (self.n == 2 || nb <= REDUCE_PUSH_CHUNKS * slot)).then_some(slot / es)
+    }
+
     /// collect on the push path, in the all-send class: each PE stores its size, and its block
     /// when it fits (at most slot_bytes - 8), into its scratch slot of every other member, then
     /// the flag; after every member's flag each PE knows all sizes, checks its dest, and copies
@@ -824,6 +835,10 @@ impl<'a> Team<'a> {
         total
     }
 }
+
+/// At 3 or more PEs, reductions of up to this many scratch slots go chunk by chunk through the
+/// push path (`Team::reduce_push_chunk`); larger ones take the reduce-scatter path.
+pub(super) const REDUCE_PUSH_CHUNKS: usize = 4;
 
 /// The largest block sent as a flag-in-data message (`ll.rs`); larger ones go as the data
 /// then its flag: past 8 KiB the message's pack and decode and its eighth more bytes cost more
