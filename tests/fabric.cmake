@@ -299,6 +299,9 @@ endif()
 #                    still say why (before: PE 1 exited at once, so the line was lost whenever the
 #                    launcher was quicker than the relay; CI lost it once under mpirun); at 6 PEs
 #                    (3 per node) also PE 2, the caller's node-mate, waits for the relay
+#   live.global_exit_linger*  6 PEs, the caller lingers 300 ms after its node was told
+#                    (ISHMEMI_GLOBAL_EXIT_LINGER_MS, a test aid): its node-mates end first, and
+#                    its watchdog must not call that a failure
 set(_live_env "${FABRIC_ENV};ISHMEM_OFI_PROVIDER=tcp\\;ofi_rxm")
 set(_live_launchers ishmrun)
 if(MPIRUN_OPENMPI)
