@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 static long target[4];
-static long pids[64];
+static long pids[1]; /* symmetric: this PE's pid */
 
 /* A child that SIGKILLs this process as soon as any of the processes `pid[0..n)` ends (a launcher
  * that ends the job at the first process to exit, only faster); it dies with this process. */

@@ -38,6 +38,11 @@ impl<'a> Team<'a> {
         team::W_PUSH_FLAGS + class * team::PUSH_PES + j
     }
 
+    /// The word of (`class`, member `j`) where `j` announces its entry into a push collective.
+    fn ready_word(class: usize, j: usize) -> usize {
+        team::W_PUSH_READY + class * team::PUSH_PES + j
+    }
+
     /// The value of push flags and announcements of count `c`: the count above the call's
     /// signature (values still only grow).
     pub(super) fn tag(&self, c: u64) -> u64 {
@@ -64,12 +69,12 @@ impl<'a> Team<'a> {
     /// Announces to team PE `j` that this PE entered collective `c` of `class` (its dest may be
     /// written now).
     pub(super) fn post_ready(&self, class: usize, j: usize, c: u64) {
-        self.store_at(team::W_PUSH_READY + class * team::PUSH_PES + self.me, j, self.tag(c));
+        self.store_at(Self::ready_word(class, self.me), j, self.tag(c));
     }
 
     /// Waits until team PE `j` entered collective `c` of `class`.
     pub(super) fn wait_ready(&self, class: usize, j: usize, c: u64) {
-        self.wait_tag(team::W_PUSH_READY + class * team::PUSH_PES + j, c, j);
+        self.wait_tag(Self::ready_word(class, j), c, j);
     }
 
     /// Waits until the flag of every other member in `class` reaches count `c` (Acquire), and
@@ -271,7 +276,7 @@ impl<'a> Team<'a> {
     fn bcast_wait_member(&self, j: usize, slot: Option<usize>, need: u64, c: u64, dst: usize) -> usize {
         match slot {
             Some(s) => {
-                self.wait_tag_from(team::W_PUSH_READY + team::PUSH_BCAST * team::PUSH_PES + j, need, c, j);
+                self.wait_tag_from(Self::ready_word(team::PUSH_BCAST, j), need, c, j);
                 s
             }
             None => {
