@@ -60,6 +60,7 @@ const MUTATIONS: &[&str] = &[
     "bcast_relay_early",
     "relay_class_flag",
     "reduce_chunk_src",
+    "dc_put_counted_at_post",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

@@ -203,7 +203,11 @@ impl Net {
             std::env::var("ISHMEMI_OFI_PUT_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(Options::default().put_batch_max);
         // ISHMEMI_OFI_PUT_LONE_PROVIDER=0 (a measuring aid): a lone put goes in a batch too.
         let batch_lone_puts = !crate::env::aid_on("ISHMEMI_OFI_PUT_LONE_PROVIDER");
+        // ISHMEMI_OFI_WRITE_COUNTER=1 (a measuring aid): a completion counter counts the
+        // writes also where they can be counted without one (transport/fabric `writes_in_cq`).
+        let write_counter = std::env::var("ISHMEMI_OFI_WRITE_COUNTER").is_ok_and(|v| v == "1");
         let opts = Options {
+            write_counter,
             amo_batch,
             batch_lone_puts,
             delivery_lone,

@@ -28,9 +28,11 @@ impl Fabric {
         unsafe { has_op!((*c).ops, fi_ops_cntr, read).map(|f| f(c)).unwrap_or(0) }
     }
 
-    /// Writes completed: counted successes plus failures reported in the CQ.
+    /// Writes completed: counted successes (by the write counter, or `counted_w` where there
+    /// is none) plus failures reported in the CQ.
     pub(super) fn completed_w(&self) -> u64 {
-        let d = self.cntr(self.objs.put_cntr) + self.cq_errs_w.load(Ordering::Acquire) + self.lost_w.load(Ordering::Acquire);
+        let ok = if self.writes_in_cq { self.counted_w.load(Ordering::Acquire) } else { self.cntr(self.objs.put_cntr) };
+        let d = ok + self.cq_errs_w.load(Ordering::Acquire) + self.lost_w.load(Ordering::Acquire);
         self.done_w.fetch_max(d, Ordering::Relaxed);
         d
     }
@@ -90,7 +92,7 @@ impl Fabric {
                 nap = (nap * 2).min(AUTO_NAP_MAX);
             }
             if spins % 64 == 0 {
-                let now = self.events.load(Ordering::Acquire) + self.cntr(self.objs.put_cntr) + self.cntr(self.objs.get_cntr);
+                let now = self.events.load(Ordering::Acquire) + self.completed_w() + self.cntr(self.objs.get_cntr);
                 if now != mark {
                     (mark, since) = (now, Instant::now());
                 } else if since.elapsed() > stall_timeout {
@@ -277,23 +279,31 @@ impl Fabric {
             }
         }
         if v == 0 || v & 1 == 1 {
-            if err != 0 {
-                let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
-                let what = match kind {
-                    Some(k) => format!("{} to PE {}", k.what(), v >> 8),
-                    None => "a provider-internal transfer".to_string(),
-                };
-                let text = format!("{what} failed: {} ({prov})", self.lib.strerror(err));
-                self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()).push(text);
-                // Counted as complete only now that its error is recorded: a quiet that sees
-                // the count (on another thread: the progress thread read this entry) must
-                // find the error too, not return Ok with it.
-                match kind {
-                    Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
-                    Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
-                    None => 0, // not one of ours: a provider-internal transfer
-                };
+            if err == 0 {
+                // Without a write counter, a write's success is counted from its entry (the
+                // only odd contexts with FI_COMPLETION are then puts and AMOs).
+                if self.writes_in_cq && v != 0 && matches!(OpKind::from_bits((v >> 1) & 0x7f), Some(OpKind::Put | OpKind::Atomic)) {
+                    self.counted_w.fetch_add(1, Ordering::AcqRel);
+                }
+                return;
             }
+            let kind = OpKind::from_bits((v >> 1) & 0x7f).filter(|_| v != 0);
+            let what = match kind {
+                Some(k) => format!("{} to PE {}", k.what(), v >> 8),
+                None => "a provider-internal transfer".to_string(),
+            };
+            let text = format!("{what} failed: {} ({prov})", self.lib.strerror(err));
+            self.nbi_errors.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+            // Counted as complete only now that its error is recorded: a quiet that sees
+            // the count (on another thread: the progress thread read this entry) must
+            // find the error too, not return Ok with it.
+            match kind {
+                Some(OpKind::Get) => self.cq_errs_r.fetch_add(1, Ordering::AcqRel),
+                // Counted when its post returned (`writes_in_cq`).
+                Some(OpKind::PutPosted) => 0,
+                Some(_) => self.cq_errs_w.fetch_add(1, Ordering::AcqRel),
+                None => 0, // not one of ours: a provider-internal transfer
+            };
             return;
         }
         // SAFETY: an even non-NULL context is a Waiter whose thread waits until pending is 0,
@@ -311,6 +321,8 @@ impl Fabric {
             }
             drop(m);
             w.err.store(err, Ordering::Release);
+        } else if self.writes_in_cq && matches!(w.kind, OpKind::Put | OpKind::Atomic) {
+            self.counted_w.fetch_add(1, Ordering::AcqRel);
         }
         w.pending.fetch_sub(1, Ordering::AcqRel);
     }

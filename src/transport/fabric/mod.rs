@@ -146,6 +146,10 @@ pub struct Options {
     /// round trip 0.75 us, a fetching atomic 1.2 us (`bench/fabric_floor.c` with
     /// `FLOOR_WAIT_FD=1`). Without it the thread polls on a timer (`progress_wait`).
     pub wait_fd: bool,
+    /// Bind a completion counter for writes even where writes can be counted without one
+    /// ([`Fabric::writes_in_cq`]: puts flushed at quiet, AMOs batched): the behaviour before
+    /// issue 31's fifteenth round, kept for comparison (`ISHMEMI_OFI_WRITE_COUNTER=1`).
+    pub write_counter: bool,
 }
 
 impl Default for Options {
@@ -166,8 +170,23 @@ impl Default for Options {
             put_batch_max: batch::PUT_BATCH_MAX,
             batch_lone_puts: false,
             wait_fd: true,
+            write_counter: false,
         }
     }
+}
+
+/// Whether non-fetching AMOs to other PEs travel in batches (`batch.rs`) on this provider.
+/// Batched AMOs need messages of a header's size injected (the acknowledgements), and a
+/// provider whose own atomics the target's CPU applies with its atomic instructions
+/// (libfabric's software atomics: rxm over any core provider, sockets, shm, rxd), so that the
+/// target's CPU atomics on a batch's entries are atomic with them. Not NIC atomics (verbs,
+/// efa): those are not atomic with the CPU's. And manual progress only: the target applies a
+/// batch when it reads its CQ, which the core's progress thread does for a PE that computes
+/// only under manual progress (with automatic progress, sockets, the provider's own thread
+/// applies its atomics and nobody reads the CQ).
+fn batches_amos(opts: &Options, provider: &str, manual: bool, inject_size: usize) -> bool {
+    let sw_atomics = provider.ends_with(";ofi_rxm") || matches!(provider, "sockets" | "shm" | "udp;ofi_rxd");
+    opts.amo_batch && sw_atomics && manual && inject_size >= 24
 }
 
 /// libfabric atomic operations (`enum fi_op`).
@@ -274,6 +293,9 @@ pub struct Info {
     /// quiet reads 8 bytes from every PE written since the last quiet (the provider orders
     /// reads after writes); false, every put asks FI_DELIVERY_COMPLETE.
     pub put_flush: bool,
+    /// Whether a completion counter counts the writes (puts, non-fetching AMOs); false where
+    /// they are counted from the CQ and at their posts ([`Fabric::writes_in_cq`]).
+    pub write_counter: bool,
     /// Manual progress with a CQ wait fd: the progress thread sleeps until something arrives
     /// ([`Fabric::progress_wait`]) instead of waking on a timer.
     pub wait_fd: bool,
@@ -299,7 +321,7 @@ impl std::fmt::Display for Info {
         write!(
             f,
             "provider {} {}.{} (libfabric {}.{}, api {}.{}), fabric {}, domain {}, mr_mode {}{}, data progress {}, \
-             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}{}, memory keys {}",
+             FI_HMEM {}, FI_FENCE {}, inject {} B, puts {}, writes counted {}{}, memory keys {}",
             self.provider,
             self.provider_version.0,
             self.provider_version.1,
@@ -316,6 +338,7 @@ impl std::fmt::Display for Info {
             if self.fence { "yes" } else { "no" },
             self.inject_size,
             if self.put_flush { "flushed at quiet" } else { "FI_DELIVERY_COMPLETE" },
+            if self.write_counter { "by a counter" } else { "from the CQ" },
             match (self.data_progress_manual, self.wait_fd) {
                 (true, true) => ", progress thread wakes on arrival (CQ wait fd)",
                 (true, false) => ", progress thread on a timer (no CQ wait fd)",
@@ -403,12 +426,15 @@ enum OpKind {
     AckSend = 9,
     /// A fetching AMO's request message (`batch.rs`).
     FetchSend = 10,
+    /// A put counted as complete when its post returned (injected, no completion asked: see
+    /// `Fabric::writes_in_cq`); only its failure produces a CQ entry.
+    PutPosted = 11,
 }
 
 impl OpKind {
     fn what(self) -> &'static str {
         match self {
-            OpKind::Put => "put (fi_writemsg)",
+            OpKind::Put | OpKind::PutPosted => "put (fi_writemsg)",
             OpKind::Get => "get (fi_readmsg)",
             OpKind::Atomic => "atomic (fi_atomicmsg)",
             OpKind::FetchAtomic => "fetch atomic (fi_fetch_atomicmsg)",
@@ -432,6 +458,7 @@ impl OpKind {
             OpKind::BatchRecv,
             OpKind::AckSend,
             OpKind::FetchSend,
+            OpKind::PutPosted,
         ]
         .into_iter()
         .find(|k| *k as usize == b)
@@ -531,6 +558,19 @@ pub struct Fabric {
     /// fetch AMO three times), so they are not used.
     cq_errs_w: AtomicU64,
     cq_errs_r: AtomicU64,
+    /// Where no counter counts the writes (`writes_in_cq`): successful writes, counted from
+    /// their CQ entries, plus injected puts counted when their post returned.
+    counted_w: AtomicU64,
+    /// Whether writes are counted without a counter (`counted_w`): where puts are flushed at
+    /// quiet and non-fetching AMOs travel in batches (tcp;ofi_rxm), no write counter is bound
+    /// to the endpoint, a put injected without delivery completion is complete for this PE
+    /// when its post returns (quiet's flush read makes it complete at its target), every other
+    /// write asks a CQ entry, and a non-batched non-fetching AMO goes as a fetching one. A
+    /// bound write counter makes ofi_rxm turn every injected write into a buffered one whose
+    /// completion it signals through its internal CQ's wait fd (a `write` and a `read` system
+    /// call per put): a 2-PE exchange of 8-byte flags took 8.7-9.3 us with the counter bound
+    /// and 6.6-6.8 without (`bench/fabric_floor.c`; issue 31, docs/PERFORMANCE.md).
+    writes_in_cq: bool,
     /// Operations counted as issued whose post failed (they will never complete): counted as
     /// completed, write and read class.
     lost_w: AtomicU64,
@@ -688,7 +728,18 @@ impl Fabric {
     pub fn open_with(opts: &Options) -> Result<Fabric, String> {
         let lib = sys::lib()?;
         let chosen = open::choose(lib, opts.provider.as_deref())?;
-        let objs = open::Objects::open(lib, chosen, opts.npes_hint.max(1), opts.wait_fd)?;
+        // Whether writes are counted without a counter (`writes_in_cq`), decided from the
+        // chosen entry before the endpoint is bound: puts flushed at quiet, AMOs batched.
+        let writes_in_cq = {
+            // SAFETY: the chosen list holds one live entry; its attrs live as long as it.
+            let h = unsafe { &*chosen.head };
+            // SAFETY: as above.
+            let (tx, dom, fab) = unsafe { (&*h.tx_attr, &*h.domain_attr, &*h.fabric_attr) };
+            let put_flush = !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0;
+            let manual = dom.data_progress == FI_PROGRESS_MANUAL;
+            !opts.write_counter && put_flush && batches_amos(opts, &open::text(fab.prov_name), manual, tx.inject_size)
+        };
+        let objs = open::Objects::open(lib, chosen, opts.npes_hint.max(1), opts.wait_fd, !writes_in_cq)?;
         let i = objs.info();
         // SAFETY: the attrs of a returned entry are allocated by the library and live as long
         // as the entry (owned by objs).
@@ -712,6 +763,7 @@ impl Fabric {
             max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
             msg_order: tx.msg_order,
             put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
+            write_counter: !writes_in_cq,
             wait_fd: objs.wait_fd >= 0,
             key_bits: if dom.mr_mode & FI_MR_PROV_KEY != 0 { 0 } else { 8 * keys::width(dom.mr_key_size) as u32 },
         };
@@ -771,6 +823,8 @@ impl Fabric {
             done_r: AtomicU64::new(0),
             cq_errs_w: AtomicU64::new(0),
             cq_errs_r: AtomicU64::new(0),
+            counted_w: AtomicU64::new(0),
+            writes_in_cq,
             lost_w: AtomicU64::new(0),
             lost_r: AtomicU64::new(0),
             quiescing: AtomicUsize::new(0),
@@ -792,16 +846,7 @@ impl Fabric {
         let (mr, desc) = unsafe { f.reg_mr(f.scratch.base as usize, len, FI_READ | FI_WRITE)? };
         f.scratch.mr = mr;
         f.scratch.desc = desc;
-        // Batched AMOs need messages of a header's size injected (the acknowledgements), and
-        // a provider whose own atomics the target's CPU applies with its atomic instructions
-        // (libfabric's software atomics: rxm over any core provider, sockets, shm, rxd), so
-        // that the target's CPU atomics on a batch's entries are atomic with them. Not NIC
-        // atomics (verbs, efa): those are not atomic with the CPU's. And manual progress only:
-        // the target applies a batch when it reads its CQ, which the core's progress thread
-        // does for a PE that computes only under manual progress (with automatic progress,
-        // sockets, the provider's own thread applies its atomics and nobody reads the CQ).
-        let sw_atomics = f.info.provider.ends_with(";ofi_rxm") || matches!(f.info.provider.as_str(), "sockets" | "shm" | "udp;ofi_rxd");
-        if opts.amo_batch && sw_atomics && f.info.data_progress_manual && f.info.inject_size >= 24 {
+        if batches_amos(opts, &f.info.provider, f.info.data_progress_manual, f.info.inject_size) {
             let mut b = batch::Batches::new(opts.amo_fetch_msg && f.info.inject_size >= batch::FETCH_MSG_INJECT);
             let (base, len) = b.bytes();
             // SAFETY: the message buffers are owned by the Batches that f keeps until drop,

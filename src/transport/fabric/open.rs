@@ -216,8 +216,10 @@ pub(super) struct Objects {
 
 impl Objects {
     /// Opens everything for the chosen entry; on error, what was opened is closed again.
-    /// `wait_fd`: give a manual-progress provider's CQ a wait fd (`Options::wait_fd`).
-    pub fn open(lib: &'static Lib, info: InfoList, av_count: usize, wait_fd: bool) -> Result<Objects, String> {
+    /// `wait_fd`: give a manual-progress provider's CQ a wait fd (`Options::wait_fd`);
+    /// `write_counter`: open and bind the write counter (else `put_cntr` stays NULL: the
+    /// writes are counted from the CQ, `Fabric::writes_in_cq`).
+    pub fn open(lib: &'static Lib, info: InfoList, av_count: usize, wait_fd: bool, write_counter: bool) -> Result<Objects, String> {
         let mut o = Objects {
             info,
             fabric: ptr::null_mut(),
@@ -229,7 +231,7 @@ impl Objects {
             ep: ptr::null_mut(),
             wait_fd: -1,
         };
-        match o.open_inner(lib, av_count, wait_fd) {
+        match o.open_inner(lib, av_count, wait_fd, write_counter) {
             Ok(()) => Ok(o),
             Err(e) => {
                 o.close_all(lib);
@@ -238,7 +240,7 @@ impl Objects {
         }
     }
 
-    fn open_inner(&mut self, lib: &'static Lib, av_count: usize, wait_fd: bool) -> Result<(), String> {
+    fn open_inner(&mut self, lib: &'static Lib, av_count: usize, wait_fd: bool, write_counter: bool) -> Result<(), String> {
         let info = self.info.head;
         // SAFETY: info is the live single entry we chose; every object pointer passed below
         // was returned by the previous open call; each ops member is checked by has_op!.
@@ -289,7 +291,11 @@ impl Objects {
             }
 
             let cntr_open = has_op!(dops, fi_ops_domain, cntr_open)?;
-            for c in [&mut self.put_cntr, &mut self.get_cntr] {
+            let mut cntrs = vec![&mut self.get_cntr];
+            if write_counter {
+                cntrs.push(&mut self.put_cntr);
+            }
+            for c in cntrs {
                 let mut attr = fi_cntr_attr { events: FI_CNTR_EVENTS_COMP, wait_obj: FI_WAIT_NONE, wait_set: ptr::null_mut(), flags: 0 };
                 check(lib, "fi_cntr_open", cntr_open(self.domain, &mut attr, c, ptr::null_mut()))?;
             }
@@ -299,7 +305,9 @@ impl Objects {
             let ep = &mut (*self.ep).fid as *mut fid;
             bind(lib, "fi_ep_bind(av)", ep, &mut (*self.av).fid, 0)?;
             bind(lib, "fi_ep_bind(cq)", ep, &mut (*self.cq).fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)?;
-            bind(lib, "fi_ep_bind(put counter)", ep, &mut (*self.put_cntr).fid, FI_WRITE)?;
+            if write_counter {
+                bind(lib, "fi_ep_bind(put counter)", ep, &mut (*self.put_cntr).fid, FI_WRITE)?;
+            }
             bind(lib, "fi_ep_bind(get counter)", ep, &mut (*self.get_cntr).fid, FI_READ)?;
             enable(lib, "fi_enable(endpoint)", ep)?;
             if waited {

@@ -259,10 +259,19 @@ impl Fabric {
             && track.is_none()
             && self.issued_w.load(Ordering::Relaxed) == self.done_w.load(Ordering::Relaxed)
             && !self.tables().dirty.get(pe).is_some_and(|d| d.load(Ordering::Acquire));
-        let flags = fence
+        let mut flags = fence
             | if self.info.put_flush && track.is_none() && !lone { 0 } else { FI_DELIVERY_COMPLETE }
             | if len <= self.info.inject_size { FI_INJECT } else { 0 }
             | if track.is_some() { FI_COMPLETION } else { 0 };
+        // Without a write counter (`writes_in_cq`): a put injected without delivery completion
+        // is complete for this PE when its post returns (quiet's flush read makes it complete
+        // at its target); every other write asks an entry, which counts it.
+        let at_post = self.writes_in_cq && track.is_none() && flags & FI_INJECT != 0 && flags & FI_DELIVERY_COMPLETE == 0;
+        #[cfg(ishmem_mutation = "dc_put_counted_at_post")]
+        let at_post = self.writes_in_cq && track.is_none() && flags & FI_INJECT != 0;
+        if self.writes_in_cq && !at_post {
+            flags |= FI_COMPLETION;
+        }
         self.issue(false, true)?;
         if track.is_none() {
             self.mark(CLASS_RMA);
@@ -277,7 +286,7 @@ impl Fabric {
             addr: dest,
             rma_iov: &rma,
             rma_iov_count: 1,
-            context: track.map_or(tag(OpKind::Put, pe), |w| w.ctx()),
+            context: track.map_or(tag(if at_post { OpKind::PutPosted } else { OpKind::Put }, pe), |w| w.ctx()),
             data: 0,
         };
         if let Some(w) = track {
@@ -290,6 +299,9 @@ impl Fabric {
             w.pending.fetch_sub(1, Ordering::AcqRel);
         }
         self.posted(false, r)?;
+        if at_post {
+            self.counted_w.fetch_add(1, Ordering::AcqRel);
+        }
         if self.info.put_flush && flush && track.is_none() && !lone {
             if let Some(d) = self.tables().dirty.get(pe) {
                 d.store(true, Ordering::Release);

@@ -380,6 +380,28 @@ fn rma_tcp() {
     rma_round_trip(TCP, &[8, 4 << 10, 4 << 20], None);
 }
 
+/// Where puts are flushed at quiet and AMOs batched (tcp;ofi_rxm), no write counter is bound
+/// (`Fabric::writes_in_cq`); elsewhere, and with `Options::write_counter`, one is. The
+/// round trip with the counter bound keeps the old way working.
+#[test]
+fn writes_counted_without_a_counter_where_flushed_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("writes_counted_without_a_counter_where_flushed_tcp", 120);
+    let o = |f: fn(&mut Options)| {
+        let mut o = Options { provider: Some(TCP.into()), npes_hint: 2, ..Options::default() };
+        f(&mut o);
+        Fabric::open_with(&o).unwrap().info().write_counter
+    };
+    assert!(!o(|_| {}), "tcp;ofi_rxm: writes counted from the CQ");
+    assert!(o(|o| o.write_counter = true), "asked for");
+    assert!(o(|o| o.delivery_per_put = true), "puts not flushed: every put asks delivery");
+    assert!(o(|o| o.amo_batch = false), "AMOs not batched: provider atomics need the counter");
+    let s = Fabric::open_with(&Options { provider: Some(SOCKETS.into()), npes_hint: 2, ..Options::default() }).unwrap();
+    assert!(s.info().write_counter, "sockets (automatic progress, no batches)");
+    let c = Options { provider: Some(TCP.into()), npes_hint: 2, write_counter: true, ..Options::default() };
+    rma_round_trip(TCP, &[8, 4 << 10, 4 << 20], Some(c));
+}
+
 #[test]
 fn rma_sockets() {
     let Some(_g) = setup() else { return };
