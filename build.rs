@@ -61,6 +61,7 @@ const MUTATIONS: &[&str] = &[
     "relay_class_flag",
     "reduce_chunk_src",
     "dc_put_counted_at_post",
+    "reduce_scatter_slice",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

@@ -372,10 +372,11 @@ static void test_scans(const team_info *ti, size_t n) {
 
 static void run_all(const team_info *ti) {
     /* 20000 ints (80 KB): across nodes above one scratch slot of the push path (64 KiB at 2
-     * PEs, 32 KiB at 4), so reductions go chunk by chunk through it; big: reduce-scatter at
-     * 3+ PEs, chunks at 2 */
-    size_t sizes[4] = {1, 37, big < 20000 ? big : 20000, big};
-    for (int s = 0; s < 4; s++) {
+     * PEs, 32 KiB at 4), so reductions go chunk by chunk through it; 100000 (400 KB): at 3-4
+     * PEs the push reduce-scatter rounds (n slots each) and a tail of chunks; big: the
+     * reduce-scatter by reads at 3+ PEs, chunks at 2 */
+    size_t sizes[5] = {1, 37, big < 20000 ? big : 20000, big < 100000 ? big : 100000, big};
+    for (int s = 0; s < 5; s++) {
         size_t n = sizes[s];
         test_broadcast(ti, n);
         test_int_reductions(ti, n);

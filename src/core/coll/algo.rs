@@ -218,6 +218,9 @@ impl<'a> Team<'a> {
     /// `dst`. Large (3+ PEs, at least ISHMEM_REDUCE_SCATTER_MIN bytes): PE r combines slice r
     /// into its `dst`, a sync, then each PE pulls the other slices from their owners' `dst`.
     /// Both combine in team order, so every PE gets the same bits (floating point included).
+    /// Across nodes on the push path (`push.rs`): up to a scratch slot in one push; larger
+    /// ones chunk by chunk (2 PEs any size; 3+ PEs up to `REDUCE_SCATTER_PUSH_SLOTS` slots, in
+    /// push reduce-scatter rounds of `n` slots and a tail of chunks), also in team order.
     ///
     /// # Safety
     /// As `broadcast`, with `dst` and `src` of `nelem` elements of `T` each, aligned for `T`,
@@ -237,9 +240,18 @@ impl<'a> Team<'a> {
             return unsafe { self.combine_pushed(dst, src, nelem, c, self.n, comb) };
         }
         if let Some(chunk) = self.reduce_push_chunk(nb, es) {
+            let mut off = 0;
+            if self.reduce_scatter_rounds() {
+                // 3+ PEs: rounds of n chunks, each a push reduce-scatter and all-gather.
+                while nelem - off >= self.n * chunk {
+                    // SAFETY: elements off..off + n * chunk of this PE's checked dest and
+                    // source (the caller's contract); a chunk fits a slot.
+                    unsafe { self.reduce_scatter_round(dst, src, off, chunk, comb) };
+                    off += self.n * chunk;
+                }
+            }
             // Chunk by chunk through the scratch slots, each chunk a push reduction of its own
             // (a count of the all-send class; every PE cuts alike).
-            let mut off = 0;
             while off < nelem {
                 let l = chunk.min(nelem - off);
                 #[cfg(not(ishmem_mutation = "reduce_chunk_src"))]

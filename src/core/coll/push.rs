@@ -745,12 +745,77 @@ impl<'a> Team<'a> {
     /// Elements of `es` bytes per chunk where a reduction of `nb` bytes, too large for one
     /// scratch slot, goes chunk by chunk through the push path (None: it syncs and reads the
     /// members' sources instead): a team across nodes on the push path whose slots hold at
-    /// least a few elements, at 2 PEs any size, otherwise up to `REDUCE_PUSH_CHUNKS` slots.
-    /// Every PE decides alike.
+    /// least a few elements, at 2 PEs any size; at 3 or more PEs up to `REDUCE_PUSH_CHUNKS`
+    /// slots, and up to `REDUCE_SCATTER_PUSH_SLOTS` where the push reduce-scatter is on
+    /// (`reduce_scatter_rounds`: its rounds take `n` chunks at a time, the chunks left over go
+    /// one by one). Every PE decides alike.
     pub(super) fn reduce_push_chunk(&self, nb: usize, es: usize) -> Option<usize> {
         let slot = self.slot_bytes();
         let fits = self.spans && self.ring != 0 && self.push_ok(nb) && slot >= 64 * es;
-        (fits && nb > slot && (self.n == 2 || nb <= REDUCE_PUSH_CHUNKS * slot)).then_some(slot / es)
+        let most = if reduce_scatter_push_on() { REDUCE_SCATTER_PUSH_SLOTS } else { REDUCE_PUSH_CHUNKS };
+        (fits && nb > slot && (self.n == 2 || nb <= most * slot)).then_some(slot / es)
+    }
+
+    /// Whether a reduction cut into chunks of `chunk` elements (`reduce_push_chunk`) takes
+    /// push reduce-scatter rounds (`reduce_scatter_round`) of `n` chunks: 3 or more PEs.
+    pub(super) fn reduce_scatter_rounds(&self) -> bool {
+        self.n >= 3 && reduce_scatter_push_on()
+    }
+
+    /// One round of a reduction too large for a scratch slot, 3 or more PEs across nodes:
+    /// elements `off..off + n * per` of the vectors, as `n` slices of `per` elements (one
+    /// scratch slot each). A push reduce-scatter: slice j of this PE's source goes to member
+    /// j's slot (`reduce_push` with a block per member), and each PE combines its own slice of
+    /// every member's, in team order, into its `dst`; then a push all-gather: each PE's
+    /// combined slice to every member (`reduce_push`, one block for all, passed on inside a
+    /// node by its first member), copied from the slots into `dst`. Each byte of a vector
+    /// leaves a PE twice instead of once per member (the all-send chunks), in two steps per
+    /// `n` slots instead of `n`; every PE gets the same bits (each slice is combined once).
+    ///
+    /// # Safety
+    /// As `reduce` for `dst` and `src` (the same array or disjoint), which hold elements
+    /// `off..off + n * per`; `per` elements of `T` fit a scratch slot.
+    pub(super) unsafe fn reduce_scatter_round<T: Copy + Default>(
+        &self,
+        dst: usize,
+        src: usize,
+        off: usize,
+        per: usize,
+        comb: fn(&mut [T], &[T]),
+    ) {
+        let es = size_of::<T>();
+        let pb = per * es;
+        let at = |j: usize| (off + j * per) * es;
+        #[cfg(not(ishmem_mutation = "reduce_scatter_slice"))]
+        let slice = |j: usize| src + at(j);
+        // The mutant: every member gets this PE's own slice.
+        #[cfg(ishmem_mutation = "reduce_scatter_slice")]
+        let slice = |_: usize| src + at(self.me);
+        // SAFETY: slice j of this round lies in this PE's checked source (the caller's
+        // contract), unchanged until reduce_push returns (its sources are released).
+        let c = unsafe { self.reduce_push(pb, slice, false) };
+        let mine = dst + at(self.me);
+        // SAFETY: slice `me` of this round of dst and src (the caller's contract); c is the
+        // count reduce_push completed, whose slots hold every member's slice `me`. In place,
+        // this PE's slices went out above before this writes its own.
+        unsafe { self.combine_pushed(mine, src + at(self.me), per, c, self.n, comb) };
+        // SAFETY: this PE's combined slice, in its checked dest, unchanged until return.
+        let c = unsafe { self.reduce_push(pb, |_| mine, true) };
+        let ll = self.ll_ok(pb);
+        for j in (0..self.n).filter(|&j| j != self.me) {
+            let to = dst + at(j);
+            if self.message_from(ll, j) {
+                // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
+                // until this PE's next call of the class; slice j of this round of this PE's
+                // checked dest (already sent above, in place).
+                unsafe { ll::decode(self.slot_at(c, j), pb, to as *mut u8) };
+            } else {
+                // SAFETY: PE j's slot of count c, filled before its flag (seen by reduce_push)
+                // and not rewritten before this PE's next flag of the class; slice j of this
+                // round of this PE's checked dest, as above.
+                unsafe { self.put_local(to, self.slot_at(c, j) as *const u8, pb) };
+            }
+        }
     }
 
     /// collect on the push path, in the all-send class: each PE stores its size, and its block
@@ -842,8 +907,25 @@ impl<'a> Team<'a> {
 }
 
 /// At 3 or more PEs, reductions of up to this many scratch slots go chunk by chunk through the
-/// push path (`Team::reduce_push_chunk`); larger ones take the reduce-scatter path.
+/// push path (`Team::reduce_push_chunk`) where the push reduce-scatter rounds are off
+/// (`ISHMEMI_REDUCE_SCATTER_PUSH=0`); larger ones take the reduce-scatter by reads.
 pub(super) const REDUCE_PUSH_CHUNKS: usize = 4;
+
+/// At 3 or more PEs, reductions of up to this many scratch slots (512 KiB at 4 PEs) take the
+/// push reduce-scatter rounds (`Team::reduce_scatter_round`); larger ones the sync and reads.
+/// A/B at 4 PEs on 2 pretend nodes, 5 rounds (docs/PERFORMANCE.md, fifteenth round): 128 KiB
+/// 308 us against 590 by chunks, 256 KiB 440 against 680 by reads, 512 KiB 1302 against 1473,
+/// 1 MiB 2690 against 2473 (the rounds' 2 steps per `n` slots then cost more than the reads'
+/// two syncs).
+pub(super) const REDUCE_SCATTER_PUSH_SLOTS: usize = 16;
+
+/// Whether reductions across nodes too large for `REDUCE_PUSH_CHUNKS` slots at 3 or more PEs
+/// take the push reduce-scatter rounds (`ISHMEMI_REDUCE_SCATTER_PUSH`, a measuring aid,
+/// default on; every PE must see the same value) rather than the sync and reads.
+fn reduce_scatter_push_on() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| crate::env::aid_on("ISHMEMI_REDUCE_SCATTER_PUSH"))
+}
 
 /// The largest block sent as a flag-in-data message (`ll.rs`); larger ones go as the data
 /// then its flag: past 8 KiB the message's pack and decode and its eighth more bytes cost more

@@ -1,7 +1,8 @@
 //! The libfabric transport object: one [`Fabric`] owns a fabric, a domain, one RDM endpoint,
 //! its address vector (FI_AV_TABLE: the fi_addr of PE `i` is the `i`-th inserted name), a CQ
-//! and two completion counters (puts and non-fetching AMOs on `FI_WRITE`, gets and fetching
-//! AMOs on `FI_READ`), the memory registrations of the symmetric regions and the peers' keys
+//! and completion counters (gets and fetching AMOs on `FI_READ`; puts and non-fetching AMOs on
+//! `FI_WRITE` except where [`Fabric::writes_in_cq`] counts them without one), the memory
+//! registrations of the symmetric regions and the peers' keys
 //! for them. It knows PE numbers only as indices into those tables; it knows nothing of the
 //! heap, teams or bootstrap (the core publishes [`Fabric::name`] and each [`Mr`] and feeds
 //! the peers' back through [`Fabric::insert_peers`] and [`Fabric::set_remote`]).
@@ -28,7 +29,12 @@
 //!   tcp;ofi_rxm: a delivery-complete 8 B put costs an acknowledgement each and runs 2-5x
 //!   slower than the flushed ones.
 //!   An operation is complete when its counter counts it or the CQ reports it failed (the
-//!   counters' error counts differ between providers and are not used).
+//!   counters' error counts differ between providers and are not used). Where puts are
+//!   flushed and AMOs batched (tcp;ofi_rxm) no write counter is bound: a bound one made rxm
+//!   buffer every injected write and signal its completion through a wait fd (two system
+//!   calls per put); there a put injected without delivery completion counts as complete
+//!   when its post returns, and every other write asks a CQ entry, which counts it
+//!   ([`Fabric::writes_in_cq`]).
 //!   A counter says how many operations completed, not which, and operations to different
 //!   peers complete in any order: a count that reaches the number issued before a quiet may
 //!   include later operations (the quiet's own flush reads, another thread's puts or gets)
