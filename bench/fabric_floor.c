@@ -8,6 +8,10 @@
  *   writeq an 8-byte fi_write + wait for its completion       (floor of p + quiet)
  *   msg    an 8-byte fi_inject/fi_recv ping-pong, half of it  (one message one way)
  * Usage: fabric_floor PROVIDER [ITERS]   e.g. FI_TCP_IFACE=lo fabric_floor 'tcp;ofi_rxm'
+ *   FLOOR_WAIT_FD=1        the CQ gets a wait fd (as ishmem's ISHMEM_OFI_PROGRESS_WAKE=arrival)
+ *   FLOOR_WRITE_COUNTER=1  a completion counter is bound for writes (FI_WRITE), as ishmem did
+ *                          before issue 31's fifteenth round: on tcp;ofi_rxm every injected
+ *                          write then goes rxm's buffered way, signalled through a wait fd
  * Prints "row,us" lines: the median of 7 batches of ITERS (default 5000) operations.
  * Only loopback: the endpoints are opened for node 127.0.0.1. */
 #define _GNU_SOURCE
@@ -196,6 +200,13 @@ int main(int argc, char **argv) {
     CHECK(fi_endpoint(dom, info, &ep, NULL));
     CHECK(fi_ep_bind(ep, &av->fid, 0));
     CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+    const char *wc = getenv("FLOOR_WRITE_COUNTER");
+    if (wc && *wc == '1') {
+        struct fid_cntr *cntr;
+        struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+        CHECK(fi_cntr_open(dom, &cattr, &cntr, NULL));
+        CHECK(fi_ep_bind(ep, &cntr->fid, FI_WRITE));
+    }
     CHECK(fi_enable(ep));
     mem = aligned_alloc(4096, 4096);
     memset((void *)mem, 0, 4096);

@@ -27,9 +27,12 @@ mkdir -p "$B"
 
 # name|setting|tests: a setting is "node" (one node) or "nodes" (2 pretend nodes, or the mock
 # GPU across them for mock:...); tests are ctest names (tried in order, the first failure kills
-# the mutant) or mock:<mock-gpu-check run name>. A mutant without a "node" row changes nothing
+# the mutant), mock:<mock-gpu-check run name>, or rust:<a unit test's path in the library>
+# (cargo test, built with the mutation; for semantics whose failure only a test that stops a
+# peer on purpose can show, such as the fabric's quiet while the target makes no progress). A mutant without a "node" row changes nothing
 # on one node (see docs/RELIABILITY.md).
-TABLE='quiet_noop|nodes|order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp_staged.ishmrun.4
+TABLE='dc_put_counted_at_post|nodes|rust:transport::fabric::tests::quiet_is_delivery_tcp
+quiet_noop|nodes|order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp_staged.ishmrun.4
 fence_noop|nodes|order_mut.fabric_tcp_staged.ishmrun.4 order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.amo_net.ishmrun.4
 get_nbi_early|nodes|order_mut.fabric_tcp.ishmrun.4 rma.fabric_tcp.ishmrun.4
 amo_drop|node|amo.ishmrun.4 order_mut.ishmrun.4
@@ -71,6 +74,7 @@ ONE=$B/one.out
 ran() { # test: did the output in $ONE run exactly that one test?
     case "$1" in
     mock:*) grep -qE "^mock-gpu-check: ${1#mock:}: (ok|FAILED)" "$ONE" ;;
+    rust:*) grep -qE "^test result: (ok|FAILED)\. [01] passed; [01] failed" "$ONE" && grep -qxF "running 1 test" "$ONE" ;;
     *) grep -qE "^[0-9]+% tests passed, [01] tests? failed out of 1\$" "$ONE" && ! grep -q "No tests were found" "$ONE" ;;
     esac
 }
@@ -80,6 +84,14 @@ ctest_of() { # tests... : runs them one at a time in build/tests, stops at the f
         case "$t" in
         mock:*)
             MOCK_GPU_ONLY=${t#mock:} MOCK_GPU_BUILD=$LIBDIR sh scripts/mock-gpu-check.sh >"$ONE" 2>&1 || rc=$?
+            ;;
+        rust:*)
+            # The library's unit test, built with the mutation MUT (none: the real library).
+            if [ -n "$MUT" ]; then
+                ISHMEM_MUTATION=$MUT CARGO_TARGET_DIR=$B/target $CARGO test --release -p ishmem --lib -- --exact "${t#rust:}" >"$ONE" 2>&1 || rc=$?
+            else
+                $CARGO test --release -p ishmem --lib -- --exact "${t#rust:}" >"$ONE" 2>&1 || rc=$?
+            fi
             ;;
         *)
             (cd build/tests && ctest -R "^$(echo "$t" | sed 's/\./\\./g')\$" --output-on-failure) >"$ONE" 2>&1 || rc=$?
@@ -104,12 +116,14 @@ all=$(echo "$TABLE" | grep -E "^($(echo $want | tr ' ' '|'))\|" | cut -d'|' -f3 
 for t in $all; do
     case "$t" in
     mock:*) grep -qE "^ *(run|expect_fail) \"?${t#mock:}\"? " scripts/mock-gpu-check.sh ;;
+    rust:*) grep -rqE "^ *fn ${t##*::}\(\)" src ;;
     *) grep -qE "^ *Test +#[0-9]+: $(echo "$t" | sed 's/\./\\./g')\$" "$B/ctest-names" ;;
     esac || { echo "mutation-check: FAILED: no test is named $t (ctest -N in build/tests, scripts/mock-gpu-check.sh)"; exit 1; }
 done
 
 # Baseline: every listed test passes with the real library (else a kill means nothing).
 LIBDIR=$ROOT/target/release
+MUT=
 LOG=$B/real.log
 : >"$LOG"
 : >"$LOG.ran"
@@ -140,6 +154,7 @@ for m in $want; do
     T=$B/target
     # its own directory: the soname's file, and the name the mock check installs from
     LIBDIR=$B/lib-$m
+    MUT=$m
     if [ "${MUTATION_REUSE:-0}" = 1 ] && [ -f "$LIBDIR/libishmem.so" ] &&
         [ -z "$(find src build.rs Cargo.toml Cargo.lock -newer "$LIBDIR/libishmem.so" | head -n 1)" ]; then
         echo "mutation-check: the mutant $m of $LIBDIR (MUTATION_REUSE=1: built after every source file)"

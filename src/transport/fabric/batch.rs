@@ -472,12 +472,15 @@ impl Fabric {
 
     /// Adds a non-fetching AMO to PE `pe`'s batch (see the module comment).
     pub(super) fn batch_add(&self, pe: usize, e: Entry) -> Result<(), String> {
-        self.batch_add_group(pe, &[e], false)
+        self.batch_add_group(pe, &[e], false, false)
     }
 
     /// Adds `group` (at most [`BATCH_MAX`] entries) to PE `pe`'s batch, all in one message
-    /// (`put`: the group writes data, which a later get from `pe` must see).
-    pub(super) fn batch_add_group(&self, pe: usize, group: &[Entry], put: bool) -> Result<(), String> {
+    /// (`put`: the group writes data, which a later get from `pe` must see). `urgent` (a put
+    /// with a signal, which the target waits for): the batch goes out at once while fewer
+    /// than [`UNACKED_MAX`] are unacknowledged, not only when none is: in a ping-pong of
+    /// signals each reply otherwise waited for the acknowledgement of the one before.
+    pub(super) fn batch_add_group(&self, pe: usize, group: &[Entry], put: bool, urgent: bool) -> Result<(), String> {
         let k = group.len();
         debug_assert!((1..=BATCH_MAX).contains(&k));
         if self.quiescing.load(Ordering::SeqCst) > 0 && QUIESCING.with(|c| c.get()) == 0 {
@@ -497,7 +500,7 @@ impl Fabric {
                     s.dirty.push(pe);
                 }
                 b.unsettled.fetch_add(k as u64, Ordering::AcqRel);
-                if unacked == 0 || (len == BATCH_MAX && unacked < UNACKED_MAX) {
+                if unacked == 0 || ((urgent || len == BATCH_MAX) && unacked < UNACKED_MAX) {
                     self.try_send(&mut s, pe)?;
                 }
                 return Ok(());
@@ -540,7 +543,7 @@ impl Fabric {
     ) -> Result<(), String> {
         // SAFETY: src is readable for len bytes (the caller's contract), at most PUT_INLINE_MAX.
         let (group, k) = unsafe { put_group(src, len, addr, key, OP_PUT, Some(sig)) };
-        self.batch_add_group(pe, &group[..k], true)?;
+        self.batch_add_group(pe, &group[..k], true, true)?;
         self.batches().put_signals.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -554,7 +557,7 @@ impl Fabric {
         debug_assert!((1..=PUT_BATCH_MAX).contains(&len));
         // SAFETY: src is readable for len bytes (the contract), at most PUT_BATCH_MAX.
         let (group, k) = unsafe { put_group(src, len, addr, key, OP_PUT_DATA, None) };
-        self.batch_add_group(pe, &group[..k], true)?;
+        self.batch_add_group(pe, &group[..k], true, false)?;
         self.batches().puts.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
