@@ -8,8 +8,9 @@
 //! as one message of up to [`BATCH_MAX`] entries (`fi_sendmsg`); the target applies them with
 //! the CPU's atomics (as rxm's own atomics and the PEs of the node do) inside its CQ reading
 //! and answers each message with one acknowledgement. A batch goes out at once when nothing
-//! to its target is unacknowledged (an isolated AMO is not delayed), else when it is full
-//! (up to [`UNACKED_MAX`] batches per target in flight) or when an acknowledgement arrives
+//! to its target is unacknowledged (an isolated AMO is not delayed), or when it holds a put
+//! with a signal (someone waits for it) or is full, while fewer than [`UNACKED_MAX`] batches
+//! to its target are in flight; else when an acknowledgement arrives
 //! (sent from the next wait or progress step, never from inside the CQ reading). Quiet and
 //! fence send what is collected and wait for every acknowledgement; a fetching AMO to a PE
 //! first waits for the batches to that PE (so a fetch sees this thread's earlier adds, as rxm's

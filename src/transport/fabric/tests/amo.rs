@@ -438,6 +438,41 @@ fn put_signal_inline_tcp() {
     assert!(!unsafe { g.fabs[1].put_signal(0, d.as_ptr(), 8, at(4096), at(0), 1, false) }.unwrap(), "sent inline with the option off");
 }
 
+/// A put with a signal goes out at once while earlier batches to its target wait for their
+/// acknowledgements (fewer than `UNACKED_MAX`), where plain AMOs are collected into the next
+/// batch: with the target's progress stopped, three puts with signals are three batches sent,
+/// three adds one; all land once it runs again.
+#[test]
+fn put_signal_goes_out_while_acknowledgements_are_pending_tcp() {
+    let Some(_g) = setup() else { return };
+    let _w = watchdog("put_signal_goes_out_while_acknowledgements_are_pending_tcp", 120);
+    let g = group(TCP, 2, 1 << 16);
+    let a = g.fabs[0].clone();
+    // Connect first (rxm sets up connections through both sides' progress).
+    a.atomic(1, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+    a.quiet().unwrap();
+    g.pause_1.store(true, Ordering::Relaxed);
+    thread::sleep(Duration::from_millis(10)); // let a progress() call in flight finish
+    let before = a.amo_batches_sent();
+    for i in 0..3u64 {
+        let d = [i as u8 + 1; 8];
+        // SAFETY: d is readable for 8 bytes.
+        assert!(unsafe { a.put_signal(1, d.as_ptr(), 8, at(4096 + 64 * i as usize), at(8 + 8 * i as usize), i + 1, false) }.unwrap());
+    }
+    let signals = a.amo_batches_sent() - before;
+    for _ in 0..3 {
+        a.atomic(1, AtomicOp::Sum, Dtype::U64, at(0), 1).unwrap();
+    }
+    let adds = a.amo_batches_sent() - before - signals;
+    g.pause_1.store(false, Ordering::Relaxed);
+    a.quiet().unwrap();
+    assert_eq!(signals, 3, "puts with signals sent while acknowledgements were pending");
+    assert_eq!(adds, 0, "adds are collected while batches are unacknowledged");
+    let w = &g.heaps[1].0;
+    assert_eq!((w[0], w[1], w[2], w[3]), (4, 1, 2, 3), "adds and signals after quiet");
+    assert_eq!((w[512] & 0xff, w[520] & 0xff, w[528] & 0xff), (1, 2, 3), "the puts' data");
+}
+
 /// Blocking puts longer than the inject size return without waiting for the target: with
 /// the target's progress stopped they still return (copied into the ring), then land intact
 /// once it runs again, though the source was overwritten at once; through several turns of
