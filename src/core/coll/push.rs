@@ -400,19 +400,34 @@ impl<'a> Team<'a> {
         let c = unsafe { self.reduce_push(nb, block, !all) };
         let ll = self.ll_ok(nb);
         for j in 0..self.n {
-            if j != self.me && self.message_from(ll, j) {
-                // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
-                // until this PE's next call of the class; block j of this PE's checked dest
-                // (n * nb bytes, outside the team area).
-                unsafe { ll::decode(self.slot_at(c, j), nb, (dst + j * nb) as *mut u8) };
-                continue;
+            if j == self.me {
+                // SAFETY: block j of this PE's checked dest (n * nb bytes), from its checked
+                // source (disjoint from dst, checked).
+                unsafe { self.put_local(dst + j * nb, block(j) as *const u8, nb) };
+            } else {
+                // SAFETY: block j of this PE's checked dest (n * nb bytes, outside the team
+                // area); c is the count reduce_push completed.
+                unsafe { self.take_slot(c, j, ll, nb, dst + j * nb) };
             }
-            let from = if j == self.me { block(j) } else { self.slot_at(c, j) };
-            // from: this PE's checked source (disjoint from dst, checked), or PE j's slot of
-            // count c, filled before its flag (seen by reduce_push) and not rewritten before
-            // this PE's next flag of the class.
-            // SAFETY: as just said; block j of this PE's checked dest (n * nb bytes).
-            unsafe { self.put_local(dst + j * nb, from as *const u8, nb) };
+        }
+    }
+
+    /// Copies member `j`'s block of `nb` bytes from its scratch slot of count `c` (a push of
+    /// the all-send class this PE just completed; `ll`: `ll_ok(nb)`) to `to`, decoding a
+    /// flag-in-data message.
+    ///
+    /// # Safety
+    /// `to` is this PE's memory, writable for `nb` bytes, outside the team area; `c` is the
+    /// count of the `reduce_push` this PE just completed, and `j` not this PE.
+    unsafe fn take_slot(&self, c: u64, j: usize, ll: bool, nb: usize, to: usize) {
+        if self.message_from(ll, j) {
+            // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
+            // until this PE's next call of the class; `to` per the caller.
+            unsafe { ll::decode(self.slot_at(c, j), nb, to as *mut u8) };
+        } else {
+            // SAFETY: PE j's slot of count c, filled before its flag (seen by reduce_push) and
+            // not rewritten before this PE's next flag of the class; `to` per the caller.
+            unsafe { self.put_local(to, self.slot_at(c, j) as *const u8, nb) };
         }
     }
 
@@ -803,18 +818,9 @@ impl<'a> Team<'a> {
         let c = unsafe { self.reduce_push(pb, |_| mine, true) };
         let ll = self.ll_ok(pb);
         for j in (0..self.n).filter(|&j| j != self.me) {
-            let to = dst + at(j);
-            if self.message_from(ll, j) {
-                // SAFETY: PE j's slot of count c holds its whole message (seen by reduce_push)
-                // until this PE's next call of the class; slice j of this round of this PE's
-                // checked dest (already sent above, in place).
-                unsafe { ll::decode(self.slot_at(c, j), pb, to as *mut u8) };
-            } else {
-                // SAFETY: PE j's slot of count c, filled before its flag (seen by reduce_push)
-                // and not rewritten before this PE's next flag of the class; slice j of this
-                // round of this PE's checked dest, as above.
-                unsafe { self.put_local(to, self.slot_at(c, j) as *const u8, pb) };
-            }
+            // SAFETY: slice j of this round of this PE's checked dest (already sent above, in
+            // place); c is the count reduce_push completed.
+            unsafe { self.take_slot(c, j, ll, pb, dst + at(j)) };
         }
     }
 

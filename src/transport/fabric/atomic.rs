@@ -55,7 +55,7 @@ impl Fabric {
             return self.batch_add(pe, e);
         }
         self.check_atomic(op, dt, AtomicKind::Write)?;
-        if self.writes_in_cq {
+        if self.writes_in_cq() {
             // No write counter to count an injected atomic, and tcp;ofi_rxm writes no CQ
             // entry for one even with FI_COMPLETION: the fetching form, complete at its target
             // on return (only operations the batches do not carry come here).

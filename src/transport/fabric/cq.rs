@@ -31,7 +31,7 @@ impl Fabric {
     /// Writes completed: counted successes (by the write counter, or `counted_w` where there
     /// is none) plus failures reported in the CQ.
     pub(super) fn completed_w(&self) -> u64 {
-        let ok = if self.writes_in_cq { self.counted_w.load(Ordering::Acquire) } else { self.cntr(self.objs.put_cntr) };
+        let ok = if self.writes_in_cq() { self.counted_w.load(Ordering::Acquire) } else { self.cntr(self.objs.put_cntr) };
         let d = ok + self.cq_errs_w.load(Ordering::Acquire) + self.lost_w.load(Ordering::Acquire);
         self.done_w.fetch_max(d, Ordering::Relaxed);
         d
@@ -282,7 +282,7 @@ impl Fabric {
             if err == 0 {
                 // Without a write counter, a write's success is counted from its entry (the
                 // only odd contexts with FI_COMPLETION are then puts and AMOs).
-                if self.writes_in_cq && v != 0 && matches!(OpKind::from_bits((v >> 1) & 0x7f), Some(OpKind::Put | OpKind::Atomic)) {
+                if self.writes_in_cq() && v != 0 && matches!(OpKind::from_bits((v >> 1) & 0x7f), Some(OpKind::Put | OpKind::Atomic)) {
                     self.counted_w.fetch_add(1, Ordering::AcqRel);
                 }
                 return;
@@ -321,7 +321,7 @@ impl Fabric {
             }
             drop(m);
             w.err.store(err, Ordering::Release);
-        } else if self.writes_in_cq && matches!(w.kind, OpKind::Put | OpKind::Atomic) {
+        } else if self.writes_in_cq() && matches!(w.kind, OpKind::Put | OpKind::Atomic) {
             self.counted_w.fetch_add(1, Ordering::AcqRel);
         }
         w.pending.fetch_sub(1, Ordering::AcqRel);

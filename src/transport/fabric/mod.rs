@@ -564,19 +564,9 @@ pub struct Fabric {
     /// fetch AMO three times), so they are not used.
     cq_errs_w: AtomicU64,
     cq_errs_r: AtomicU64,
-    /// Where no counter counts the writes (`writes_in_cq`): successful writes, counted from
-    /// their CQ entries, plus injected puts counted when their post returned.
+    /// Where no counter counts the writes ([`Fabric::writes_in_cq`]): successful writes,
+    /// counted from their CQ entries, plus injected puts counted when their post returned.
     counted_w: AtomicU64,
-    /// Whether writes are counted without a counter (`counted_w`): where puts are flushed at
-    /// quiet and non-fetching AMOs travel in batches (tcp;ofi_rxm), no write counter is bound
-    /// to the endpoint, a put injected without delivery completion is complete for this PE
-    /// when its post returns (quiet's flush read makes it complete at its target), every other
-    /// write asks a CQ entry, and a non-batched non-fetching AMO goes as a fetching one. A
-    /// bound write counter makes ofi_rxm turn every injected write into a buffered one whose
-    /// completion it signals through its internal CQ's wait fd (a `write` and a `read` system
-    /// call per put): a 2-PE exchange of 8-byte flags took 8.7-9.3 us with the counter bound
-    /// and 6.6-6.8 without (`bench/fabric_floor.c`; issue 31, docs/PERFORMANCE.md).
-    writes_in_cq: bool,
     /// Operations counted as issued whose post failed (they will never complete): counted as
     /// completed, write and read class.
     lost_w: AtomicU64,
@@ -736,14 +726,14 @@ impl Fabric {
         let chosen = open::choose(lib, opts.provider.as_deref())?;
         // Whether writes are counted without a counter (`writes_in_cq`), decided from the
         // chosen entry before the endpoint is bound: puts flushed at quiet, AMOs batched.
-        let writes_in_cq = {
+        let (put_flush, writes_in_cq) = {
             // SAFETY: the chosen list holds one live entry; its attrs live as long as it.
             let h = unsafe { &*chosen.head };
             // SAFETY: as above.
             let (tx, dom, fab) = unsafe { (&*h.tx_attr, &*h.domain_attr, &*h.fabric_attr) };
             let put_flush = !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0;
             let manual = dom.data_progress == FI_PROGRESS_MANUAL;
-            !opts.write_counter && put_flush && batches_amos(opts, &open::text(fab.prov_name), manual, tx.inject_size)
+            (put_flush, !opts.write_counter && put_flush && batches_amos(opts, &open::text(fab.prov_name), manual, tx.inject_size))
         };
         let objs = open::Objects::open(lib, chosen, opts.npes_hint.max(1), opts.wait_fd, !writes_in_cq)?;
         let i = objs.info();
@@ -768,7 +758,7 @@ impl Fabric {
             inject_size: tx.inject_size,
             max_msg_size: if ep_attr.max_msg_size == 0 { usize::MAX } else { ep_attr.max_msg_size },
             msg_order: tx.msg_order,
-            put_flush: !opts.delivery_per_put && tx.msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) != 0,
+            put_flush,
             write_counter: !writes_in_cq,
             wait_fd: objs.wait_fd >= 0,
             key_bits: if dom.mr_mode & FI_MR_PROV_KEY != 0 { 0 } else { 8 * keys::width(dom.mr_key_size) as u32 },
@@ -830,7 +820,6 @@ impl Fabric {
             cq_errs_w: AtomicU64::new(0),
             cq_errs_r: AtomicU64::new(0),
             counted_w: AtomicU64::new(0),
-            writes_in_cq,
             lost_w: AtomicU64::new(0),
             lost_r: AtomicU64::new(0),
             quiescing: AtomicUsize::new(0),
@@ -878,6 +867,21 @@ impl Fabric {
     /// What was opened.
     pub fn info(&self) -> &Info {
         &self.info
+    }
+
+    /// Whether writes are counted without a counter (`counted_w`; `Info::write_counter`
+    /// false): where puts are flushed at quiet and non-fetching AMOs travel in batches
+    /// (tcp;ofi_rxm), no write counter is bound to the endpoint, a put injected without
+    /// delivery completion is complete for this PE when its post returns (quiet's flush read
+    /// makes it complete at its target), every other write asks a CQ entry, and a non-batched
+    /// non-fetching AMO goes as a fetching one. A bound write counter makes ofi_rxm turn every
+    /// injected write into a buffered one whose completion it signals through its internal
+    /// CQ's wait fd (a `write` and a `read` system call per put): a 2-PE exchange of 8-byte
+    /// flags took 1.8-3.2 us longer with the counter bound (`bench/fabric_floor.c`
+    /// `FLOOR_WRITE_COUNTER=1`; issue 31, docs/PERFORMANCE.md).
+    #[inline]
+    pub(super) fn writes_in_cq(&self) -> bool {
+        !self.info.write_counter
     }
 
     /// The endpoint's address (fi_getname), to publish to every PE.

@@ -266,10 +266,10 @@ impl Fabric {
         // Without a write counter (`writes_in_cq`): a put injected without delivery completion
         // is complete for this PE when its post returns (quiet's flush read makes it complete
         // at its target); every other write asks an entry, which counts it.
-        let at_post = self.writes_in_cq && track.is_none() && flags & FI_INJECT != 0 && flags & FI_DELIVERY_COMPLETE == 0;
+        let at_post = self.writes_in_cq() && track.is_none() && flags & FI_INJECT != 0 && flags & FI_DELIVERY_COMPLETE == 0;
         #[cfg(ishmem_mutation = "dc_put_counted_at_post")]
-        let at_post = self.writes_in_cq && track.is_none() && flags & FI_INJECT != 0;
-        if self.writes_in_cq && !at_post {
+        let at_post = self.writes_in_cq() && track.is_none() && flags & FI_INJECT != 0;
+        if self.writes_in_cq() && !at_post {
             flags |= FI_COMPLETION;
         }
         self.issue(false, true)?;
