@@ -62,6 +62,7 @@ const MUTATIONS: &[&str] = &[
     "reduce_chunk_src",
     "dc_put_counted_at_post",
     "reduce_scatter_slice",
+    "net_scratch_fixed",
     "proxy_quiet_noop",
     "proxy_serve_off",
     "ctx_quiet_noop",

@@ -12,6 +12,11 @@
  *   FLOOR_WRITE_COUNTER=1  a completion counter is bound for writes (FI_WRITE), as ishmem did
  *                          before issue 31's fifteenth round: on tcp;ofi_rxm every injected
  *                          write then goes rxm's buffered way, signalled through a wait fd
+ *   FLOOR_MANUAL=1         manual data progress asked (as ishmem asks it)
+ *   FLOOR_ROW=<row>        only that row (to count its system calls: strace -f -c); on 1.17's
+ *                          tcp;ofi_rxm every operation that needs a completion from tcp (read,
+ *                          writeq, a received msg) costs a write and a read call (its CQ's
+ *                          wait signal), the injected write and exchange none
  * Prints "row,us" lines: the median of 7 batches of ITERS (default 5000) operations.
  * Only loopback: the endpoints are opened for node 127.0.0.1. */
 #define _GNU_SOURCE
@@ -180,6 +185,8 @@ int main(int argc, char **argv) {
     struct fi_info *hints = fi_allocinfo(), *info;
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+    /* FLOOR_MANUAL=1: manual data progress asked, as ishmem asks it */
+    if (getenv("FLOOR_MANUAL") && *getenv("FLOOR_MANUAL") == '1') hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL;
     hints->fabric_attr->prov_name = strdup(argv[1]);
     CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", NULL, 0, hints, &info));
@@ -229,6 +236,8 @@ int main(int argc, char **argv) {
     char ok = 1;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         if (!atomics && (!strcmp(rows[r], "fadd") || !strcmp(rows[r], "cswap"))) continue;
+        /* FLOOR_ROW=name: that row alone (e.g. to count its system calls under strace) */
+        if (getenv("FLOOR_ROW") && strcmp(getenv("FLOOR_ROW"), rows[r])) continue;
         double v[7];
         for (int b = 0; b < 8; b++) {
             /* a handshake between batches so both ranks start together */

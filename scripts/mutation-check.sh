@@ -49,7 +49,8 @@ tree_skip_child|nodes|coll_tree.fabric_tcp.ishmrun.5 coll_tree_all.fabric_tcp.is
 tree_scan_prefix|nodes|coll_tree.fabric_tcp.ishmrun.5 coll_tree.fabric_tcp.ishmrun.8
 relay_class_flag|nodes|coll_storm.fabric_tcp.ishmrun.4 coll.fabric_tcp.ishmrun.4
 reduce_chunk_src|nodes|coll.fabric_tcp.ishmrun.2 coll.fabric_tcp.ishmrun.4
-reduce_scatter_slice|nodes|coll.fabric_tcp.ishmrun.4 coll.fabric_tcp.ishmrun.3 coll.fabric_tcp.openmpi.4
+reduce_scatter_slice|nodes|coll.fabric_tcp.ishmrun.4 coll_small_scratch.fabric_tcp.ishmrun.4 coll.fabric_tcp.ishmrun.3
+net_scratch_fixed|nodes|coll_small_scratch.fabric_tcp.ishmrun.4
 bcast_relay_early|nodes|coll_storm.fabric_tcp.ishmrun.4 coll.fabric_tcp.ishmrun.4 coll_tree.fabric_tcp.ishmrun.8
 proxy_quiet_noop|nodes|mock:proxy_quiet_stopped.fabric.4pe mock:proxy_quiet.fabric.4pe
 proxy_serve_off|nodes|mock:proxy_serve.fabric.2pe

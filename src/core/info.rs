@@ -87,6 +87,16 @@ pub fn info_text(st: Option<&State>) -> String {
                 "AMOs to PEs of this node: through the provider (its atomics may not be atomic with the CPU's)\n"
             });
             s.push_str(&format!("network heap access: {}\n", n.heap_path()));
+            s.push_str(&match st.bcast_rings {
+                Some(r) => format!(
+                    "collectives across nodes: {} team slots with a block of {} KiB (broadcast ring {} KiB, all-send scratch {} KiB: slots of scratch / (2 * team PEs))\n",
+                    r.teams,
+                    r.block() / 1024,
+                    super::team::NET_RING_BYTES / 1024,
+                    r.scratch / 1024
+                ),
+                None => "collectives across nodes: no blocks of their own (GPU heap, or a heap below 16 times their smallest total): the team areas' scratch\n".into(),
+            });
         }
         s.push_str(&footprint_line(st));
     }
@@ -113,7 +123,7 @@ fn footprint_line(st: &State) -> String {
     };
     let areas = st.cfg.teams_max * super::team::AREA_BYTES
         + if st.net.is_some() { super::team::AREA_BYTES } else { 0 }
-        + st.bcast_rings.map_or(0, |r| r.teams * super::team::NET_BLOCK_BYTES);
+        + st.bcast_rings.map_or(0, |r| r.teams * r.block());
     format!(
         "footprint: registered_bytes={bytes} registered_regions={regions} av_entries={av} av_name_bytes={name} key_entries={keys} \
          team_area_bytes={areas} live_conns={}\n",

@@ -92,7 +92,7 @@ pub struct State {
     /// Jobs across nodes: the heap offset of finalize's sync area (`final_barrier`).
     pub fin_area: usize,
     /// Jobs across nodes on the CPU heap: the team slots' broadcast rings and all-send scratch
-    /// (`team::NET_BLOCK_BYTES`).
+    /// (`team::net_block_bytes`).
     pub bcast_rings: Option<BcastRings>,
     /// Held by a team split for its whole length, so that two threads of this PE splitting at
     /// once cannot both claim a slot they each saw free.
@@ -411,16 +411,18 @@ pub fn fence(func: &str) {
     std::sync::atomic::fence(SeqCst);
 }
 
-/// Where the blocks of the team slots across nodes lie (`team::NET_BLOCK_BYTES`: the broadcast
-/// ring, then the all-send scratch): heap offsets.
+/// Where the blocks of the team slots across nodes lie (`team::net_block_bytes`: the broadcast
+/// ring, then the all-send scratch, then the relay flags): heap offsets.
 #[derive(Clone, Copy, Debug)]
 pub struct BcastRings {
     /// The heap offset of the team areas (slot t's at `area_base + t * team::AREA_BYTES`).
     pub area_base: usize,
-    /// The heap offset of slot 0's block (slot t's at `base + t * team::NET_BLOCK_BYTES`).
+    /// The heap offset of slot 0's block (slot t's at `base + t * self.block()`).
     pub base: usize,
     /// Slots that have a ring (the first ones).
     pub teams: usize,
+    /// Each block's all-send scratch in bytes (`team::net_scratch_for`: the same on every PE).
+    pub scratch: usize,
 }
 
 impl BcastRings {
@@ -430,7 +432,12 @@ impl BcastRings {
     pub fn of(&self, sync_offset: usize) -> Option<usize> {
         let rel = sync_offset.checked_sub(self.area_base)?;
         let t = rel / team::AREA_BYTES;
-        (rel % team::AREA_BYTES == 0 && t < self.teams).then(|| self.base + t * team::NET_BLOCK_BYTES)
+        (rel % team::AREA_BYTES == 0 && t < self.teams).then(|| self.base + t * self.block())
+    }
+
+    /// The bytes of one slot's block.
+    pub fn block(&self) -> usize {
+        team::net_block_bytes(self.scratch)
     }
 }
 

@@ -205,7 +205,7 @@ pub(super) fn heap(func: &str, j: &Joined, job: &ShmJob, mut gpu: Option<&mut Gp
     // block (as on one node).
     let rings = bcast_rings(j, gpu.is_some(), &mut alloc, &mut lib_blocks);
     let (area_base, fin_area) = sync_areas(func, j, &region, &mut alloc, &mut lib_blocks, gpu);
-    let bcast_rings = rings.map(|(base, teams)| super::BcastRings { area_base, base, teams });
+    let bcast_rings = rings.map(|(base, teams, scratch)| super::BcastRings { area_base, base, teams, scratch });
     let teams = team::TeamPool::with_node(cfg.teams_max, area_base, j.info.rank, j.info.size, &j.members);
     // SAFETY: region is this PE's heap (on gpu when given) with the team areas (and the GPU
     // heap's sync area) reserved and zeroed above; no team is in use yet, and on the GPU heap no
@@ -233,18 +233,25 @@ pub(super) fn wake_on_arrival(staged: bool, block: bool, host_pes: usize, cpus: 
     staged || block || (cpus > 0 && host_pes > 2 * cpus)
 }
 
-/// Reserves the blocks across nodes (broadcast ring and all-send scratch,
-/// `team::NET_BLOCK_BYTES`) of the first `team::NET_RING_TEAMS` team slots (jobs across nodes on
-/// the CPU heap, where the heap is large enough: `team::NET_RING_HEAP_MIN`). The heap file
-/// starts zeroed, as they must (`ll.rs`); `coll::reset_area` zeroes a slot's block again for
-/// each new team. Returns the heap offset of slot 0's block and the slots that have one.
-fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec<(usize, usize, &'static str)>) -> Option<(usize, usize)> {
+/// Reserves the blocks across nodes (broadcast ring, all-send scratch and relay flags,
+/// `team::net_block_bytes`) of the first `team::NET_RING_TEAMS` team slots (jobs across nodes
+/// on the CPU heap, where the heap is large enough: `team::net_scratch_for` picks the scratch).
+/// The heap file starts zeroed, as they must (`ll.rs`); `coll::reset_area` zeroes a slot's
+/// block again for each new team. Returns the heap offset of slot 0's block, the slots that
+/// have one and the scratch of each.
+fn bcast_rings(
+    j: &Joined,
+    gpu: bool,
+    alloc: &mut SymAlloc,
+    lib_blocks: &mut Vec<(usize, usize, &'static str)>,
+) -> Option<(usize, usize, usize)> {
     let teams = j.cfg.teams_max.min(team::NET_RING_TEAMS);
-    let len = teams * team::NET_BLOCK_BYTES;
     // ISHMEMI_BCAST_RING=0: none (a measuring aid: the team area's slots, as before).
-    if !j.multi || gpu || j.cfg.symmetric_size < team::NET_RING_HEAP_MIN * len || !crate::env::aid_on("ISHMEMI_BCAST_RING") {
+    if !j.multi || gpu || !crate::env::aid_on("ISHMEMI_BCAST_RING") {
         return None;
     }
+    let scratch = team::net_scratch_for(j.cfg.symmetric_size, teams)?;
+    let len = teams * team::net_block_bytes(scratch);
     // Every PE makes the same calls in the same order, so the offset is the same everywhere;
     // a heap too full for it (impossible this early at the size checked above) does without.
     // At the heap's top: the low offsets stay as they were for the program's large aligned
@@ -252,8 +259,8 @@ fn bcast_rings(j: &Joined, gpu: bool, alloc: &mut SymAlloc, lib_blocks: &mut Vec
     // 4 MiB stay small).
     let base = alloc.alloc_top(len).ok()?;
     crate::heap::reserve::reserve("the broadcast rings and scratch across nodes", base, len).ok()?;
-    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (388 KiB per team slot)"));
-    Some((base, teams))
+    lib_blocks.push((base, len, "broadcast rings and all-send scratch across nodes (ISHMEM_INFO=1 prints their size)"));
+    Some((base, teams, scratch))
 }
 
 /// The teams' sync areas and, across nodes, finalize's (apart from the world team's, so that a

@@ -89,22 +89,47 @@ pub const PUSH_SCRATCH_BYTES: usize = 6144;
 pub const BCAST_SCRATCH: usize = PUSH_SCRATCH + PUSH_SCRATCH_BYTES;
 pub const BCAST_SLOT: usize = 1024;
 /// Jobs across nodes (CPU heap): each of the first `NET_RING_TEAMS` team slots also owns a
-/// block of `NET_BLOCK_BYTES` of its own (`State::bcast_rings`, outside the team area, whose
-/// layout the GPU code shares): a broadcast ring of `NET_RING_BYTES`, where a broadcast root
+/// block of its own (`State::bcast_rings`, outside the team area, whose layout the GPU code
+/// shares; `net_block_bytes`): a broadcast ring of `NET_RING_BYTES`, where a broadcast root
 /// stores blocks of up to 42 KiB for members of other nodes up to two or more calls ahead
-/// (`core::coll::Team::ring_slot`), then `NET_SCRATCH_BYTES` of scratch slots for the all-send
-/// class in place of the team area's `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`:
-/// reductions, scans, fcollect and alltoall of up to 64 KiB per PE by one push per member at 2
-/// PEs, 32 KiB at 4, instead of two syncs around network gets). Reserved only where the heap
-/// is at least `NET_RING_HEAP_MIN` times their total, so that a small heap keeps its room for
-/// the program; placed at the heap's top (`SymAlloc::alloc_top`), away from the low offsets
+/// (`core::coll::Team::ring_slot`), then a scratch of `NET_SCRATCH_MIN` to `NET_SCRATCH_MAX`
+/// bytes for the slots of the all-send class in place of the team area's
+/// `PUSH_SCRATCH_BYTES` (`core::coll::Team::slot_at`: reductions, scans, fcollect and alltoall
+/// of up to a slot per PE by one push per member, a slot being the scratch / (2 * team PEs):
+/// 512 KiB at 2 PEs and 256 KiB at 4 with the largest scratch, instead of two syncs around
+/// network gets), the largest the heap affords (`net_scratch_for`). Reserved only where the
+/// heap is at least `NET_RING_HEAP_MIN` times their total, so that a small heap keeps its room
+/// for the program; placed at the heap's top (`SymAlloc::alloc_top`), away from the low offsets
 /// where a program's large aligned allocations land. Then `NET_RELAY_BYTES`: one relay flag
 /// word per team PE (`core::coll::Team::relay_flag`).
 pub const NET_RING_BYTES: usize = 131072;
-pub const NET_SCRATCH_BYTES: usize = 262144;
+/// The smallest all-send scratch of a team slot's block across nodes (`net_scratch_for`).
+pub const NET_SCRATCH_MIN: usize = 262144;
+/// The largest (issue 31: at 4 PEs on 2 nodes a 1 MiB sum_reduce took 3074 us in push rounds
+/// of 32 KiB slots and 1318 us in one round of 256 KiB slots; docs/PERFORMANCE.md, sixteenth
+/// round).
+pub const NET_SCRATCH_MAX: usize = 2 << 20;
 /// After the scratch: one relay flag word per team PE (`core::coll::Team::relay_flag`).
 pub const NET_RELAY_BYTES: usize = 4096;
-pub const NET_BLOCK_BYTES: usize = NET_RING_BYTES + NET_SCRATCH_BYTES + NET_RELAY_BYTES;
+/// The bytes of a team slot's block across nodes with a scratch of `scratch` bytes.
+pub const fn net_block_bytes(scratch: usize) -> usize {
+    NET_RING_BYTES + scratch + NET_RELAY_BYTES
+}
+/// The all-send scratch of each of `teams` blocks across nodes in a heap of `heap` bytes: the
+/// largest power of two from `NET_SCRATCH_MAX` down to `NET_SCRATCH_MIN` whose blocks take at
+/// most 1 / `NET_RING_HEAP_MIN` of the heap (at 16 blocks: 2 MiB from a 545 MiB heap on, the
+/// default 1 GiB included; 256 KiB from 97 MiB); None below that (no blocks). Every PE has
+/// the same heap size, so every PE lays the blocks out alike.
+pub const fn net_scratch_for(heap: usize, teams: usize) -> Option<usize> {
+    let mut s = NET_SCRATCH_MAX;
+    while s >= NET_SCRATCH_MIN {
+        if heap / NET_RING_HEAP_MIN >= teams * net_block_bytes(s) {
+            return Some(s);
+        }
+        s /= 2;
+    }
+    None
+}
 const _: () = assert!(NET_RELAY_BYTES >= 8 * PUSH_PES);
 pub const NET_RING_TEAMS: usize = 16;
 pub const NET_RING_HEAP_MIN: usize = 16;
@@ -445,6 +470,24 @@ mod tests {
 
     fn members(p: Progression) -> Vec<i32> {
         (0..p.size).map(|i| p.start + p.stride * i).collect()
+    }
+
+    #[test]
+    fn net_scratch_is_the_largest_the_heap_affords() {
+        const MIB: usize = 1 << 20;
+        // 16 blocks of 2 MiB scratch (2,232,320 B each) need 16 times their 35,717,120 B.
+        assert_eq!(net_scratch_for(1024 * MIB, 16), Some(2 * MIB));
+        assert_eq!(net_scratch_for(16 * 16 * net_block_bytes(2 * MIB), 16), Some(2 * MIB));
+        assert_eq!(net_scratch_for(16 * 16 * net_block_bytes(2 * MIB) - 1, 16), Some(MIB));
+        assert_eq!(net_scratch_for(300 * MIB, 16), Some(MIB));
+        assert_eq!(net_scratch_for(200 * MIB, 16), Some(MIB / 2));
+        assert_eq!(net_scratch_for(128 * MIB, 16), Some(MIB / 4));
+        assert_eq!(net_scratch_for(16 * 16 * net_block_bytes(MIB / 4), 16), Some(MIB / 4));
+        assert_eq!(net_scratch_for(16 * 16 * net_block_bytes(MIB / 4) - 1, 16), None);
+        assert_eq!(net_scratch_for(64 * MIB, 16), None);
+        // Fewer team slots (ISHMEM_TEAMS_MAX=4) afford more from the same heap.
+        assert_eq!(net_scratch_for(200 * MIB, 4), Some(2 * MIB));
+        assert_eq!(net_block_bytes(NET_SCRATCH_MIN), 397_312);
     }
 
     #[test]

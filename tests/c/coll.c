@@ -371,10 +371,12 @@ static void test_scans(const team_info *ti, size_t n) {
 }
 
 static void run_all(const team_info *ti) {
-    /* 20000 ints (80 KB): across nodes above one scratch slot of the push path (64 KiB at 2
-     * PEs, 32 KiB at 4), so reductions go chunk by chunk through it; 100000 (400 KB): at 3-4
-     * PEs the push reduce-scatter rounds (n slots each) and a tail of chunks; big: the
-     * reduce-scatter by reads at 3+ PEs, chunks at 2 */
+    /* Across nodes, with the smallest all-send scratch (ISHMEM_SYMMETRIC_SIZE=128M: slots of
+     * 64 KiB at 2 PEs, 32 KiB at 4): 20000 ints (80 KB) go chunk by chunk through the slots;
+     * 100000 (400 KB) at 3-4 PEs by the push reduce-scatter rounds (n slots each) and a tail
+     * of chunks; big by the reduce-scatter by reads at 3+ PEs, chunks at 2. With the largest
+     * (2 MiB, the default 1 GiB heap: slots of 512 KiB at 2 PEs, 341 KiB at 3, 256 KiB at 4):
+     * 20000 in one push, 100000 by chunks at 3-4 PEs, big by one round and a tail at 3-4 */
     size_t sizes[5] = {1, 37, big < 20000 ? big : 20000, big < 100000 ? big : 100000, big};
     for (int s = 0; s < 5; s++) {
         size_t n = sizes[s];

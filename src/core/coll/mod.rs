@@ -167,6 +167,8 @@ pub struct Team<'a> {
     /// Teams across nodes whose slot has a block of its own (`State::bcast_rings`): the address
     /// here of its broadcast ring, which the all-send scratch follows (0: none).
     ring: usize,
+    /// With a ring: the all-send scratch after it, in bytes (`BcastRings::scratch`).
+    scratch: usize,
     /// Whether a network put since the last `release_sources` reads its source until it
     /// completes locally (longer than the provider's inject size).
     lent: Cell<bool>,
@@ -254,9 +256,9 @@ impl<'a> Team<'a> {
         let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
         let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
-        let ring = match st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
-            Some(r) if spans => st.heap.base + r,
-            _ => 0,
+        let (ring, scratch) = match st.bcast_rings.as_ref().and_then(|r| Some((r.of(d.sync_offset as usize)?, r.scratch))) {
+            Some((r, scratch)) if spans => (st.heap.base + r, scratch),
+            _ => (0, 0),
         };
         let (lent, flush_flags) = (Cell::new(false), Cell::new(false));
         Team {
@@ -273,6 +275,7 @@ impl<'a> Team<'a> {
             gpu: st.gpu_heap(area),
             spans,
             ring,
+            scratch,
             lent,
             flush_flags,
             relayed: Cell::new(None),
@@ -570,10 +573,10 @@ pub fn reset_area(st: &State, func: &str, d: &TeamDesc) {
         // (its slot is free on every PE of the new team until the split's last sync).
         None => unsafe { std::ptr::write_bytes(a as *mut u8, 0, team::AREA_BYTES) },
     }
-    if let Some(r) = st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
-        // SAFETY: the slot's block (ring and scratch), reserved at init in this PE's (CPU)
-        // heap; no PE uses it, as the area above.
-        unsafe { std::ptr::write_bytes((st.heap.base + r) as *mut u8, 0, team::NET_BLOCK_BYTES) };
+    if let Some((r, len)) = st.bcast_rings.as_ref().and_then(|b| Some((b.of(d.sync_offset as usize)?, b.block()))) {
+        // SAFETY: the slot's block (ring, scratch and relay flags) of len bytes, reserved at
+        // init in this PE's (CPU) heap; no PE uses it, as the area above.
+        unsafe { std::ptr::write_bytes((st.heap.base + r) as *mut u8, 0, len) };
     }
     // SAFETY: as above: st.heap is this PE's heap, holding d's area, which no PE uses yet.
     unsafe { publish_desc(func, st.heap.base, st.gpu_heap(a), d) };

@@ -100,7 +100,12 @@ impl<'a> Team<'a> {
     /// scratch or, where the team's slot has a block across nodes, of its larger scratch).
     pub(super) fn slot_bytes(&self) -> usize {
         if self.ring != 0 {
-            push_slot_bytes_of(team::NET_SCRATCH_BYTES, self.n)
+            #[cfg(not(ishmem_mutation = "net_scratch_fixed"))]
+            let scratch = self.scratch;
+            // The mutant: the largest scratch whatever the heap gave the block.
+            #[cfg(ishmem_mutation = "net_scratch_fixed")]
+            let scratch = team::NET_SCRATCH_MAX;
+            push_slot_bytes_of(scratch, self.n)
         } else {
             push_slot_bytes(self.n)
         }
@@ -566,7 +571,7 @@ impl<'a> Team<'a> {
     /// before its block was there (and then wait forever for c+1).
     #[cfg_attr(ishmem_mutation = "relay_class_flag", allow(dead_code))]
     fn relay_flag(&self, j: usize) -> usize {
-        self.ring + team::NET_RING_BYTES + team::NET_SCRATCH_BYTES + 8 * j
+        self.ring + team::NET_RING_BYTES + self.scratch + 8 * j
     }
 
     /// `reduce_push`'s relay on a node's first member: every block of count `c` from a member
@@ -917,12 +922,13 @@ impl<'a> Team<'a> {
 /// (`ISHMEMI_REDUCE_SCATTER_PUSH=0`); larger ones take the reduce-scatter by reads.
 pub(super) const REDUCE_PUSH_CHUNKS: usize = 4;
 
-/// At 3 or more PEs, reductions of up to this many scratch slots (512 KiB at 4 PEs) take the
-/// push reduce-scatter rounds (`Team::reduce_scatter_round`); larger ones the sync and reads.
-/// A/B at 4 PEs on 2 pretend nodes, 5 rounds (docs/PERFORMANCE.md, fifteenth round): 128 KiB
-/// 308 us against 590 by chunks, 256 KiB 440 against 680 by reads, 512 KiB 1302 against 1473,
-/// 1 MiB 2690 against 2473 (the rounds' 2 steps per `n` slots then cost more than the reads'
-/// two syncs).
+/// At 3 or more PEs, reductions of up to this many scratch slots take the push reduce-scatter
+/// rounds (`Team::reduce_scatter_round`); larger ones the sync and reads. At 4 PEs that is 4 MiB
+/// with the largest scratch (slots of 256 KiB), 512 KiB with the smallest (32 KiB). A/B at 4 PEs
+/// on 2 pretend nodes with the smallest, 5 rounds (docs/PERFORMANCE.md, fifteenth round): 128
+/// KiB 308 us against 590 by chunks, 256 KiB 440 against 680 by reads, 512 KiB 1302 against
+/// 1473, 1 MiB 2690 against 2473 (32 rounds' steps then cost more than the reads' two syncs);
+/// with the largest, 1 MiB in one round: 1240 us against 2832 (sixteenth round).
 pub(super) const REDUCE_SCATTER_PUSH_SLOTS: usize = 16;
 
 /// Whether reductions across nodes too large for `REDUCE_PUSH_CHUNKS` slots at 3 or more PEs
