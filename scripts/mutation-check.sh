@@ -29,8 +29,8 @@ mkdir -p "$B"
 # GPU across them for mock:...); tests are ctest names (tried in order, the first failure kills
 # the mutant), mock:<mock-gpu-check run name>, or rust:<a unit test's path in the library>
 # (cargo test, built with the mutation; for semantics whose failure only a test that stops a
-# peer on purpose can show, such as the fabric's quiet while the target makes no progress). A mutant without a "node" row changes nothing
-# on one node (see docs/RELIABILITY.md).
+# peer on purpose can show, such as the fabric's quiet while the target makes no progress). A
+# mutant without a "node" row changes nothing on one node (see docs/RELIABILITY.md).
 TABLE='dc_put_counted_at_post|nodes|rust:transport::fabric::tests::quiet_is_delivery_tcp
 quiet_noop|nodes|order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp_staged.ishmrun.4
 fence_noop|nodes|order_mut.fabric_tcp_staged.ishmrun.4 order_mut.fabric_tcp.ishmrun.4 order_mut.fabric_tcp.amo_net.ishmrun.4

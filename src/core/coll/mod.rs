@@ -167,8 +167,6 @@ pub struct Team<'a> {
     /// Teams across nodes whose slot has a block of its own (`State::bcast_rings`): the address
     /// here of its broadcast ring, which the all-send scratch follows (0: none).
     ring: usize,
-    /// With a ring: the all-send scratch after it, in bytes (`BcastRings::scratch`).
-    scratch: usize,
     /// Whether a network put since the last `release_sources` reads its source until it
     /// completes locally (longer than the provider's inject size).
     lent: Cell<bool>,
@@ -256,9 +254,9 @@ impl<'a> Team<'a> {
         let (entry, sig) = (Cell::new([0; HEAD_WORDS]), Cell::new(0));
         let published = Cell::new(false);
         let spans = st.net.is_some() && (0..d.n()).any(|i| st.off_node(d.world(i)));
-        let (ring, scratch) = match st.bcast_rings.as_ref().and_then(|r| Some((r.of(d.sync_offset as usize)?, r.scratch))) {
-            Some((r, scratch)) if spans => (st.heap.base + r, scratch),
-            _ => (0, 0),
+        let ring = match st.bcast_rings.as_ref().and_then(|r| r.of(d.sync_offset as usize)) {
+            Some(r) if spans => st.heap.base + r,
+            _ => 0,
         };
         let (lent, flush_flags) = (Cell::new(false), Cell::new(false));
         Team {
@@ -275,7 +273,6 @@ impl<'a> Team<'a> {
             gpu: st.gpu_heap(area),
             spans,
             ring,
-            scratch,
             lent,
             flush_flags,
             relayed: Cell::new(None),

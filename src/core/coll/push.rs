@@ -96,12 +96,18 @@ impl<'a> Team<'a> {
         });
     }
 
+    /// With a ring (`self.ring` nonzero): the bytes of the all-send scratch after it, the same
+    /// for every team slot's block (`BcastRings::scratch`).
+    fn net_scratch(&self) -> usize {
+        self.st.bcast_rings.map_or(0, |r| r.scratch)
+    }
+
     /// Bytes of one scratch slot of the all-send class (`push_slot_bytes` of the team area's
     /// scratch or, where the team's slot has a block across nodes, of its larger scratch).
     pub(super) fn slot_bytes(&self) -> usize {
         if self.ring != 0 {
             #[cfg(not(ishmem_mutation = "net_scratch_fixed"))]
-            let scratch = self.scratch;
+            let scratch = self.net_scratch();
             // The mutant: the largest scratch whatever the heap gave the block.
             #[cfg(ishmem_mutation = "net_scratch_fixed")]
             let scratch = team::NET_SCRATCH_MAX;
@@ -571,7 +577,7 @@ impl<'a> Team<'a> {
     /// before its block was there (and then wait forever for c+1).
     #[cfg_attr(ishmem_mutation = "relay_class_flag", allow(dead_code))]
     fn relay_flag(&self, j: usize) -> usize {
-        self.ring + team::NET_RING_BYTES + self.scratch + 8 * j
+        self.ring + team::NET_RING_BYTES + self.net_scratch() + 8 * j
     }
 
     /// `reduce_push`'s relay on a node's first member: every block of count `c` from a member

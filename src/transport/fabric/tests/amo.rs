@@ -441,7 +441,7 @@ fn put_signal_inline_tcp() {
 /// A put with a signal goes out at once while earlier batches to its target wait for their
 /// acknowledgements (fewer than `UNACKED_MAX`), where plain AMOs are collected into the next
 /// batch: with the target's progress stopped, three puts with signals are three batches sent,
-/// three adds one; all land once it runs again.
+/// three adds none (collected); all land once it runs again.
 #[test]
 fn put_signal_goes_out_while_acknowledgements_are_pending_tcp() {
     let Some(_g) = setup() else { return };
