@@ -5,7 +5,8 @@
  *
  *   cc -O2 bench/exp/coll_loop.c -o /tmp/coll_loop $(pkg-config --cflags --libs ishmem)
  *   ISHMEM_NODE_SPLIT=2 ISHMEM_OFI_PROVIDER='tcp;ofi_rxm' FI_TCP_IFACE=lo \
- *       ishmrun -n 2 /tmp/coll_loop BYTES ITERS b|f      (b: broadcast from PE 0, f: fcollect)
+ *       ishmrun -n 2 /tmp/coll_loop BYTES ITERS b|f      (b: broadcast from PE 0, f: fcollect,
+ *                                                         i: broadcast with source = dest)
  */
 #ifdef BENCH_PEER_OSHMEM
 #include "peer_oshmem.h"
@@ -17,6 +18,7 @@
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void)
@@ -30,12 +32,17 @@ int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? (size_t)atol(argv[1]) : 4096;
     long iters = argc > 2 ? atol(argv[2]) : 20000;
-    int bcast = argc > 3 ? argv[3][0] == 'b' : 1;
+    int bcast = argc > 3 ? argv[3][0] != 'f' : 1;
+    int inplace = argc > 3 && argv[3][0] == 'i'; /* i: broadcast with source = dest (the root's dest not copied) */
     ishmem_init();
     int me = ishmem_my_pe(), np = ishmem_n_pes();
     BENCH_COLL_INIT(n);
     char *s = ishmem_malloc(n), *d = ishmem_malloc(n * (size_t)np);
     for (size_t i = 0; i < n; i++) s[i] = (char)(i * 7 + (size_t)me);
+    if (inplace) {
+        if (me == 0) memcpy(d, s, n);
+        s = d;
+    }
     for (long i = -100; i < iters; i++) { /* 100 warm-up calls, then the timed ones */
         static double t0;
         if (i == 0) {
