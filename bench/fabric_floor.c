@@ -13,6 +13,8 @@
  *                          before issue 31's fifteenth round: on tcp;ofi_rxm every injected
  *                          write then goes rxm's buffered way, signalled through a wait fd
  *   FLOOR_MANUAL=1         manual data progress asked (as ishmem asks it)
+ *   FLOOR_INJECT=n         ask the provider for an inject size of n bytes (hints)
+ *   FLOOR_BYTES=n          the write row's injected writes carry n bytes (8-4096, default 8)
  *   FLOOR_ROW=<row>        only that row (to count its system calls: strace -f -c); on 1.17's
  *                          tcp;ofi_rxm every operation that needs a completion from tcp (read,
  *                          writeq, a received msg) costs a write and a read call (its CQ's
@@ -104,7 +106,12 @@ static ssize_t do_cswap(void *a) {
                              them.key, FI_UINT64, FI_CSWAP, NULL);
 }
 static uint64_t wval;
-static ssize_t do_winject(void *a) { (void)a; return fi_inject_write(ep, &wval, 8, other, them.addr, them.key); }
+static size_t wbytes = 8; /* FLOOR_BYTES: size of the write row's injected writes */
+static ssize_t do_winject(void *a) {
+    (void)a;
+    uint64_t buf[512] = {wval};
+    return fi_inject_write(ep, buf, wbytes, other, them.addr, them.key);
+}
 static ssize_t do_write(void *a) { (void)a; mem[5] = wval; return fi_write(ep, (void *)&mem[5], 8, desc, other, them.addr + 8, them.key, NULL); }
 static ssize_t do_send(void *a) { (void)a; return fi_inject(ep, &wval, 8, other); }
 static ssize_t do_recv(void *a) { (void)a; return fi_recv(ep, (void *)&mem[6], 8, desc, other, NULL); }
@@ -189,7 +196,18 @@ int main(int argc, char **argv) {
     if (getenv("FLOOR_MANUAL") && *getenv("FLOOR_MANUAL") == '1') hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL;
     hints->fabric_attr->prov_name = strdup(argv[1]);
+    /* FLOOR_INJECT=n: ask an inject size of n bytes (tcp;ofi_rxm passes up to 128 to tcp) */
+    if (getenv("FLOOR_INJECT")) hints->tx_attr->inject_size = (size_t)atoi(getenv("FLOOR_INJECT"));
+    if (getenv("FLOOR_BYTES")) wbytes = (size_t)atoi(getenv("FLOOR_BYTES"));
+    if (wbytes < 8 || wbytes > 4096) {
+        fprintf(stderr, "fabric_floor: FLOOR_BYTES must be 8-4096\n");
+        return 2;
+    }
     CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", NULL, 0, hints, &info));
+    if (wbytes > info->tx_attr->inject_size) {
+        fprintf(stderr, "fabric_floor: FLOOR_BYTES %zu over the inject size %zu\n", wbytes, info->tx_attr->inject_size);
+        return 2;
+    }
     struct fid_fabric *fab;
     struct fid_domain *dom;
     struct fid_av *av;

@@ -156,6 +156,14 @@ pub struct Options {
     /// ([`Fabric::writes_in_cq`]: puts flushed at quiet, AMOs batched): the behaviour before
     /// issue 31's fifteenth round, kept for comparison (`ISHMEMI_OFI_WRITE_COUNTER=1`).
     pub write_counter: bool,
+    /// The inject size to ask of libfabric's tcp provider (`tcp`, `tcp;ofi_rxm`) where its
+    /// default is smaller (0 or less: the default). tcp takes up to 128 bytes (64 by default)
+    /// and rxm passes the size on; writes and flag-in-data messages of 65-128 bytes then go
+    /// without a completion, whose CQ signal costs a `write` and a `read` call at each end
+    /// (docs/PERFORMANCE.md, issue 31 seventeenth round). rxm reports a larger size too, but
+    /// above tcp's 128 bytes it copies the write and waits for tcp's completion itself (the
+    /// two calls again). Other providers are opened as offered.
+    pub inject_ask: usize,
 }
 
 impl Default for Options {
@@ -177,9 +185,14 @@ impl Default for Options {
             batch_lone_puts: false,
             wait_fd: true,
             write_counter: false,
+            inject_ask: TCP_INJECT,
         }
     }
 }
+
+/// The inject size asked of tcp by default ([`Options::inject_ask`]): the most libfabric 1.17's
+/// tcp provider takes (`XNET_MAX_INJECT`).
+pub const TCP_INJECT: usize = 128;
 
 /// Whether non-fetching AMOs to other PEs travel in batches (`batch.rs`) on this provider.
 /// Batched AMOs need messages of a header's size injected (the acknowledgements), and a
@@ -723,7 +736,7 @@ impl Fabric {
     /// [`Fabric::open`] with every option.
     pub fn open_with(opts: &Options) -> Result<Fabric, String> {
         let lib = sys::lib()?;
-        let chosen = open::choose(lib, opts.provider.as_deref())?;
+        let chosen = open::choose(lib, opts.provider.as_deref(), opts.inject_ask)?;
         // Whether writes are counted without a counter (`writes_in_cq`), decided from the
         // chosen entry before the endpoint is bound: puts flushed at quiet, AMOs batched.
         let (put_flush, writes_in_cq) = {

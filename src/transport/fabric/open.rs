@@ -68,6 +68,12 @@ pub(super) fn prov_name(i: &fi_info) -> String {
 /// offered); `provider` filters by name; `with_caps` false asks with no hints at all (only to
 /// list what exists). `Err` carries the fi_getinfo error text.
 pub(super) fn getinfo(lib: &'static Lib, provider: Option<&str>, with_caps: bool, extra: u64) -> Result<InfoList, String> {
+    getinfo_inject(lib, provider, with_caps, extra, 0)
+}
+
+/// [`getinfo`] asking an inject size of `inject` bytes as well (0: none asked, the provider's
+/// default).
+fn getinfo_inject(lib: &'static Lib, provider: Option<&str>, with_caps: bool, extra: u64, inject: usize) -> Result<InfoList, String> {
     let hints = if with_caps {
         // SAFETY: fi_dupinfo(NULL) allocates a zeroed fi_info with every attr allocated.
         let h = unsafe { (lib.dupinfo)(ptr::null()) };
@@ -85,6 +91,7 @@ pub(super) fn getinfo(lib: &'static Lib, provider: Option<&str>, with_caps: bool
             d.av_type = FI_AV_TABLE;
             d.mr_mode = MR_MODES | if extra & FI_HMEM != 0 { FI_MR_HMEM } else { 0 };
             (*(*h).tx_attr).op_flags = FI_DELIVERY_COMPLETE;
+            (*(*h).tx_attr).inject_size = inject;
             if let Some(p) = provider {
                 let c = CString::new(p).map_err(|_| format!("provider name {p:?} contains a NUL byte"))?;
                 (*(*h).fabric_attr).prov_name = libc::strdup(c.as_ptr());
@@ -115,15 +122,38 @@ pub(super) fn names(list: &InfoList) -> Vec<String> {
     v
 }
 
+/// Whether the provider named `name` (as fi_info names it) is libfabric's tcp provider, alone
+/// or under a utility provider (`tcp;ofi_rxm`): the one whose larger inject size is measured
+/// (`Options::inject_ask`).
+pub(super) fn tcp_based(name: &str) -> bool {
+    name.split(';').next() == Some("tcp")
+}
+
 /// Chooses the entry to open: the first that fi_getinfo returns for our hints (RDM, RMA,
-/// ATOMIC, thread safe, our mr_mode bits) and that needs no mode bit; `Err` is the one-line
-/// message that names what libfabric offered and how to choose.
-pub(super) fn choose(lib: &'static Lib, provider: Option<&str>) -> Result<InfoList, String> {
+/// ATOMIC, thread safe, our mr_mode bits) and that needs no mode bit; then, where that is
+/// tcp-based and `inject` is larger than its inject size, the same provider's entry with
+/// `inject` asked, if it offers one (else the first stays). `Err` is the one-line message
+/// that names what libfabric offered and how to choose.
+pub(super) fn choose(lib: &'static Lib, provider: Option<&str>, inject: usize) -> Result<InfoList, String> {
     let found = getinfo(lib, provider, true, 0);
     if let Ok(list) = &found {
         if let Some(i) = list.iter().find(|i| i.mode == 0) {
-            // SAFETY: i is a live entry; fi_dupinfo copies that one entry (next = NULL).
-            let one = unsafe { (lib.dupinfo)(i) };
+            let name = prov_name(i);
+            // SAFETY: tx_attr of a returned entry is a live attr.
+            let default = unsafe { (*i.tx_attr).inject_size };
+            let larger = if inject > default && tcp_based(&name) {
+                getinfo_inject(lib, Some(&name), true, 0, inject).ok()
+            } else {
+                None
+            };
+            let pick = larger
+                .as_ref()
+                // SAFETY: tx_attr of a returned entry is a live attr.
+                .and_then(|l| l.iter().find(|j| j.mode == 0 && prov_name(j) == name && unsafe { (*j.tx_attr).inject_size } >= inject))
+                .unwrap_or(i);
+            // SAFETY: pick is a live entry (of `found` or `larger`, both alive here); fi_dupinfo
+            // copies that one entry (next = NULL).
+            let one = unsafe { (lib.dupinfo)(pick) };
             if one.is_null() {
                 return Err("fi_dupinfo failed".into());
             }

@@ -282,6 +282,30 @@ fn info_of_tcp_and_sockets() {
     println!("default: {}", d.info());
 }
 
+/// tcp;ofi_rxm opens with the inject size asked (`Options::inject_ask`, by default the 128
+/// bytes that are tcp's most) and with its own 64 where none is asked; other providers are
+/// opened as offered whatever is asked.
+#[test]
+fn tcp_opens_with_the_inject_size_asked() {
+    let Some(_g) = setup() else { return };
+    let with = |provider: &str, inject_ask: usize| {
+        let o = Options { provider: Some(provider.into()), npes_hint: 2, inject_ask, ..Options::default() };
+        Fabric::open_with(&o).unwrap().info().inject_size
+    };
+    assert_eq!(Options::default().inject_ask, TCP_INJECT);
+    assert_eq!(with(TCP, TCP_INJECT), 128, "tcp;ofi_rxm with 128 asked");
+    assert_eq!(with(TCP, 0), 64, "tcp;ofi_rxm as offered");
+    assert_eq!(with(TCP, 96), 96, "tcp;ofi_rxm with 96 asked");
+    // rxm reports any size asked, and above tcp's 128 bytes copies the write into a buffer
+    // of its own and asks tcp for a completion (bench/fabric_floor.c FLOOR_INJECT=4096
+    // FLOOR_BYTES=512: a `write` and a `read` call per operation again): the default asks 128.
+    assert_eq!(with(TCP, 4096), 4096, "rxm reports the size asked");
+    assert_eq!(with(SOCKETS, TCP_INJECT), with(SOCKETS, 0), "sockets is opened as offered");
+    for (name, tcp) in [("tcp;ofi_rxm", true), ("tcp", true), ("sockets", false), ("verbs;ofi_rxm", false), ("tcpx", false), ("", false)] {
+        assert_eq!(super::open::tcp_based(name), tcp, "{name}");
+    }
+}
+
 /// Runs `steps` while another thread is in a polling library wait (counted by
 /// `wait::library_waiters`), and returns once that wait ended and is no longer counted.
 fn beside_a_polling_library_wait<R>(steps: impl FnOnce() -> R) -> R {
