@@ -208,8 +208,7 @@ impl Net {
         let write_counter = std::env::var("ISHMEMI_OFI_WRITE_COUNTER").is_ok_and(|v| v == "1");
         // ISHMEMI_OFI_INJECT=<bytes> (a measuring aid): the inject size asked of the tcp
         // provider (default 128, its most; 0: its default, 64).
-        let inject_ask =
-            std::env::var("ISHMEMI_OFI_INJECT").ok().and_then(|v| v.parse().ok()).unwrap_or(Options::default().inject_ask);
+        let inject_ask = std::env::var("ISHMEMI_OFI_INJECT").ok().and_then(|v| v.parse().ok()).unwrap_or(Options::default().inject_ask);
         let opts = Options {
             write_counter,
             inject_ask,

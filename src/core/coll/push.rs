@@ -344,7 +344,7 @@ impl<'a> Team<'a> {
     /// large for three slots; the count each member must have entered before the root writes
     /// it; the slot's bytes; the ring's depth). The ring is cut into `depth` slots of the
     /// block's flag-in-data message (`ll::wire_len`; past `ll_max` the block itself), rounded
-    /// up to 64 bytes, at most `RING`;
+    /// up to 64 bytes, at most `ring_depth()`;
     /// count c goes to slot c mod depth, which count c-depth used last, so the root may write
     /// it once the member entered count c-depth+1, and stays up to depth-1 calls ahead (a
     /// 512 B block took one of the team area's two 1 KiB parity slots, and the root waited
@@ -361,7 +361,7 @@ impl<'a> Team<'a> {
         // A block sent as a flag-in-data message takes its wire length, a larger one
         // (`ll_max`) its own.
         let len = if nb <= ll_max() { ll::wire_len(nb) } else { nb }.next_multiple_of(64);
-        let depth = (team::NET_RING_BYTES / len).min(RING);
+        let depth = (team::NET_RING_BYTES / len).min(ring_depth());
         if depth < 3 {
             return (None, c, 0, RING);
         }
@@ -958,6 +958,21 @@ pub(super) fn ll_max() -> usize {
 
 /// See `ll_max`.
 const LL_MAX: usize = 8192;
+
+/// The most slots of a team's broadcast ring across nodes (`Team::ring_slot`): a member
+/// announces its entry to the root every depth/2 calls (`must_announce`), each a network
+/// message that both ends pay in system calls, so small blocks get a deep ring (64 slots:
+/// a member of a run of 8-byte broadcasts announces every 32 calls, where 16 slots made it
+/// every 8). `ISHMEMI_BCAST_RING_DEPTH=<slots>` (a measuring aid, at least 3) sets another.
+pub(super) fn ring_depth() -> usize {
+    static DEPTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *DEPTH.get_or_init(|| {
+        std::env::var("ISHMEMI_BCAST_RING_DEPTH").ok().and_then(|v| v.parse().ok()).filter(|&d: &usize| d >= 3).unwrap_or(RING_DEPTH)
+    })
+}
+
+/// See `ring_depth`.
+const RING_DEPTH: usize = 64;
 
 /// Bytes of one scratch slot of the push reductions in a team of `n` PEs (2 x n slots share
 /// `PUSH_SCRATCH_BYTES`): whole cache lines where one fits (up to 48 PEs), else a multiple of

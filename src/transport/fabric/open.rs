@@ -141,11 +141,7 @@ pub(super) fn choose(lib: &'static Lib, provider: Option<&str>, inject: usize) -
             let name = prov_name(i);
             // SAFETY: tx_attr of a returned entry is a live attr.
             let default = unsafe { (*i.tx_attr).inject_size };
-            let larger = if inject > default && tcp_based(&name) {
-                getinfo_inject(lib, Some(&name), true, 0, inject).ok()
-            } else {
-                None
-            };
+            let larger = if inject > default && tcp_based(&name) { getinfo_inject(lib, Some(&name), true, 0, inject).ok() } else { None };
             let pick = larger
                 .as_ref()
                 // SAFETY: tx_attr of a returned entry is a live attr.
