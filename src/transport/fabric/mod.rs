@@ -157,10 +157,10 @@ pub struct Options {
     /// issue 31's fifteenth round, kept for comparison (`ISHMEMI_OFI_WRITE_COUNTER=1`).
     pub write_counter: bool,
     /// The inject size to ask of libfabric's tcp provider (`tcp`, `tcp;ofi_rxm`) where its
-    /// default is smaller (0 or less: the default). tcp takes up to 128 bytes (64 by default)
-    /// and rxm passes the size on; writes and flag-in-data messages of 65-128 bytes then go
-    /// without a completion, whose CQ signal costs a `write` and a `read` call at each end
-    /// (docs/PERFORMANCE.md, issue 31 seventeenth round). rxm reports a larger size too, but
+    /// default is smaller (0, or no more than the default: the default). tcp takes up to 128
+    /// bytes (64 by default) and rxm passes the size on; writes and flag-in-data messages of
+    /// 65-128 bytes then go without a completion, whose CQ signal costs a `write` and a `read`
+    /// call at each end (docs/PERFORMANCE.md, issue 31 seventeenth round). rxm reports a larger size too, but
     /// above tcp's 128 bytes it copies the write and waits for tcp's completion itself (the
     /// two calls again). Other providers are opened as offered.
     pub inject_ask: usize,
