@@ -107,10 +107,11 @@ static ssize_t do_cswap(void *a) {
 }
 static uint64_t wval;
 static size_t wbytes = 8; /* FLOOR_BYTES: size of the write row's injected writes */
+static uint64_t wbuf[512]; /* their source: the value in the first word, zeros after */
 static ssize_t do_winject(void *a) {
     (void)a;
-    uint64_t buf[512] = {wval};
-    return fi_inject_write(ep, buf, wbytes, other, them.addr, them.key);
+    wbuf[0] = wval;
+    return fi_inject_write(ep, wbuf, wbytes, other, them.addr, them.key);
 }
 static ssize_t do_write(void *a) { (void)a; mem[5] = wval; return fi_write(ep, (void *)&mem[5], 8, desc, other, them.addr + 8, them.key, NULL); }
 static ssize_t do_send(void *a) { (void)a; return fi_inject(ep, &wval, 8, other); }

@@ -160,9 +160,9 @@ pub struct Options {
     /// default is smaller (0, or no more than the default: the default). tcp takes up to 128
     /// bytes (64 by default) and rxm passes the size on; writes and flag-in-data messages of
     /// 65-128 bytes then go without a completion, whose CQ signal costs a `write` and a `read`
-    /// call at each end (docs/PERFORMANCE.md, issue 31 seventeenth round). rxm reports a larger size too, but
-    /// above tcp's 128 bytes it copies the write and waits for tcp's completion itself (the
-    /// two calls again). Other providers are opened as offered.
+    /// call at each end (docs/PERFORMANCE.md, issue 31 seventeenth round). rxm reports a
+    /// larger size too, but above tcp's 128 bytes it copies the write and waits for tcp's
+    /// completion itself (the two calls again). Other providers are opened as offered.
     pub inject_ask: usize,
 }
 
